@@ -1,0 +1,211 @@
+//! Validation of a parsed message: everything that is syntactically fine but means
+//! nothing (duplicate numbers, `packed` on a string, an encoding that does not fit the
+//! Rust type, a borrow of a foreign lifetime). Each problem is reported at the attribute
+//! token that causes it.
+
+use std::collections::BTreeMap;
+
+use proc_macro2::Span;
+
+use crate::ast::{lifetimes_in, Container, Field, Shape, Value};
+use crate::attr::{Encoding, Spanned};
+use crate::ctxt::Ctxt;
+
+pub fn container(cx: &mut Ctxt, c: &Container<'_>) {
+    let mut seen: BTreeMap<u32, String> = BTreeMap::new();
+    let mut claim = |cx: &mut Ctxt, n: &Spanned<u32>, owner: &str| {
+        if let Some(prev) = seen.get(&n.value) {
+            cx.error_at(
+                n.span,
+                format!(
+                    "duplicate field number {}: already used by `{prev}`",
+                    n.value
+                ),
+            );
+        } else {
+            seen.insert(n.value, owner.to_string());
+        }
+    };
+    let mut unknown_seen = false;
+    for f in &c.fields {
+        field(cx, c, f);
+        if let Some(n) = &f.attrs.number {
+            claim(cx, n, &f.proto_name);
+        }
+        if let Some(list) = &f.attrs.oneof {
+            for n in &list.value {
+                claim(cx, n, &f.proto_name);
+            }
+        }
+        if matches!(f.shape, Shape::Unknown) {
+            if unknown_seen {
+                cx.error_spanned_by(f.ty, "only one field may hold unknown fields");
+            }
+            unknown_seen = true;
+        }
+    }
+}
+
+fn refuse(cx: &mut Ctxt, span: Option<Span>, what: &str, why: &str) {
+    if let Some(span) = span {
+        cx.error_at(span, format!("`{what}` {why}"));
+    }
+}
+
+fn field(cx: &mut Ctxt, c: &Container<'_>, f: &Field<'_>) {
+    let a = &f.attrs;
+    let special = matches!(f.shape, Shape::Oneof(_) | Shape::Unknown | Shape::Skip);
+
+    // Numbers: exactly one for ordinary fields, none for special ones.
+    let ty = f.ty;
+    match (&a.number, special) {
+        (None, false) => cx.error_spanned_by(
+            f.ident.map(|i| quote::quote!(#i)).unwrap_or_else(|| quote::quote!(#ty)),
+            "missing field number: write #[proto(N, ...)] with N in 1 ..= 536870911",
+        ),
+        (Some(n), true) => cx.error_at(
+            n.span,
+            "this field takes no number of its own (oneof numbers go in `oneof(...)`; unknown and skipped fields have none)",
+        ),
+        _ => {}
+    }
+
+    // Options that only some shapes take.
+    let value = match &f.shape {
+        Shape::Optional(v) | Shape::Implicit(v) | Shape::Repeated(v) | Shape::Boxed(v) => Some(v),
+        _ => None,
+    };
+    if let Some(span) = a.packed {
+        match &f.shape {
+            Shape::Repeated(v) if v.packable() => {}
+            Shape::Repeated(v) => cx.error_at(
+                span,
+                format!(
+                    "`packed` applies only to repeated scalar or enum fields; this is a repeated field of {}",
+                    v.describe()
+                ),
+            ),
+            _ => cx.error_at(span, "`packed` applies only to repeated (`Vec<T>`) scalar fields"),
+        }
+    }
+    if let Some(enc) = &a.encoding {
+        match value {
+            Some(Value::Scalar(s)) if s.allows(enc.value) => {}
+            Some(Value::Scalar(s)) => cx.error_at(
+                enc.span,
+                format!(
+                    "`{}` does not fit a field of Rust type `{}`; {}",
+                    enc.value.name(),
+                    s.rust_name(),
+                    encoding_hint(enc.value)
+                ),
+            ),
+            Some(v) => cx.error_at(
+                enc.span,
+                format!(
+                    "`{}` applies to integer fields; this is {}",
+                    enc.value.name(),
+                    v.describe()
+                ),
+            ),
+            None => cx.error_at(
+                enc.span,
+                format!(
+                    "`{}` applies to integer fields; for a map write `key = {0}` or `value = {0}`",
+                    enc.value.name()
+                ),
+            ),
+        }
+    }
+    for (which, opt) in [("key", &a.key), ("value", &a.value)] {
+        let Some(enc) = opt else { continue };
+        match &f.shape {
+            Shape::Map(k, v) => {
+                let target = if which == "key" { k } else { v };
+                match target {
+                    Value::Scalar(s) if s.allows(enc.value) => {}
+                    Value::Scalar(s) => cx.error_at(
+                        enc.span,
+                        format!(
+                            "`{which} = {}` does not fit the map's {which} type `{}`; {}",
+                            enc.value.name(),
+                            s.rust_name(),
+                            encoding_hint(enc.value)
+                        ),
+                    ),
+                    other => cx.error_at(
+                        enc.span,
+                        format!("`{which} = ...` names an integer encoding, but the map's {which} is {}", other.describe()),
+                    ),
+                }
+            }
+            _ => cx.error_at(
+                enc.span,
+                format!("`{which} = ...` applies only to map fields"),
+            ),
+        }
+    }
+    if let Some(d) = &a.default {
+        let ok = matches!(
+            &f.shape,
+            Shape::Optional(Value::Scalar(_) | Value::Str | Value::String)
+        );
+        if !ok {
+            cx.error_spanned_by(
+                d,
+                "`default` applies only to optional scalar or string fields (`Option<T>`)",
+            );
+        }
+    }
+    if let Some(name) = &a.name {
+        if name.value.is_empty()
+            || !name
+                .value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            cx.error_at(
+                name.span,
+                "a protobuf field name is letters, digits and underscores",
+            );
+        }
+    }
+    if matches!(f.shape, Shape::Skip) {
+        for (what, span) in [("packed", a.packed), ("unknown_fields", a.unknown_fields)] {
+            refuse(cx, span, what, "cannot be combined with `skip`");
+        }
+    }
+
+    // Lifetimes: only the message's own, or 'static.
+    for lt in lifetimes_in(f.ty) {
+        let own = c.lifetime.is_some_and(|l| l.ident == lt.ident);
+        if !own && lt.ident != "static" && lt.ident != "_" {
+            cx.error_spanned_by(
+                &lt,
+                match c.lifetime {
+                    Some(l) => format!(
+                        "lifetime misuse: `{lt}` is not the message's lifetime `{l}`; fields borrow only from the buffer the message is decoded from"
+                    ),
+                    None => format!(
+                        "lifetime misuse: `{lt}` is not declared; add a lifetime parameter to the struct to borrow from the input"
+                    ),
+                },
+            );
+        }
+        if lt.ident == "_" {
+            cx.error_spanned_by(
+                &lt,
+                "lifetime misuse: write the message's lifetime (or 'static) instead of '_",
+            );
+        }
+    }
+}
+
+fn encoding_hint(e: Encoding) -> &'static str {
+    match e {
+        Encoding::Int32 | Encoding::SInt32 | Encoding::SFixed32 => "it needs i32",
+        Encoding::Int64 | Encoding::SInt64 | Encoding::SFixed64 => "it needs i64",
+        Encoding::UInt32 | Encoding::Fixed32 => "it needs u32",
+        Encoding::UInt64 | Encoding::Fixed64 => "it needs u64",
+    }
+}

@@ -1,0 +1,373 @@
+//! The crate's one error type.
+//!
+//! [`Error`] is a pointer-sized handle (the details live in a box) so that the
+//! `Result`s returned by the hot decoding paths stay small. [`Error::kind`] says
+//! what went wrong; [`Error::offset`] and [`Error::path`] say where. Errors never
+//! contain secrets (passphrases, key material) and never contain payload bytes.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Shorthand for `Result<T, onnx_light::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in this crate.
+///
+/// Match on [`Error::kind`] to tell failures apart; use `Display` for a message that
+/// names what happened and where (byte offset, message/field path, file).
+pub struct Error {
+    inner: Box<ErrorInner>,
+}
+
+struct ErrorInner {
+    kind: ErrorKind,
+    offset: Option<u64>,
+    /// Innermost segment first; displayed outermost first.
+    path: Vec<PathSegment>,
+    file: Option<PathBuf>,
+    source: Option<io::Error>,
+}
+
+/// What went wrong. New kinds may be added in minor releases.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The input ended in the middle of a value.
+    Truncated {
+        /// Bytes the value needed.
+        needed: u64,
+        /// Bytes that were left.
+        remaining: u64,
+    },
+    /// A varint longer than 10 bytes, or one whose 10th byte overflows 64 bits.
+    VarintOverflow,
+    /// A key carried wire type 6 or 7, which protobuf does not define.
+    InvalidWireType(u8),
+    /// A field number of 0 or at least 2^29.
+    InvalidFieldNumber(u64),
+    /// A known field arrived with a wire type its declaration does not allow.
+    WireTypeMismatch {
+        /// Wire type the declaration expects (for repeated scalars, the element's).
+        expected: crate::wire::WireType,
+        /// Wire type found in the input.
+        found: crate::wire::WireType,
+    },
+    /// A length prefix larger than what is left of the enclosing message.
+    LengthOutOfBounds {
+        /// The declared length.
+        length: u64,
+        /// Bytes left in the enclosing message.
+        remaining: u64,
+    },
+    /// A packed fixed-width field whose length is not a multiple of the element size.
+    InvalidPackedLength {
+        /// The packed payload length.
+        length: u64,
+        /// The element size (4 or 8).
+        element_size: u8,
+    },
+    /// Messages or groups nested deeper than the configured limit.
+    RecursionLimitExceeded {
+        /// The limit in force.
+        limit: u32,
+    },
+    /// A string field that is not valid UTF-8.
+    InvalidUtf8,
+    /// An end-group key with no matching start-group key.
+    UnexpectedEndGroup {
+        /// Field number of the stray end-group key.
+        field: u32,
+    },
+    /// A group whose end key is missing or names another field.
+    UnterminatedGroup {
+        /// Field number of the start-group key.
+        field: u32,
+    },
+    /// A groups-typed field where this type expects another wire type.
+    GroupNotSupported {
+        /// Field number of the group.
+        field: u32,
+    },
+    /// An encoder ran out of room in a buffer sized for the message (the message
+    /// changed between sizing and writing).
+    BufferTooSmall {
+        /// Bytes that did not fit.
+        needed: u64,
+        /// Bytes left in the buffer.
+        remaining: u64,
+    },
+    /// A value is out of the range the protobuf encoding allows.
+    ValueOutOfRange {
+        /// What was out of range.
+        what: &'static str,
+    },
+    /// An option was given a value it does not accept.
+    InvalidOption {
+        /// The option's name.
+        name: &'static str,
+        /// Why the value is refused.
+        reason: String,
+    },
+    /// An operating-system I/O error (see [`Error::io_error`]).
+    Io(io::ErrorKind),
+}
+
+/// One step of the message/field path at which a decoding error happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathSegment {
+    /// Name of the message type that holds the field.
+    pub message: &'static str,
+    /// Name of the field.
+    pub field: &'static str,
+    /// Index in a repeated field.
+    pub index: Option<usize>,
+}
+
+impl Error {
+    /// An error of the given kind, with no location yet.
+    #[cold]
+    pub fn new(kind: ErrorKind) -> Self {
+        Error {
+            inner: Box::new(ErrorInner {
+                kind,
+                offset: None,
+                path: Vec::new(),
+                file: None,
+                source: None,
+            }),
+        }
+    }
+
+    /// An error of the given kind at an absolute byte offset of the input.
+    #[cold]
+    pub fn at(kind: ErrorKind, offset: u64) -> Self {
+        let mut e = Error::new(kind);
+        e.inner.offset = Some(offset);
+        e
+    }
+
+    /// An I/O error, optionally naming the file it concerns.
+    #[cold]
+    pub fn io(source: io::Error, file: Option<&Path>) -> Self {
+        let mut e = Error::new(ErrorKind::Io(source.kind()));
+        e.inner.file = file.map(Path::to_path_buf);
+        e.inner.source = Some(source);
+        e
+    }
+
+    /// An invalid-option error.
+    #[cold]
+    pub fn invalid_option(name: &'static str, reason: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidOption {
+            name,
+            reason: reason.into(),
+        })
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.inner.kind
+    }
+
+    /// Absolute byte offset in the input where the problem was found, when known.
+    pub fn offset(&self) -> Option<u64> {
+        self.inner.offset
+    }
+
+    /// The message/field path from the outermost message to the failing field.
+    pub fn path(&self) -> impl Iterator<Item = &PathSegment> {
+        self.inner.path.iter().rev()
+    }
+
+    /// The path as text, e.g. `ModelProto.graph.node[3].name`; empty when unknown.
+    pub fn path_string(&self) -> String {
+        let mut out = String::new();
+        for (i, seg) in self.path().enumerate() {
+            if i == 0 {
+                out.push_str(seg.message);
+            }
+            out.push('.');
+            out.push_str(seg.field);
+            if let Some(idx) = seg.index {
+                out.push_str(&format!("[{idx}]"));
+            }
+        }
+        out
+    }
+
+    /// The file the error concerns, when known.
+    pub fn file(&self) -> Option<&Path> {
+        self.inner.file.as_deref()
+    }
+
+    /// The underlying I/O error, for [`ErrorKind::Io`].
+    pub fn io_error(&self) -> Option<&io::Error> {
+        self.inner.source.as_ref()
+    }
+
+    /// Records that the error happened inside `message.field[index]`. Called while the
+    /// error propagates outwards, so the path is built only on the failure path.
+    #[cold]
+    pub fn in_field(
+        mut self,
+        message: &'static str,
+        field: &'static str,
+        index: Option<usize>,
+    ) -> Self {
+        self.inner.path.push(PathSegment {
+            message,
+            field,
+            index,
+        });
+        self
+    }
+
+    /// Sets the byte offset if none is recorded yet.
+    #[cold]
+    pub fn or_at(mut self, offset: u64) -> Self {
+        if self.inner.offset.is_none() {
+            self.inner.offset = Some(offset);
+        }
+        self
+    }
+
+    /// Names the file the error concerns (kept if one is already named).
+    #[cold]
+    pub fn in_file(mut self, file: &Path) -> Self {
+        if self.inner.file.is_none() {
+            self.inner.file = Some(file.to_path_buf());
+        }
+        self
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorKind::Truncated { needed, remaining } => write!(
+                f,
+                "truncated input: a value needs {needed} bytes but only {remaining} remain"
+            ),
+            ErrorKind::VarintOverflow => f.write_str("varint longer than 10 bytes or over 64 bits"),
+            ErrorKind::InvalidWireType(t) => write!(f, "invalid wire type {t}"),
+            ErrorKind::InvalidFieldNumber(n) => {
+                write!(f, "invalid field number {n} (must be 1 ..= 536870911)")
+            }
+            ErrorKind::WireTypeMismatch { expected, found } => write!(
+                f,
+                "wire type mismatch: the field is declared {expected:?} but the input has {found:?}"
+            ),
+            ErrorKind::LengthOutOfBounds { length, remaining } => write!(
+                f,
+                "length prefix {length} exceeds the {remaining} bytes left in the enclosing message"
+            ),
+            ErrorKind::InvalidPackedLength {
+                length,
+                element_size,
+            } => write!(
+                f,
+                "packed field of {length} bytes is not a multiple of its {element_size}-byte elements"
+            ),
+            ErrorKind::RecursionLimitExceeded { limit } => {
+                write!(f, "messages nested deeper than the limit of {limit}")
+            }
+            ErrorKind::InvalidUtf8 => f.write_str("string field is not valid UTF-8"),
+            ErrorKind::UnexpectedEndGroup { field } => {
+                write!(f, "end-group key for field {field} without a matching start")
+            }
+            ErrorKind::UnterminatedGroup { field } => {
+                write!(f, "group field {field} is not terminated by its end-group key")
+            }
+            ErrorKind::GroupNotSupported { field } => {
+                write!(f, "field {field} is encoded as a group, which this type does not declare")
+            }
+            ErrorKind::BufferTooSmall { needed, remaining } => write!(
+                f,
+                "output buffer too small: {needed} more bytes, {remaining} left (was the message changed while saving?)"
+            ),
+            ErrorKind::ValueOutOfRange { what } => write!(f, "value out of range: {what}"),
+            ErrorKind::InvalidOption { name, reason } => {
+                write!(f, "invalid option `{name}`: {reason}")
+            }
+            ErrorKind::Io(kind) => write!(f, "I/O error ({kind})"),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.inner.kind, &self.inner.source) {
+            (ErrorKind::Io(_), Some(src)) => write!(f, "I/O error: {src}")?,
+            (kind, _) => write!(f, "{kind}")?,
+        }
+        if !self.inner.path.is_empty() {
+            write!(f, " in {}", self.path_string())?;
+        }
+        if let Some(off) = self.inner.offset {
+            write!(f, " at byte offset {off}")?;
+        }
+        if let Some(file) = &self.inner.file {
+            write!(f, " ({})", file.display())?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Error");
+        d.field("kind", &self.inner.kind);
+        if let Some(off) = self.inner.offset {
+            d.field("offset", &off);
+        }
+        if !self.inner.path.is_empty() {
+            d.field("path", &self.path_string());
+        }
+        if let Some(file) = &self.inner.file {
+            d.field("file", file);
+        }
+        if let Some(src) = &self.inner.source {
+            d.field("source", src);
+        }
+        d.finish()
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner
+            .source
+            .as_ref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Self {
+        Error::io(e, None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_is_pointer_sized_so_results_stay_small() {
+        assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+    }
+
+    #[test]
+    fn display_names_what_path_and_offset() {
+        let e = Error::at(ErrorKind::InvalidUtf8, 17)
+            .in_field("NodeProto", "name", None)
+            .in_field("GraphProto", "node", Some(3))
+            .in_field("ModelProto", "graph", None);
+        assert_eq!(e.path_string(), "ModelProto.graph.node[3].name");
+        assert_eq!(
+            e.to_string(),
+            "string field is not valid UTF-8 in ModelProto.graph.node[3].name at byte offset 17"
+        );
+    }
+}

@@ -1,0 +1,21 @@
+//! Field value types that the generated code and users share: byte payloads in three
+//! ownership states, strings, unknown fields, open enums.
+//!
+//! This layer knows the wire format only to write unknown fields back; it knows nothing
+//! of ONNX or of files.
+
+mod aligned;
+mod bytes;
+mod enumeration;
+mod unknown;
+
+pub use aligned::AlignedBuffer;
+pub use bytes::{ByteOwner, Bytes, OwnedBytes, SharedBytes, SharedOwner};
+pub use enumeration::{EnumValue, ProtoEnum};
+pub use unknown::{UnknownField, UnknownFields};
+
+/// A string field: borrowed from the input in borrow mode, owned otherwise.
+///
+/// String fields are validated as UTF-8 when decoded; invalid UTF-8 is an
+/// [`ErrorKind::InvalidUtf8`](crate::ErrorKind::InvalidUtf8) error naming the field.
+pub type Str<'a> = std::borrow::Cow<'a, str>;

@@ -1,0 +1,114 @@
+//! Read and write protobuf messages — ONNX models first among them — without a protobuf
+//! runtime: borrow from the input where the compiler can prove it safe, share slices of
+//! memory maps, and write bytes identical to what protobuf writes.
+//!
+//! # Declaring a message
+//!
+//! ```
+//! use onnx_light::prelude::*;
+//!
+//! #[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+//! struct Tensor<'a> {
+//!     #[proto(1)]
+//!     dims: Vec<i64>,
+//!     #[proto(8)]
+//!     name: Option<Str<'a>>,
+//!     #[proto(9)]
+//!     raw_data: Option<Bytes<'a>>,
+//! }
+//!
+//! let t = Tensor { dims: vec![2, 3], name: Some("w".into()), raw_data: Some(Bytes::from(vec![0u8; 24])) };
+//! let bytes = t.encode_to_vec()?;
+//! let view = Tensor::decode(&bytes)?;          // borrows `bytes`: no copies
+//! assert_eq!(view.name(), "w");
+//! assert!(view.raw_data.as_ref().unwrap().is_borrowed());
+//! let owned: Tensor<'static> = view.into_owned(); // or Tensor::decode_owned(&bytes)
+//! assert_eq!(owned, t);
+//! # Ok::<(), onnx_light::Error>(())
+//! ```
+//!
+//! # The derive's attributes
+//!
+//! One attribute per field, `#[proto(NUMBER, options...)]`; the protobuf type is inferred
+//! from the Rust type where that is unambiguous:
+//!
+//! | Rust type | protobuf |
+//! |---|---|
+//! | `i32`, `i64`, `u32`, `u64`, `f32`, `f64`, `bool` | `int32`, `int64`, `uint32`, `uint64`, `float`, `double`, `bool` |
+//! | `Str<'a>` (= `Cow<'a, str>`), `String` | `string` |
+//! | `Bytes<'a>`, `Vec<u8>` | `bytes` |
+//! | `EnumValue<E>` (with `#[derive(ProtoEnum)] enum E`) | enum `E` (open: unknown values kept) |
+//! | any `#[derive(ProtoMessage)]` type `M` | message `M` |
+//!
+//! Shapes: `Option<T>` is a proto2 `optional` field (written when set, even to the
+//! default); a plain `T` scalar has implicit presence (written when not the default);
+//! `Vec<T>` is `repeated`; `Option<Box<M>>` is a recursive message; `BTreeMap<K, V>` or
+//! `HashMap<K, V>` is a `map<K, V>`.
+//!
+//! Options: `sint32`, `sint64`, `fixed32`, `fixed64`, `sfixed32`, `sfixed64` name the
+//! integer encoding; `packed` packs a repeated scalar (parsing always accepts both);
+//! `key = sint32` / `value = fixed64` name a map's encodings; `name = "type"` sets the
+//! protobuf field name (default: the Rust name); `default = 3` sets the value that the
+//! generated accessor returns when the field is unset. `#[proto(oneof(4, 5))]` on an
+//! `Option<E>` field holds a `#[derive(ProtoOneof)]` enum whose variants are
+//! `#[proto(4)] A(i64)`, `#[proto(5)] B(Str<'a>)`; `#[proto(unknown_fields)]` on an
+//! `UnknownFields<'a>` field keeps undeclared fields and writes them back. On the struct,
+//! `#[proto(name = "pkg.Message")]` sets the protobuf message name.
+//!
+//! # Decode modes
+//!
+//! * [`Decode::decode`] — borrow: strings and payloads are slices of the input.
+//! * [`DecodeOwned::decode_owned`] — copy: the result owns everything (`T<'static>`).
+//! * [`DecodeOwned::decode_shared`] — shared: large payloads become [`SharedBytes`] slices of
+//!   a reference-counted owner (an mmap, a buffer), the rest is copied; the result is
+//!   `T<'static>` and no weight is copied.
+//!
+//! Strings must be valid UTF-8: anything else is an [`ErrorKind::InvalidUtf8`] error
+//! naming the field. Unknown enum values and (with `unknown_fields`) undeclared fields
+//! are kept and written back.
+
+#![warn(missing_docs)]
+
+// Derive-generated code names `::onnx_light`; this makes that path work inside the
+// crate too, for the message types it declares itself.
+#[allow(unused_extern_crates)]
+extern crate self as onnx_light;
+
+pub mod codec;
+pub mod descriptor;
+mod error;
+pub mod field;
+mod message;
+pub mod wire;
+
+pub use descriptor::{FieldDescriptor, FieldKind, Label, MessageDescriptor};
+pub use error::{Error, ErrorKind, PathSegment, Result};
+pub use field::{
+    AlignedBuffer, ByteOwner, Bytes, EnumValue, OwnedBytes, ProtoEnum, SharedBytes, SharedOwner,
+    Str, UnknownField, UnknownFields,
+};
+pub use message::{Decode, DecodeOptions, DecodeOwned, IntoOwned, Message};
+pub use onnx_light_derive::{ProtoEnum, ProtoMessage, ProtoOneof};
+
+/// The traits and types needed to declare, decode and encode messages.
+pub mod prelude {
+    pub use crate::field::{Bytes, EnumValue, ProtoEnum, Str, UnknownFields};
+    pub use crate::message::{Decode, DecodeOwned, IntoOwned, Message};
+    pub use onnx_light_derive::{ProtoEnum, ProtoMessage, ProtoOneof};
+}
+
+/// Paths used by generated code. Not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::codec::field::{MapField, Oneof, OneofDecode};
+    pub use crate::codec::*;
+    pub use crate::descriptor::*;
+    pub use crate::error::{Error, Result};
+    pub use crate::field::*;
+    pub use crate::message::{Decode, IntoOwned, Message};
+    pub use crate::wire::{key_len, FieldKey, Reader, Sink, WireType};
+    pub use std::borrow::Cow;
+    pub use std::option::Option::{self, None, Some};
+    pub use std::result::Result::{Err, Ok};
+    pub use std::vec::Vec;
+}

@@ -1,0 +1,337 @@
+//! The traits every message type implements (via `#[derive(ProtoMessage)]`), and the
+//! decode/encode entry points they provide.
+
+use std::io;
+use std::sync::Arc;
+
+use crate::codec::{BorrowMode, CopyMode, DecodeContext, SharedMode, SizeCache, SizeCursor};
+use crate::descriptor::MessageDescriptor;
+use crate::error::{Error, ErrorKind, Result};
+use crate::field::{ByteOwner, SharedOwner, UnknownField, UnknownFields};
+use crate::wire::{FieldKey, IoSink, Reader, Sink, SliceSink, WireType, DEFAULT_RECURSION_LIMIT};
+
+/// Options for decoding one message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeOptions {
+    /// Nested messages and groups allowed below the top-level message (default 100, as
+    /// in protobuf). Deeper input is rejected with `RecursionLimitExceeded`.
+    pub recursion_limit: u32,
+    /// In shared mode, payloads of at least this many bytes are shared rather than
+    /// copied (default 1024).
+    pub shared_threshold: usize,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        DecodeOptions {
+            recursion_limit: DEFAULT_RECURSION_LIMIT,
+            shared_threshold: 1024,
+        }
+    }
+}
+
+/// Encoding, sizing and description: everything that does not depend on how the
+/// message's bytes are held.
+pub trait Message {
+    /// Fully qualified protobuf name, e.g. `onnx.ModelProto`.
+    const NAME: &'static str;
+    /// The message's fields, for schema checks and tools.
+    const DESCRIPTOR: &'static MessageDescriptor;
+
+    /// Encoded size of the fields, recording nested sizes in `sizes` (generated).
+    #[doc(hidden)]
+    fn compute_size(&self, sizes: &mut SizeCache) -> u64;
+
+    /// Writes the fields in field-number order, then unknown fields (generated).
+    ///
+    /// # Errors
+    /// Errors of the sink.
+    #[doc(hidden)]
+    fn encode_fields<S: Sink + ?Sized>(
+        &self,
+        sink: &mut S,
+        sizes: &mut SizeCursor<'_>,
+    ) -> Result<()>;
+
+    /// Exact encoded size in bytes.
+    fn encoded_len(&self) -> u64 {
+        self.compute_size(&mut SizeCache::new())
+    }
+
+    /// Encodes into any [`Sink`]; returns the number of bytes written.
+    ///
+    /// # Errors
+    /// Errors of the sink.
+    fn encode<S: Sink + ?Sized>(&self, sink: &mut S) -> Result<u64> {
+        let mut sizes = SizeCache::new();
+        let len = self.compute_size(&mut sizes);
+        self.encode_fields(sink, &mut sizes.cursor())?;
+        Ok(len)
+    }
+
+    /// Encodes into a new vector allocated at exactly the encoded size.
+    ///
+    /// # Errors
+    /// `ValueOutOfRange` when the encoding does not fit in this platform's address space.
+    fn encode_to_vec(&self) -> Result<Vec<u8>> {
+        let mut sizes = SizeCache::new();
+        let len = self.compute_size(&mut sizes);
+        let cap = usize::try_from(len).map_err(|_| {
+            Error::new(ErrorKind::ValueOutOfRange {
+                what: "encoded message larger than the address space",
+            })
+        })?;
+        let mut out = Vec::with_capacity(cap);
+        self.encode_fields(&mut out, &mut sizes.cursor())?;
+        Ok(out)
+    }
+
+    /// Encodes into `buf`, which must be exactly [`Message::encoded_len`] bytes long.
+    ///
+    /// # Errors
+    /// `BufferTooSmall` when `buf` is shorter; `ValueOutOfRange` when it is longer.
+    fn encode_to_slice(&self, buf: &mut [u8]) -> Result<()> {
+        let mut sizes = SizeCache::new();
+        let len = self.compute_size(&mut sizes);
+        if len != buf.len() as u64 {
+            return Err(Error::new(ErrorKind::BufferTooSmall {
+                needed: len,
+                remaining: buf.len() as u64,
+            }));
+        }
+        let mut sink = SliceSink::new(buf);
+        self.encode_fields(&mut sink, &mut sizes.cursor())
+    }
+
+    /// Encodes into any `io::Write`, buffering small writes; returns the bytes written.
+    ///
+    /// # Errors
+    /// I/O errors of the writer.
+    fn write_to<W: io::Write>(&self, writer: W) -> Result<u64> {
+        let mut sink = IoSink::new(writer);
+        let n = self.encode(&mut sink)?;
+        sink.flush()?;
+        Ok(n)
+    }
+}
+
+/// Decoding into a message whose borrowed fields live for `'a`.
+///
+/// Implemented for `T<'a>` by the derive; `T<'static>` (the owned form) therefore
+/// implements `Decode<'static>` and gets [`DecodeOwned::decode_owned`] and
+/// [`DecodeOwned::decode_shared`] as well.
+pub trait Decode<'a>: Message + Default {
+    /// Decodes one field whose key was just read; `Ok(false)` when the field is not
+    /// declared (generated).
+    ///
+    /// # Errors
+    /// Malformed input.
+    #[doc(hidden)]
+    fn merge_field<'b, C: DecodeContext<'b, 'a>>(
+        &mut self,
+        key: FieldKey,
+        r: &mut Reader<'b>,
+        ctx: &mut C,
+    ) -> Result<bool>;
+
+    /// True when the type keeps undeclared fields (generated).
+    #[doc(hidden)]
+    const KEEPS_UNKNOWN_FIELDS: bool = false;
+
+    /// Stores an undeclared field (generated for types that keep them).
+    #[doc(hidden)]
+    fn push_unknown_field(&mut self, _field: UnknownField<'a>) {}
+
+    /// Merges every field of `r` into `self` (protobuf merge semantics: scalars are
+    /// replaced, nested messages merged, repeated fields appended).
+    ///
+    /// # Errors
+    /// Malformed input, with offset and field path.
+    fn merge_from<'b, C: DecodeContext<'b, 'a>>(
+        &mut self,
+        r: &mut Reader<'b>,
+        ctx: &mut C,
+    ) -> Result<()> {
+        while !r.is_empty() {
+            let start = r.position();
+            let key = r.read_key()?;
+            if self.merge_field(key, r, ctx)? {
+                continue;
+            }
+            if key.wire_type == WireType::EndGroup {
+                return Err(Error::at(
+                    ErrorKind::UnexpectedEndGroup { field: key.number },
+                    r.offset(),
+                ));
+            }
+            r.skip(key)?;
+            if Self::KEEPS_UNKNOWN_FIELDS {
+                let (raw, at) = r.consumed_since(start);
+                self.push_unknown_field(UnknownField::from_raw(key, ctx.bytes(raw, at)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes in borrow mode: strings and payloads are slices of `buf`, nothing is
+    /// copied, and the compiler keeps `buf` alive as long as the message.
+    ///
+    /// # Errors
+    /// Malformed input, with offset and field path.
+    fn decode(buf: &'a [u8]) -> Result<Self> {
+        Self::decode_with(buf, &DecodeOptions::default())
+    }
+
+    /// [`Decode::decode`] with explicit options.
+    ///
+    /// # Errors
+    /// Malformed input, with offset and field path.
+    fn decode_with(buf: &'a [u8], options: &DecodeOptions) -> Result<Self> {
+        let mut msg = Self::default();
+        let mut r = Reader::with_recursion_limit(buf, options.recursion_limit);
+        msg.merge_from(&mut r, &mut BorrowMode)?;
+        Ok(msg)
+    }
+}
+
+/// Decoding into a message that owns its data (`T<'static>`): copy mode and shared
+/// mode. Implemented for every `T: Decode<'static>`.
+pub trait DecodeOwned: Decode<'static> {
+    /// Decodes in copy mode: the result owns every string and payload.
+    ///
+    /// # Errors
+    /// Malformed input, with offset and field path.
+    fn decode_owned(buf: &[u8]) -> Result<Self> {
+        Self::decode_owned_with(buf, &DecodeOptions::default())
+    }
+
+    /// [`Decode::decode_owned`] with explicit options.
+    ///
+    /// # Errors
+    /// Malformed input, with offset and field path.
+    fn decode_owned_with(buf: &[u8], options: &DecodeOptions) -> Result<Self> {
+        let mut msg = Self::default();
+        let mut r = Reader::with_recursion_limit(buf, options.recursion_limit);
+        msg.merge_from(&mut r, &mut CopyMode)?;
+        Ok(msg)
+    }
+
+    /// Decodes in shared mode from a reference-counted owner (an mmap, a vector, a
+    /// decrypted buffer): payloads of at least `options.shared_threshold` bytes become
+    /// shared slices of the owner, smaller ones are copied. The result is `'static` and
+    /// keeps the owner alive as long as any payload does.
+    ///
+    /// # Errors
+    /// Malformed input, with offset and field path.
+    fn decode_shared(owner: ByteOwner, options: &DecodeOptions) -> Result<Self> {
+        let mut ctx = SharedMode::new(owner.clone(), options.shared_threshold);
+        let mut msg = Self::default();
+        let mut r = Reader::with_recursion_limit(owner.bytes(), options.recursion_limit);
+        msg.merge_from(&mut r, &mut ctx)?;
+        Ok(msg)
+    }
+
+    /// [`Decode::decode_shared`] taking any owner by value.
+    ///
+    /// # Errors
+    /// Malformed input, with offset and field path.
+    fn decode_shared_from<O: SharedOwner>(owner: O, options: &DecodeOptions) -> Result<Self> {
+        Self::decode_shared(Arc::new(owner), options)
+    }
+}
+
+impl<T: Decode<'static>> DecodeOwned for T {}
+
+/// Conversion to a value that borrows nothing: `T<'a>` to `T<'static>`.
+///
+/// Borrowed payloads and strings are copied; Owned and Shared payloads move as they are.
+pub trait IntoOwned {
+    /// The owned form.
+    type Owned: 'static;
+    /// Converts, copying only what is borrowed.
+    fn into_owned(self) -> Self::Owned;
+}
+
+macro_rules! owned_as_is {
+    ($($t:ty),*) => {$(
+        impl IntoOwned for $t {
+            type Owned = $t;
+            #[inline]
+            fn into_owned(self) -> $t { self }
+        }
+    )*};
+}
+owned_as_is!(i32, i64, u32, u64, f32, f64, bool, u8, String);
+
+impl<'a> IntoOwned for std::borrow::Cow<'a, str> {
+    type Owned = std::borrow::Cow<'static, str>;
+    fn into_owned(self) -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Owned(std::borrow::Cow::into_owned(self))
+    }
+}
+
+impl IntoOwned for crate::field::Bytes<'_> {
+    type Owned = crate::field::Bytes<'static>;
+    fn into_owned(self) -> crate::field::Bytes<'static> {
+        crate::field::Bytes::into_owned(self)
+    }
+}
+
+impl IntoOwned for UnknownFields<'_> {
+    type Owned = UnknownFields<'static>;
+    fn into_owned(self) -> UnknownFields<'static> {
+        UnknownFields::into_owned(self)
+    }
+}
+
+impl<E: crate::field::ProtoEnum> IntoOwned for crate::field::EnumValue<E> {
+    type Owned = Self;
+    fn into_owned(self) -> Self {
+        self
+    }
+}
+
+impl<T: IntoOwned> IntoOwned for Option<T> {
+    type Owned = Option<T::Owned>;
+    fn into_owned(self) -> Self::Owned {
+        self.map(T::into_owned)
+    }
+}
+
+impl<T: IntoOwned> IntoOwned for Box<T> {
+    type Owned = Box<T::Owned>;
+    fn into_owned(self) -> Self::Owned {
+        Box::new((*self).into_owned())
+    }
+}
+
+impl<T: IntoOwned> IntoOwned for Vec<T> {
+    type Owned = Vec<T::Owned>;
+    fn into_owned(self) -> Self::Owned {
+        self.into_iter().map(T::into_owned).collect()
+    }
+}
+
+impl<K: IntoOwned, V: IntoOwned> IntoOwned for std::collections::BTreeMap<K, V>
+where
+    K::Owned: Ord,
+{
+    type Owned = std::collections::BTreeMap<K::Owned, V::Owned>;
+    fn into_owned(self) -> Self::Owned {
+        self.into_iter()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect()
+    }
+}
+
+impl<K: IntoOwned, V: IntoOwned, H> IntoOwned for std::collections::HashMap<K, V, H>
+where
+    K::Owned: Eq + std::hash::Hash,
+{
+    type Owned = std::collections::HashMap<K::Owned, V::Owned>;
+    fn into_owned(self) -> Self::Owned {
+        self.into_iter()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect()
+    }
+}

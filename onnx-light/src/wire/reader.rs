@@ -1,0 +1,408 @@
+//! A bounds-checked cursor over protobuf-encoded bytes.
+
+use super::key::{FieldKey, WireType};
+use super::varint::decode_varint;
+use crate::error::{Error, ErrorKind, Result};
+
+/// Default nesting limit for messages and groups, as in protobuf.
+pub const DEFAULT_RECURSION_LIMIT: u32 = 100;
+
+/// A cursor over the bytes of one message.
+///
+/// Every read checks the remaining length first; nested messages get a child reader
+/// limited to their own bytes and one less level of nesting budget. Offsets in errors
+/// are absolute: counted from the start of the outermost input.
+#[derive(Debug, Clone)]
+pub struct Reader<'b> {
+    buf: &'b [u8],
+    pos: usize,
+    /// Absolute offset of `buf[0]` in the outermost input.
+    base: u64,
+    /// Nesting levels still allowed below this one.
+    depth_left: u32,
+    /// The configured limit, for error messages.
+    limit: u32,
+}
+
+impl<'b> Reader<'b> {
+    /// A reader over a whole input with the default recursion limit.
+    pub fn new(buf: &'b [u8]) -> Self {
+        Self::with_recursion_limit(buf, DEFAULT_RECURSION_LIMIT)
+    }
+
+    /// A reader over a whole input allowing `limit` levels of nested messages or groups.
+    pub fn with_recursion_limit(buf: &'b [u8], limit: u32) -> Self {
+        Reader {
+            buf,
+            pos: 0,
+            base: 0,
+            depth_left: limit,
+            limit,
+        }
+    }
+
+    /// The same reader, reporting offsets as if its input started at absolute `base`
+    /// (for payloads sliced out of a larger input).
+    pub fn rebased(mut self, base: u64) -> Self {
+        self.base = base;
+        self
+    }
+
+    /// True when every byte has been consumed.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    /// Bytes not yet consumed.
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// Absolute offset of the next byte.
+    #[inline]
+    pub fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// Position relative to this reader's start (for [`Reader::consumed_since`]).
+    #[inline]
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The bytes consumed since `start` (a value of [`Reader::position`]), with the
+    /// absolute offset of their first byte.
+    #[inline]
+    pub fn consumed_since(&self, start: usize) -> (&'b [u8], u64) {
+        let start = start.min(self.pos);
+        (&self.buf[start..self.pos], self.base + start as u64)
+    }
+
+    /// The bytes not yet consumed.
+    #[inline]
+    pub fn unread(&self) -> &'b [u8] {
+        &self.buf[self.pos..]
+    }
+
+    /// The nesting levels still allowed below this reader.
+    pub fn depth_left(&self) -> u32 {
+        self.depth_left
+    }
+
+    #[cold]
+    fn err(&self, kind: ErrorKind) -> Error {
+        Error::at(kind, self.offset())
+    }
+
+    /// Reads a varint.
+    ///
+    /// # Errors
+    /// `Truncated` or `VarintOverflow`, at the varint's offset.
+    #[inline]
+    pub fn read_varint(&mut self) -> Result<u64> {
+        match decode_varint(&self.buf[self.pos..]) {
+            Ok((v, n)) => {
+                self.pos += n;
+                Ok(v)
+            }
+            Err(kind) => Err(self.err(kind)),
+        }
+    }
+
+    /// Reads a field key, rejecting wire types 6/7 and field numbers 0 or >= 2^29.
+    ///
+    /// # Errors
+    /// As [`Reader::read_varint`], plus `InvalidWireType` / `InvalidFieldNumber`.
+    #[inline]
+    pub fn read_key(&mut self) -> Result<FieldKey> {
+        let start = self.offset();
+        let raw = self.read_varint()?;
+        FieldKey::from_raw(raw).map_err(|kind| Error::at(kind, start))
+    }
+
+    #[inline]
+    fn take(&mut self, n: usize) -> Result<&'b [u8]> {
+        if n > self.remaining() {
+            return Err(self.err(ErrorKind::Truncated {
+                needed: n as u64,
+                remaining: self.remaining() as u64,
+            }));
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    /// Reads four little-endian bytes.
+    ///
+    /// # Errors
+    /// `Truncated`.
+    #[inline]
+    pub fn read_fixed32(&mut self) -> Result<u32> {
+        let s = self.take(4)?;
+        Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    }
+
+    /// Reads eight little-endian bytes.
+    ///
+    /// # Errors
+    /// `Truncated`.
+    #[inline]
+    pub fn read_fixed64(&mut self) -> Result<u64> {
+        let s = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(s);
+        Ok(u64::from_le_bytes(a))
+    }
+
+    /// Reads a length prefix and returns the bytes it covers with their absolute offset.
+    /// The length is checked against the remaining input before anything else happens.
+    ///
+    /// # Errors
+    /// `Truncated` for a cut-off prefix, `LengthOutOfBounds` for a length past the end.
+    #[inline]
+    pub fn read_length_delimited(&mut self) -> Result<(&'b [u8], u64)> {
+        let prefix_at = self.offset();
+        let len = self.read_varint()?;
+        let remaining = self.remaining() as u64;
+        if len > remaining {
+            return Err(Error::at(
+                ErrorKind::LengthOutOfBounds {
+                    length: len,
+                    remaining,
+                },
+                prefix_at,
+            ));
+        }
+        let at = self.offset();
+        // `len <= remaining <= usize::MAX`, so the cast is exact.
+        let s = &self.buf[self.pos..self.pos + len as usize];
+        self.pos += len as usize;
+        Ok((s, at))
+    }
+
+    /// Reads a length-delimited value and returns a reader over it, one nesting level
+    /// deeper.
+    ///
+    /// # Errors
+    /// As [`Reader::read_length_delimited`], plus `RecursionLimitExceeded`.
+    #[inline]
+    pub fn nested(&mut self) -> Result<Reader<'b>> {
+        if self.depth_left == 0 {
+            return Err(self.err(ErrorKind::RecursionLimitExceeded { limit: self.limit }));
+        }
+        let (buf, base) = self.read_length_delimited()?;
+        Ok(Reader {
+            buf,
+            pos: 0,
+            base,
+            depth_left: self.depth_left - 1,
+            limit: self.limit,
+        })
+    }
+
+    /// Checks that a known field arrived with the wire type its declaration expects.
+    ///
+    /// # Errors
+    /// `WireTypeMismatch` at the offset of the value.
+    #[inline]
+    pub fn expect(&self, key: FieldKey, expected: WireType) -> Result<()> {
+        if key.wire_type == expected {
+            Ok(())
+        } else {
+            Err(self.mismatch(key, expected))
+        }
+    }
+
+    /// The error for a known field carrying an unexpected wire type.
+    #[cold]
+    pub fn mismatch(&self, key: FieldKey, expected: WireType) -> Error {
+        self.err(ErrorKind::WireTypeMismatch {
+            expected,
+            found: key.wire_type,
+        })
+    }
+
+    /// Skips the value of a field whose key was just read. Groups are skipped with
+    /// their contents; their end keys must match, and their nesting counts against the
+    /// recursion limit. No recursion on the call stack, whatever the input.
+    ///
+    /// # Errors
+    /// Any read error inside the value, `UnexpectedEndGroup` for an end key with no
+    /// start, `UnterminatedGroup`, `RecursionLimitExceeded`.
+    pub fn skip(&mut self, key: FieldKey) -> Result<()> {
+        match key.wire_type {
+            WireType::Varint => self.read_varint().map(drop),
+            WireType::Fixed64 => self.take(8).map(drop),
+            WireType::Fixed32 => self.take(4).map(drop),
+            WireType::LengthDelimited => self.read_length_delimited().map(drop),
+            WireType::EndGroup => {
+                Err(self.err(ErrorKind::UnexpectedEndGroup { field: key.number }))
+            }
+            WireType::StartGroup => self.skip_group(key.number),
+        }
+    }
+
+    fn skip_group(&mut self, number: u32) -> Result<()> {
+        // Open groups, innermost last. Bounded by the recursion budget.
+        let mut open: Vec<u32> = vec![number];
+        while let Some(&innermost) = open.last() {
+            if open.len() as u64 > u64::from(self.depth_left) {
+                return Err(self.err(ErrorKind::RecursionLimitExceeded { limit: self.limit }));
+            }
+            if self.is_empty() {
+                return Err(self.err(ErrorKind::UnterminatedGroup { field: innermost }));
+            }
+            let key = self.read_key()?;
+            match key.wire_type {
+                WireType::StartGroup => open.push(key.number),
+                WireType::EndGroup => {
+                    if key.number != innermost {
+                        return Err(self.err(ErrorKind::UnterminatedGroup { field: innermost }));
+                    }
+                    open.pop();
+                }
+                _ => self.skip(key)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(n: u32, wt: WireType) -> u8 {
+        ((n << 3) | wt as u32) as u8
+    }
+
+    #[test]
+    fn length_past_end_is_rejected_before_slicing() {
+        // field 1, LEN, length 2^62: must not allocate or panic.
+        let mut bytes = vec![key(1, WireType::LengthDelimited)];
+        bytes.extend_from_slice(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40]);
+        let mut r = Reader::new(&bytes);
+        let k = r.read_key().unwrap();
+        let e = r.skip(k).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::LengthOutOfBounds { .. }));
+        assert_eq!(e.offset(), Some(1));
+    }
+
+    #[test]
+    fn wire_types_6_and_7_are_errors() {
+        for wt in [6u8, 7] {
+            let bytes = [(1 << 3) | wt];
+            let e = Reader::new(&bytes).read_key().unwrap_err();
+            assert_eq!(e.kind(), &ErrorKind::InvalidWireType(wt));
+        }
+    }
+
+    #[test]
+    fn field_number_zero_and_too_large_are_errors() {
+        let e = Reader::new(&[0x00]).read_key().unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::InvalidFieldNumber(0));
+        // number 2^29, wire type 0: varint of 2^32.
+        let e = Reader::new(&[0x80, 0x80, 0x80, 0x80, 0x10])
+            .read_key()
+            .unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::InvalidFieldNumber(1 << 29));
+    }
+
+    #[test]
+    fn nested_groups_are_skipped_with_matching_ends() {
+        let bytes = [
+            key(5, WireType::StartGroup),
+            key(1, WireType::Varint),
+            42,
+            key(6, WireType::StartGroup),
+            key(6, WireType::EndGroup),
+            key(5, WireType::EndGroup),
+            key(2, WireType::Varint),
+            7,
+        ];
+        let mut r = Reader::new(&bytes);
+        let k = r.read_key().unwrap();
+        r.skip(k).unwrap();
+        assert_eq!(r.read_key().unwrap().number, 2);
+    }
+
+    #[test]
+    fn mismatched_and_missing_group_ends_are_errors() {
+        let bytes = [key(5, WireType::StartGroup), key(6, WireType::EndGroup)];
+        let mut r = Reader::new(&bytes);
+        let k = r.read_key().unwrap();
+        assert_eq!(
+            r.skip(k).unwrap_err().kind(),
+            &ErrorKind::UnterminatedGroup { field: 5 }
+        );
+        let bytes = [key(5, WireType::StartGroup), key(1, WireType::Varint), 1];
+        let mut r = Reader::new(&bytes);
+        let k = r.read_key().unwrap();
+        assert_eq!(
+            r.skip(k).unwrap_err().kind(),
+            &ErrorKind::UnterminatedGroup { field: 5 }
+        );
+    }
+
+    #[test]
+    fn stray_end_group_is_an_error() {
+        let bytes = [key(3, WireType::EndGroup)];
+        let mut r = Reader::new(&bytes);
+        let k = r.read_key().unwrap();
+        assert_eq!(
+            r.skip(k).unwrap_err().kind(),
+            &ErrorKind::UnexpectedEndGroup { field: 3 }
+        );
+    }
+
+    #[test]
+    fn deep_groups_hit_the_recursion_limit_without_stack_use() {
+        let mut bytes = vec![key(1, WireType::StartGroup); 1_000_000];
+        bytes.extend(std::iter::repeat_n(key(1, WireType::EndGroup), 1_000_000));
+        let mut r = Reader::new(&bytes);
+        let k = r.read_key().unwrap();
+        assert_eq!(
+            r.skip(k).unwrap_err().kind(),
+            &ErrorKind::RecursionLimitExceeded { limit: 100 }
+        );
+        // Exactly at the limit is fine.
+        let mut bytes = vec![key(1, WireType::StartGroup); 100];
+        bytes.extend(std::iter::repeat_n(key(1, WireType::EndGroup), 100));
+        let mut r = Reader::new(&bytes);
+        let k = r.read_key().unwrap();
+        r.skip(k).unwrap();
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn nested_readers_report_absolute_offsets() {
+        // field 1 LEN [ field 2 LEN(len 5 but only 1 byte) ]
+        let bytes = [
+            key(1, WireType::LengthDelimited),
+            3,
+            key(2, WireType::LengthDelimited),
+            5,
+            0,
+        ];
+        let mut r = Reader::new(&bytes);
+        r.read_key().unwrap();
+        let mut inner = r.nested().unwrap();
+        inner.read_key().unwrap();
+        let e = inner.read_length_delimited().unwrap_err();
+        assert_eq!(e.offset(), Some(3));
+    }
+
+    #[test]
+    fn nesting_beyond_the_limit_is_rejected() {
+        let bytes = [key(1, WireType::LengthDelimited), 0];
+        let mut r = Reader::with_recursion_limit(&bytes, 0);
+        r.read_key().unwrap();
+        assert_eq!(
+            r.nested().unwrap_err().kind(),
+            &ErrorKind::RecursionLimitExceeded { limit: 0 }
+        );
+    }
+}
