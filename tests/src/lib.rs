@@ -1,1 +1,4 @@
-pub fn x() {}
+//! Shared pieces of the integration tests: the custom protobuf schema used for
+//! known-answer and property tests, and the Python environment the interop tests run in.
+
+pub mod kat;

@@ -2,7 +2,6 @@
 //! each mode; a mode only decides how byte and string payloads are held.
 
 use std::borrow::Cow;
-use std::marker::PhantomData;
 
 use crate::field::{ByteOwner, Bytes, SharedBytes};
 
@@ -106,23 +105,22 @@ impl<'b> DecodeContext<'b, 'static> for SharedMode {
 /// Adapts any context to produce `'static` values: used for fields whose type holds no
 /// borrow (`String`, `Bytes<'static>`, messages declared without a lifetime). Borrowed
 /// values are copied; Owned and Shared payloads pass through unchanged.
-pub struct ToStatic<'c, 'a, C> {
-    inner: &'c mut C,
-    _out: PhantomData<&'a ()>,
+///
+/// The inner context is held as a trait object so that recursive messages do not
+/// instantiate `ToStatic<ToStatic<...>>` without end.
+pub struct ToStatic<'c, 'b, 'a> {
+    inner: &'c mut dyn DecodeContext<'b, 'a>,
 }
 
-impl<'c, 'a, C> ToStatic<'c, 'a, C> {
+impl<'c, 'b, 'a> ToStatic<'c, 'b, 'a> {
     /// Wraps `inner`.
     #[inline]
-    pub fn new(inner: &'c mut C) -> Self {
-        ToStatic {
-            inner,
-            _out: PhantomData,
-        }
+    pub fn new<C: DecodeContext<'b, 'a>>(inner: &'c mut C) -> Self {
+        ToStatic { inner }
     }
 }
 
-impl<'b, 'a, C: DecodeContext<'b, 'a>> DecodeContext<'b, 'static> for ToStatic<'_, 'a, C> {
+impl<'b> DecodeContext<'b, 'static> for ToStatic<'_, 'b, '_> {
     #[inline]
     fn bytes(&mut self, data: &'b [u8], offset: u64) -> Bytes<'static> {
         self.inner.bytes(data, offset).into_owned()
@@ -134,7 +132,7 @@ impl<'b, 'a, C: DecodeContext<'b, 'a>> DecodeContext<'b, 'static> for ToStatic<'
     }
 }
 
-impl<C> std::fmt::Debug for ToStatic<'_, '_, C> {
+impl std::fmt::Debug for ToStatic<'_, '_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ToStatic")
     }
