@@ -79,6 +79,7 @@ pub mod descriptor;
 mod error;
 pub mod field;
 mod message;
+pub mod onnx;
 pub mod wire;
 
 pub use descriptor::{FieldDescriptor, FieldKind, Label, MessageDescriptor};

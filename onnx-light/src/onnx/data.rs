@@ -1,0 +1,137 @@
+//! The data schema (`onnx-data.proto`): sequences, maps and optionals of tensors, as
+//! used by test data and by non-tensor graph values.
+
+use crate::field::{Bytes, Str, UnknownFields};
+use crate::{ProtoEnum, ProtoMessage};
+
+use super::{SparseTensorProto, TensorProto};
+
+/// What a [`SequenceProto`] holds.
+#[derive(ProtoEnum, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[proto(name = "onnx.SequenceProto.DataType")]
+pub enum SequenceDataType {
+    Undefined = 0,
+    Tensor = 1,
+    SparseTensor = 2,
+    Sequence = 3,
+    Map = 4,
+    Optional = 5,
+}
+
+/// What an [`OptionalProto`] holds.
+#[derive(ProtoEnum, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[proto(name = "onnx.OptionalProto.DataType")]
+pub enum OptionalDataType {
+    Undefined = 0,
+    Tensor = 1,
+    SparseTensor = 2,
+    Sequence = 3,
+    Map = 4,
+    Optional = 5,
+}
+
+/// A sequence of values of one kind.
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.SequenceProto")]
+pub struct SequenceProto<'a> {
+    #[proto(1)]
+    pub name: Option<Str<'a>>,
+    /// A [`SequenceDataType`] value (declared `int32` in the schema).
+    #[proto(2)]
+    pub elem_type: Option<i32>,
+    #[proto(3)]
+    pub tensor_values: Vec<TensorProto<'a>>,
+    #[proto(4)]
+    pub sparse_tensor_values: Vec<SparseTensorProto<'a>>,
+    #[proto(5)]
+    pub sequence_values: Vec<SequenceProto<'a>>,
+    #[proto(6)]
+    pub map_values: Vec<MapProto<'a>>,
+    #[proto(7)]
+    pub optional_values: Vec<OptionalProto<'a>>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
+
+/// A map from integer or string keys to a sequence of values.
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.MapProto")]
+pub struct MapProto<'a> {
+    #[proto(1)]
+    pub name: Option<Str<'a>>,
+    #[proto(2)]
+    pub key_type: Option<i32>,
+    #[proto(3)]
+    pub keys: Vec<i64>,
+    #[proto(4)]
+    pub string_keys: Vec<Bytes<'a>>,
+    #[proto(5)]
+    pub values: Option<Box<SequenceProto<'a>>>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
+
+/// A value that may be absent.
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.OptionalProto")]
+pub struct OptionalProto<'a> {
+    #[proto(1)]
+    pub name: Option<Str<'a>>,
+    /// An [`OptionalDataType`] value (declared `int32` in the schema).
+    #[proto(2)]
+    pub elem_type: Option<i32>,
+    #[proto(3)]
+    pub tensor_value: Option<TensorProto<'a>>,
+    #[proto(4)]
+    pub sparse_tensor_value: Option<SparseTensorProto<'a>>,
+    #[proto(5)]
+    pub sequence_value: Option<Box<SequenceProto<'a>>>,
+    #[proto(6)]
+    pub map_value: Option<Box<MapProto<'a>>>,
+    #[proto(7)]
+    pub optional_value: Option<Box<OptionalProto<'a>>>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
+
+/// The operator schema (`onnx-operators.proto`): operator sets as published by ONNX.
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.OperatorProto")]
+pub struct OperatorProto<'a> {
+    #[proto(1)]
+    pub op_type: Option<Str<'a>>,
+    #[proto(2)]
+    pub since_version: Option<i64>,
+    #[proto(3)]
+    pub status: Option<crate::field::EnumValue<super::OperatorStatus>>,
+    #[proto(10)]
+    pub doc_string: Option<Str<'a>>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
+
+/// A published operator set.
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.OperatorSetProto")]
+pub struct OperatorSetProto<'a> {
+    #[proto(1)]
+    pub magic: Option<Str<'a>>,
+    #[proto(2)]
+    pub ir_version: Option<i64>,
+    #[proto(3)]
+    pub ir_version_prerelease: Option<Str<'a>>,
+    #[proto(4)]
+    pub domain: Option<Str<'a>>,
+    #[proto(5)]
+    pub opset_version: Option<i64>,
+    #[proto(6)]
+    pub doc_string: Option<Str<'a>>,
+    #[proto(7)]
+    pub ir_build_metadata: Option<Str<'a>>,
+    #[proto(8)]
+    pub operator: Vec<OperatorProto<'a>>,
+    #[proto(9)]
+    pub functions: Vec<super::FunctionProto<'a>>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}

@@ -1,0 +1,225 @@
+//! `GraphProto`, `NodeProto`, `ValueInfoProto` and the node-placement messages.
+
+use crate::field::{Str, UnknownFields};
+use crate::{ProtoMessage, ProtoOneof};
+
+use super::{AttributeProto, SparseTensorProto, StringStringEntryProto, TensorProto, TypeProto};
+
+/// A computation graph: nodes in topological order, its inputs and outputs, and the
+/// constant tensors (initializers) it uses.
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.GraphProto")]
+pub struct GraphProto<'a> {
+    #[proto(1)]
+    pub node: Vec<NodeProto<'a>>,
+    #[proto(2)]
+    pub name: Option<Str<'a>>,
+    #[proto(5)]
+    pub initializer: Vec<TensorProto<'a>>,
+    #[proto(10)]
+    pub doc_string: Option<Str<'a>>,
+    #[proto(11)]
+    pub input: Vec<ValueInfoProto<'a>>,
+    #[proto(12)]
+    pub output: Vec<ValueInfoProto<'a>>,
+    #[proto(13)]
+    pub value_info: Vec<ValueInfoProto<'a>>,
+    #[proto(14)]
+    pub quantization_annotation: Vec<TensorAnnotation<'a>>,
+    #[proto(15)]
+    pub sparse_initializer: Vec<SparseTensorProto<'a>>,
+    #[proto(16)]
+    pub metadata_props: Vec<StringStringEntryProto<'a>>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
+
+impl<'a> GraphProto<'a> {
+    /// An empty graph with a name.
+    pub fn named(name: impl Into<Str<'a>>) -> Self {
+        GraphProto {
+            name: Some(name.into()),
+            ..GraphProto::default()
+        }
+    }
+}
+
+/// One operator invocation.
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.NodeProto")]
+pub struct NodeProto<'a> {
+    #[proto(1)]
+    pub input: Vec<Str<'a>>,
+    #[proto(2)]
+    pub output: Vec<Str<'a>>,
+    #[proto(3)]
+    pub name: Option<Str<'a>>,
+    #[proto(4)]
+    pub op_type: Option<Str<'a>>,
+    #[proto(5)]
+    pub attribute: Vec<AttributeProto<'a>>,
+    #[proto(6)]
+    pub doc_string: Option<Str<'a>>,
+    #[proto(7)]
+    pub domain: Option<Str<'a>>,
+    #[proto(8)]
+    pub overload: Option<Str<'a>>,
+    #[proto(9)]
+    pub metadata_props: Vec<StringStringEntryProto<'a>>,
+    #[proto(10)]
+    pub device_configurations: Vec<NodeDeviceConfigurationProto<'a>>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
+
+impl<'a> NodeProto<'a> {
+    /// A node of operator `op_type` reading `inputs` and writing `outputs`.
+    pub fn new<I, O>(op_type: impl Into<Str<'a>>, inputs: I, outputs: O) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<Str<'a>>,
+        O: IntoIterator,
+        O::Item: Into<Str<'a>>,
+    {
+        NodeProto {
+            op_type: Some(op_type.into()),
+            input: inputs.into_iter().map(Into::into).collect(),
+            output: outputs.into_iter().map(Into::into).collect(),
+            ..NodeProto::default()
+        }
+    }
+
+    /// The same node with a name.
+    pub fn with_name(mut self, name: impl Into<Str<'a>>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The same node with one more attribute.
+    pub fn with_attribute(mut self, attribute: AttributeProto<'a>) -> Self {
+        self.attribute.push(attribute);
+        self
+    }
+
+    /// The attribute with this name.
+    pub fn attribute(&self, name: &str) -> Option<&AttributeProto<'a>> {
+        self.attribute.iter().find(|a| a.name() == name)
+    }
+}
+
+/// The name and type of a graph input, output or intermediate value.
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.ValueInfoProto")]
+pub struct ValueInfoProto<'a> {
+    #[proto(1)]
+    pub name: Option<Str<'a>>,
+    #[proto(2)]
+    pub r#type: Option<TypeProto<'a>>,
+    #[proto(3)]
+    pub doc_string: Option<Str<'a>>,
+    #[proto(4)]
+    pub metadata_props: Vec<StringStringEntryProto<'a>>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
+
+impl<'a> ValueInfoProto<'a> {
+    /// A tensor value of element type `elem_type` and fixed `dims`.
+    pub fn tensor(name: impl Into<Str<'a>>, elem_type: super::DataType, dims: &[i64]) -> Self {
+        ValueInfoProto {
+            name: Some(name.into()),
+            r#type: Some(TypeProto::tensor(
+                elem_type,
+                Some(super::TensorShapeProto::from_dims(dims)),
+            )),
+            ..ValueInfoProto::default()
+        }
+    }
+}
+
+/// Quantization parameters attached to a tensor.
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.TensorAnnotation")]
+pub struct TensorAnnotation<'a> {
+    #[proto(1)]
+    pub tensor_name: Option<Str<'a>>,
+    #[proto(2)]
+    pub quant_parameter_tensor_names: Vec<StringStringEntryProto<'a>>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
+
+/// A key with a list of values (used by sharding specs).
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.IntIntListEntryProto")]
+pub struct IntIntListEntryProto<'a> {
+    #[proto(1)]
+    pub key: Option<i64>,
+    #[proto(2)]
+    pub value: Vec<i64>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
+
+/// How a node is placed on the devices of a configuration.
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.NodeDeviceConfigurationProto")]
+pub struct NodeDeviceConfigurationProto<'a> {
+    #[proto(1)]
+    pub configuration_id: Option<Str<'a>>,
+    #[proto(2)]
+    pub sharding_spec: Vec<ShardingSpecProto<'a>>,
+    #[proto(3)]
+    pub pipeline_stage: Option<i32>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
+
+/// How one tensor is sharded over devices.
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.ShardingSpecProto")]
+pub struct ShardingSpecProto<'a> {
+    #[proto(1)]
+    pub tensor_name: Option<Str<'a>>,
+    #[proto(2)]
+    pub device: Vec<i64>,
+    #[proto(3)]
+    pub index_to_device_group_map: Vec<IntIntListEntryProto<'a>>,
+    #[proto(4)]
+    pub sharded_dim: Vec<ShardedDimProto<'a>>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
+
+/// The sharding of one axis.
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.ShardedDimProto")]
+pub struct ShardedDimProto<'a> {
+    #[proto(1)]
+    pub axis: Option<i64>,
+    #[proto(2)]
+    pub simple_sharding: Vec<SimpleShardedDimProto<'a>>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
+
+/// An axis split evenly into `num_shards` parts.
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.SimpleShardedDimProto")]
+pub struct SimpleShardedDimProto<'a> {
+    #[proto(oneof(1, 2))]
+    pub dim: Option<SimpleShardedDim<'a>>,
+    #[proto(3)]
+    pub num_shards: Option<i64>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
+
+/// The `dim` oneof of [`SimpleShardedDimProto`].
+#[derive(ProtoOneof, Debug, Clone, PartialEq)]
+pub enum SimpleShardedDim<'a> {
+    #[proto(1)]
+    DimValue(i64),
+    #[proto(2)]
+    DimParam(Str<'a>),
+}

@@ -1,0 +1,248 @@
+//! `TensorProto`, `SparseTensorProto` and their enums: the messages that carry weights.
+
+use std::fmt;
+
+use crate::field::{Bytes, EnumValue, Str, UnknownFields};
+use crate::{ProtoEnum, ProtoMessage};
+
+use super::StringStringEntryProto;
+
+/// Element types of tensors (`TensorProto.DataType`).
+#[derive(ProtoEnum, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[proto(name = "onnx.TensorProto.DataType")]
+pub enum DataType {
+    Undefined = 0,
+    Float = 1,
+    Uint8 = 2,
+    Int8 = 3,
+    Uint16 = 4,
+    Int16 = 5,
+    Int32 = 6,
+    Int64 = 7,
+    String = 8,
+    Bool = 9,
+    Float16 = 10,
+    Double = 11,
+    Uint32 = 12,
+    Uint64 = 13,
+    Complex64 = 14,
+    Complex128 = 15,
+    Bfloat16 = 16,
+    Float8E4M3FN = 17,
+    Float8E4M3FNUZ = 18,
+    Float8E5M2 = 19,
+    Float8E5M2FNUZ = 20,
+    Uint4 = 21,
+    Int4 = 22,
+    Float4E2M1 = 23,
+    Float8E8M0 = 24,
+    Uint2 = 25,
+    Int2 = 26,
+    Float6E2M3 = 27,
+    Float6E3M2 = 28,
+}
+
+/// Where a tensor's data is: in the message, or in an external file.
+#[derive(ProtoEnum, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[proto(name = "onnx.TensorProto.DataLocation")]
+pub enum DataLocation {
+    Default = 0,
+    External = 1,
+}
+
+/// A segment of a tensor that was split into chunks (`TensorProto.Segment`).
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.TensorProto.Segment")]
+pub struct Segment<'a> {
+    #[proto(1)]
+    pub begin: Option<i64>,
+    #[proto(2)]
+    pub end: Option<i64>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
+
+/// A tensor: shape, element type, and its data in one of several fields (`raw_data`,
+/// the typed `*_data` fields, or external data described by `external_data`).
+///
+/// `Debug` summarises the data fields (length and a few leading values) and never
+/// prints the weights.
+#[derive(ProtoMessage, Default, Clone, PartialEq)]
+#[proto(name = "onnx.TensorProto")]
+pub struct TensorProto<'a> {
+    #[proto(1)]
+    pub dims: Vec<i64>,
+    /// A [`DataType`] value (declared `int32` in the schema).
+    #[proto(2)]
+    pub data_type: Option<i32>,
+    #[proto(3)]
+    pub segment: Option<Segment<'a>>,
+    #[proto(4, packed)]
+    pub float_data: Vec<f32>,
+    #[proto(5, packed)]
+    pub int32_data: Vec<i32>,
+    #[proto(6)]
+    pub string_data: Vec<Bytes<'a>>,
+    #[proto(7, packed)]
+    pub int64_data: Vec<i64>,
+    #[proto(8)]
+    pub name: Option<Str<'a>>,
+    #[proto(9)]
+    pub raw_data: Option<Bytes<'a>>,
+    #[proto(10, packed)]
+    pub double_data: Vec<f64>,
+    #[proto(11, packed)]
+    pub uint64_data: Vec<u64>,
+    #[proto(12)]
+    pub doc_string: Option<Str<'a>>,
+    #[proto(13)]
+    pub external_data: Vec<StringStringEntryProto<'a>>,
+    #[proto(14)]
+    pub data_location: Option<EnumValue<DataLocation>>,
+    #[proto(16)]
+    pub metadata_props: Vec<StringStringEntryProto<'a>>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
+
+impl<'a> TensorProto<'a> {
+    /// A tensor whose data is `raw_data` (little-endian element bytes).
+    pub fn from_raw(
+        name: impl Into<Str<'a>>,
+        data_type: DataType,
+        dims: impl Into<Vec<i64>>,
+        raw_data: impl Into<Bytes<'a>>,
+    ) -> Self {
+        TensorProto {
+            name: Some(name.into()),
+            data_type: Some(data_type.to_i32()),
+            dims: dims.into(),
+            raw_data: Some(raw_data.into()),
+            ..TensorProto::default()
+        }
+    }
+
+    /// The element type, if `data_type` holds a value this schema knows.
+    pub fn elem_type(&self) -> Option<DataType> {
+        DataType::from_i32(self.data_type())
+    }
+
+    /// True when the data lives in an external file.
+    pub fn is_external(&self) -> bool {
+        self.data_location() == DataLocation::External
+    }
+
+    /// The value of the `external_data` entry with this key.
+    pub fn external_data_value(&self, key: &str) -> Option<&str> {
+        self.external_data
+            .iter()
+            .find(|e| e.key() == key)
+            .map(|e| e.value())
+    }
+
+    /// Bytes held in the message itself, over every data field (external data is not
+    /// counted). For typed fields this is the size of their values in memory.
+    pub fn inline_data_len(&self) -> u64 {
+        let strings: u64 = self.string_data.iter().map(|s| s.len() as u64).sum();
+        self.raw_data.as_ref().map_or(0, |r| r.len() as u64)
+            + 4 * self.float_data.len() as u64
+            + 4 * self.int32_data.len() as u64
+            + 8 * self.int64_data.len() as u64
+            + 8 * self.double_data.len() as u64
+            + 8 * self.uint64_data.len() as u64
+            + strings
+    }
+}
+
+struct Summary<'s, T: fmt::Debug>(&'s [T]);
+
+impl<T: fmt::Debug> fmt::Debug for Summary<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const SHOWN: usize = 8;
+        let head = &self.0[..self.0.len().min(SHOWN)];
+        write!(f, "[{} values", self.0.len())?;
+        if !head.is_empty() {
+            f.write_str(": ")?;
+            for (i, v) in head.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{v:?}")?;
+            }
+            if self.0.len() > SHOWN {
+                f.write_str(", …")?;
+            }
+        }
+        f.write_str("]")
+    }
+}
+
+impl fmt::Debug for TensorProto<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("TensorProto");
+        if let Some(name) = &self.name {
+            d.field("name", name);
+        }
+        d.field("dims", &self.dims);
+        if let Some(t) = self.data_type {
+            match DataType::from_i32(t) {
+                Some(dt) => d.field("data_type", &dt),
+                None => d.field("data_type", &t),
+            };
+        }
+        if let Some(s) = &self.segment {
+            d.field("segment", s);
+        }
+        if let Some(raw) = &self.raw_data {
+            d.field("raw_data", raw);
+        }
+        if !self.float_data.is_empty() {
+            d.field("float_data", &Summary(&self.float_data));
+        }
+        if !self.int32_data.is_empty() {
+            d.field("int32_data", &Summary(&self.int32_data));
+        }
+        if !self.int64_data.is_empty() {
+            d.field("int64_data", &Summary(&self.int64_data));
+        }
+        if !self.double_data.is_empty() {
+            d.field("double_data", &Summary(&self.double_data));
+        }
+        if !self.uint64_data.is_empty() {
+            d.field("uint64_data", &Summary(&self.uint64_data));
+        }
+        if !self.string_data.is_empty() {
+            d.field("string_data", &Summary(&self.string_data));
+        }
+        if let Some(doc) = &self.doc_string {
+            d.field("doc_string", doc);
+        }
+        if !self.external_data.is_empty() {
+            d.field("external_data", &self.external_data);
+        }
+        if let Some(loc) = &self.data_location {
+            d.field("data_location", loc);
+        }
+        if !self.metadata_props.is_empty() {
+            d.field("metadata_props", &self.metadata_props);
+        }
+        if !self.unknown_fields.is_empty() {
+            d.field("unknown_fields", &self.unknown_fields);
+        }
+        d.finish()
+    }
+}
+
+/// A sparse tensor: `values` at `indices` of a dense tensor of shape `dims`.
+#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[proto(name = "onnx.SparseTensorProto")]
+pub struct SparseTensorProto<'a> {
+    #[proto(1)]
+    pub values: Option<TensorProto<'a>>,
+    #[proto(2)]
+    pub indices: Option<TensorProto<'a>>,
+    #[proto(3)]
+    pub dims: Vec<i64>,
+    #[proto(unknown_fields)]
+    pub unknown_fields: UnknownFields<'a>,
+}
