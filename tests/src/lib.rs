@@ -2,3 +2,4 @@
 //! known-answer and property tests, and the Python environment the interop tests run in.
 
 pub mod kat;
+pub mod python;

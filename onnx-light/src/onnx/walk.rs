@@ -3,7 +3,10 @@
 //! depth, training graphs and functions. External data, consolidation and statistics
 //! all rely on this one traversal.
 
-use super::{AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, SparseTensorProto, TensorProto};
+use super::{
+    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, SparseTensorProto,
+    TensorProto,
+};
 
 /// Where a tensor sits in a model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -103,7 +106,18 @@ macro_rules! walker {
     };
 }
 
-walker!(graph_ref, node_ref, attr_ref, sparse_ref, func_ref, model_ref, [], iter, as_ref, as_deref);
+walker!(
+    graph_ref,
+    node_ref,
+    attr_ref,
+    sparse_ref,
+    func_ref,
+    model_ref,
+    [],
+    iter,
+    as_ref,
+    as_deref
+);
 walker!(graph_mut, node_mut, attr_mut, sparse_mut, func_mut, model_mut, [mut], iter_mut, as_mut, as_deref_mut);
 
 impl<'a> ModelProto<'a> {
