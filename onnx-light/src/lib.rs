@@ -113,3 +113,8 @@ pub mod __private {
     pub use std::result::Result::{Err, Ok};
     pub use std::vec::Vec;
 }
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
