@@ -156,6 +156,26 @@ pub fn run(model: Option<&Path>) -> Result<(), Failure> {
     check(equal, "copy mode")?;
     drop(copied);
 
+    let (consolidated, d) = timed(|| -> onnx_light::Result<Model> {
+        let mut view = onnx_light::onnx::ModelProto::decode(&bytes)?;
+        onnx_light::io::consolidate_tensors_to_buffer(
+            &mut view,
+            &onnx_light::io::TensorBufferOptions::LOAD,
+        )?;
+        Ok(onnx_light::IntoOwned::into_owned(view))
+    });
+    let consolidated = consolidated?;
+    let equal = consolidated == original;
+    t.row(vec![
+        "decode, copy into one buffer".into(),
+        table::bytes(size),
+        table::duration(d),
+        table::throughput(size, d),
+        check_cell(equal),
+    ]);
+    check(equal, "copy mode into one buffer")?;
+    drop(consolidated);
+
     let owner: ByteOwner = Arc::new(bytes);
     let (shared, d) = timed(|| Model::decode_shared(owner.clone(), &DecodeOptions::default()));
     let shared = shared?;

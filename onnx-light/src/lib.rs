@@ -78,6 +78,7 @@ pub mod codec;
 pub mod descriptor;
 mod error;
 pub mod field;
+pub mod io;
 mod message;
 pub mod onnx;
 pub mod wire;

@@ -1,0 +1,88 @@
+//! Options for loading and saving, with documented defaults. Invalid values are errors
+//! (see [`TensorBufferOptions::validate`]), never silently corrected.
+
+use crate::error::{Error, Result};
+
+/// How large tensor payloads are held in memory: which ones count as large, and how
+/// their buffers are aligned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TensorBufferOptions {
+    /// Payloads (`raw_data`) of at least this many bytes are "large": shared instead of
+    /// copied, or moved to a consolidated buffer.
+    pub raw_data_threshold: usize,
+    /// Alignment in bytes of each large payload's start in a buffer this crate
+    /// allocates (a power of two; 64 suits SIMD loads, 4096 suits page mapping).
+    pub alignment: usize,
+}
+
+impl TensorBufferOptions {
+    /// Defaults for loading: threshold 1024 bytes, alignment 64.
+    pub const LOAD: TensorBufferOptions = TensorBufferOptions {
+        raw_data_threshold: 1024,
+        alignment: 64,
+    };
+
+    /// Defaults for saving: threshold 64 bytes, alignment 64.
+    pub const SAVE: TensorBufferOptions = TensorBufferOptions {
+        raw_data_threshold: 64,
+        alignment: 64,
+    };
+
+    /// Checks the values.
+    ///
+    /// # Errors
+    /// `InvalidOption` when `alignment` is not a power of two or exceeds 1 GiB.
+    pub fn validate(&self) -> Result<()> {
+        validate_alignment(self.alignment)
+    }
+}
+
+impl Default for TensorBufferOptions {
+    fn default() -> Self {
+        TensorBufferOptions::LOAD
+    }
+}
+
+pub(crate) fn validate_alignment(alignment: usize) -> Result<()> {
+    if !alignment.is_power_of_two() {
+        return Err(Error::invalid_option(
+            "alignment",
+            format!("{alignment} is not a power of two"),
+        ));
+    }
+    if alignment > 1 << 30 {
+        return Err(Error::invalid_option(
+            "alignment",
+            format!("{alignment} is larger than the 1 GiB maximum"),
+        ));
+    }
+    Ok(())
+}
+
+/// The number of worker threads to use: 0 means "all available cores".
+pub(crate) fn thread_count(num_threads: usize) -> usize {
+    if num_threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        num_threads
+    }
+}
+
+/// Runs `f` on a pool of `num_threads` threads (0 = all cores); with one thread, on the
+/// calling thread.
+pub(crate) fn with_threads<T: Send>(num_threads: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
+    let n = thread_count(num_threads);
+    if n <= 1 {
+        return Ok(f());
+    }
+    if rayon::current_num_threads() == n {
+        return Ok(f());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .map_err(|e| {
+            Error::invalid_option("num_threads", format!("cannot start {n} threads: {e}"))
+        })?;
+    Ok(pool.install(f))
+}
