@@ -70,7 +70,7 @@ impl Value {
         match self {
             Value::Scalar(_) => "a scalar",
             Value::Str | Value::String => "a string",
-            Value::Bytes | Value::VecBytes => "a bytes field",
+            Value::Bytes | Value::VecBytes => "a bytes value",
             Value::Enum(_) => "an enum",
             Value::Message(_) => "a message",
         }
@@ -121,6 +121,8 @@ impl Value {
 }
 
 /// How a field holds its values.
+// A few per field, alive only while the derive runs: boxing would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Shape {
     /// `Option<T>`: proto2 optional.
     Optional(Value),
@@ -240,6 +242,12 @@ pub fn variant_value(cx: &mut Ctxt, ty: &Type) -> Option<Value> {
     value_of(cx, ty)
 }
 
+/// True for a type the derive reads as a message: a type of the user's (a message, a
+/// oneof or an enum) rather than a scalar, string, bytes or container.
+fn is_user_type(ty: &Type) -> bool {
+    matches!(value_of(&mut Ctxt::new(), ty), Some(Value::Message(_)))
+}
+
 /// Reads one value type.
 fn value_of(cx: &mut Ctxt, ty: &Type) -> Option<Value> {
     if let Type::Reference(r) = ty {
@@ -259,7 +267,7 @@ fn value_of(cx: &mut Ctxt, ty: &Type) -> Option<Value> {
     let Some((ident, args)) = last_segment(ty) else {
         cx.error_spanned_by(
             ty,
-            "unsupported field type: expected a scalar, a string, bytes, an EnumValue<E> or a message type",
+            "unsupported field type: expected i32, i64, u32, u64, f32, f64, bool, Str<'a>, String, Bytes<'a>, Vec<u8>, EnumValue<E> or a message type",
         );
         return None;
     };
@@ -306,7 +314,17 @@ fn value_of(cx: &mut Ctxt, ty: &Type) -> Option<Value> {
             }
         }
         "EnumValue" => match type_args(&args).as_slice() {
-            [e] => Some(Value::Enum((*e).clone())),
+            [e] if is_user_type(e) => Some(Value::Enum((*e).clone())),
+            [e] => {
+                cx.error_spanned_by(
+                    e,
+                    format!(
+                        "`EnumValue` takes a `#[derive(ProtoEnum)]` enum, not `{}`",
+                        e.to_token_stream()
+                    ),
+                );
+                None
+            }
             _ => {
                 cx.error_spanned_by(ty, "`EnumValue` takes the enum type: `EnumValue<MyEnum>`");
                 None
@@ -342,7 +360,17 @@ fn shape_of(cx: &mut Ctxt, ty: &Type, attrs: &FieldAttrs) -> Option<Shape> {
     }
     if let Some(oneof) = &attrs.oneof {
         return match unwrap_single(ty, "Option") {
-            Some(inner) => Some(Shape::Oneof(inner.clone())),
+            Some(inner) if is_user_type(inner) => Some(Shape::Oneof(inner.clone())),
+            Some(inner) => {
+                cx.error_spanned_by(
+                    inner,
+                    format!(
+                        "malformed oneof: `{}` is not an enum; the field must be `Option<E>` where `E` derives `ProtoOneof`",
+                        inner.to_token_stream()
+                    ),
+                );
+                None
+            }
             None => {
                 cx.error_at(
                     oneof.span,

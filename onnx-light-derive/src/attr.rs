@@ -74,6 +74,9 @@ pub struct FieldAttrs {
     /// Whether any `#[proto]` attribute was present.
     pub present: bool,
     pub number: Option<Spanned<u32>>,
+    /// A number was written but refused (0, reserved, too large), or the attribute did
+    /// not parse: already reported, so the field is not also "missing" its number.
+    pub number_refused: bool,
     pub encoding: Option<Spanned<Encoding>>,
     pub packed: Option<Span>,
     pub name: Option<Spanned<String>>,
@@ -119,24 +122,28 @@ impl Parse for Item {
     }
 }
 
-fn proto_items(cx: &mut Ctxt, attr: &Attribute) -> Vec<Item> {
+/// The items of one attribute; `None` (reported) when it does not parse.
+fn proto_items(cx: &mut Ctxt, attr: &Attribute) -> Option<Vec<Item>> {
     match attr.parse_args_with(Punctuated::<Item, Token![,]>::parse_terminated) {
-        Ok(items) => items.into_iter().collect(),
+        Ok(items) => Some(items.into_iter().collect()),
         Err(e) => {
             cx.syn_error(e);
-            Vec::new()
+            None
         }
     }
 }
 
 /// Parses a field number, reporting 0, reserved and out-of-range numbers at the literal.
 pub fn field_number(cx: &mut Ctxt, lit: &LitInt) -> Option<Spanned<u32>> {
-    let n = match lit.base10_parse::<u64>() {
-        Ok(n) => n,
-        Err(e) => {
-            cx.syn_error(e);
-            return None;
-        }
+    let Ok(n) = lit.base10_parse::<u64>() else {
+        cx.error_spanned_by(
+            lit,
+            format!(
+                "field number {} is too large: the maximum is {MAX_FIELD_NUMBER} (2^29 - 1)",
+                lit.base10_digits()
+            ),
+        );
+        return None;
     };
     if n == 0 {
         cx.error_spanned_by(lit, "field number 0 is not allowed: numbers start at 1");
@@ -219,7 +226,11 @@ pub fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
     let mut out = FieldAttrs::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("proto")) {
         out.present = true;
-        for item in proto_items(cx, attr) {
+        let Some(items) = proto_items(cx, attr) else {
+            out.number_refused = true;
+            continue;
+        };
+        for item in items {
             match item {
                 Item::Number(lit) => {
                     if out.number.is_some() {
@@ -229,6 +240,8 @@ pub fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
                         );
                     } else if let Some(n) = field_number(cx, &lit) {
                         out.number = Some(n);
+                    } else {
+                        out.number_refused = true;
                     }
                 }
                 Item::Flag(ident) => {
@@ -298,11 +311,12 @@ pub fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
                         continue;
                     }
                     if list.is_empty() {
+                        // Still recorded (empty) below, so the field is read as a oneof
+                        // and not also reported as missing its number.
                         cx.error_spanned_by(
                             &key,
                             "malformed oneof: list the variants' field numbers, e.g. oneof(1, 2)",
                         );
-                        continue;
                     }
                     let numbers: Vec<_> = list.iter().filter_map(|l| field_number(cx, l)).collect();
                     set_once(
@@ -326,7 +340,7 @@ pub fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
 pub fn container_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> ContainerAttrs {
     let mut out = ContainerAttrs::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("proto")) {
-        for item in proto_items(cx, attr) {
+        for item in proto_items(cx, attr).unwrap_or_default() {
             match item {
                 Item::KeyValue(key, expr) if key == "name" => {
                     if let Some(s) = lit_str(cx, &key, &expr) {
@@ -358,7 +372,7 @@ pub fn container_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> ContainerAttrs {
 pub fn variant_name(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<Spanned<String>> {
     let mut name = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("proto")) {
-        for item in proto_items(cx, attr) {
+        for item in proto_items(cx, attr).unwrap_or_default() {
             match item {
                 Item::KeyValue(key, expr) if key == "name" => {
                     if let Some(s) = lit_str(cx, &key, &expr) {

@@ -59,6 +59,7 @@ fn field(cx: &mut Ctxt, c: &Container<'_>, f: &Field<'_>) {
     // Numbers: exactly one for ordinary fields, none for special ones.
     let ty = f.ty;
     match (&a.number, special) {
+        (None, false) if a.number_refused => {}
         (None, false) => cx.error_spanned_by(
             f.ident.map(|i| quote::quote!(#i)).unwrap_or_else(|| quote::quote!(#ty)),
             "missing field number: write #[proto(N, ...)] with N in 1 ..= 536870911",
@@ -78,10 +79,12 @@ fn field(cx: &mut Ctxt, c: &Container<'_>, f: &Field<'_>) {
     if let Some(span) = a.packed {
         match &f.shape {
             Shape::Repeated(v) if v.packable() => {}
+            // Reported below as not combining with `skip`.
+            Shape::Skip => {}
             Shape::Repeated(v) => cx.error_at(
                 span,
                 format!(
-                    "`packed` applies only to repeated scalar or enum fields; this is a repeated field of {}",
+                    "`packed` applies only to repeated scalar or enum fields, and this field repeats {} (written one value at a time, never packed): remove `packed`",
                     v.describe()
                 ),
             ),

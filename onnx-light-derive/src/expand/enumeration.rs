@@ -95,7 +95,9 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
         _ => cx.error_spanned_by(ident, "#[derive(ProtoEnum)] works on fieldless enums"),
     }
     if cx.has_errors() {
-        return cx.into_compile_errors();
+        let errors = cx.into_compile_errors();
+        let stub = stub(input, &p);
+        return quote!(#errors #stub);
     }
     let proto_name = cattrs
         .name
@@ -127,6 +129,29 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
                 fn proto_name(self) -> &'static str {
                     match self { #(#names)* }
                 }
+            }
+        };
+    }
+}
+
+/// A `ProtoEnum` impl emitted next to the errors so that fields using the enum
+/// (`EnumValue<E>`) do not add "trait not satisfied" errors of their own.
+fn stub(input: &syn::DeriveInput, p: &TokenStream) -> TokenStream {
+    if !matches!(input.data, syn::Data::Enum(_)) || !input.generics.params.is_empty() {
+        return TokenStream::new();
+    }
+    let ident = &input.ident;
+    let name = ident.to_string();
+    quote! {
+        #[allow(unused, clippy::all, non_local_definitions)]
+        const _: () = {
+            impl #p::ProtoEnum for #ident {
+                const NAME: &'static str = #name;
+                const VALUES: &'static [(&'static str, i32)] = &[];
+                const DEFAULT: i32 = 0;
+                fn from_i32(_: i32) -> #p::Option<Self> { #p::None }
+                fn to_i32(self) -> i32 { 0 }
+                fn proto_name(self) -> &'static str { "" }
             }
         };
     }

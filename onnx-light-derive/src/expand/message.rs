@@ -1,7 +1,7 @@
 //! `#[derive(ProtoMessage)]`: assembles the trait impls for a struct from the parts the
 //! sibling modules emit, or stubs when the input had errors.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::quote;
 
 use crate::ast::{self, Container, Field, Shape, Value};
@@ -90,7 +90,96 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
         _ => {
             let errors = cx.into_compile_errors();
             let stubs = stubs(input, &krate);
-            quote!(#errors #stubs)
+            // The accessors of the fields that could be read, so that calls to them do
+            // not fail as well.
+            let accessors = container.as_ref().map(|c| {
+                expand::describe::accessors(&Gen {
+                    c,
+                    krate: krate.clone(),
+                    p: expand::private(&krate),
+                    lt: quote!('__a),
+                })
+            });
+            quote!(#errors #stubs #accessors)
+        }
+    }
+}
+
+/// Moves each oneof assertion (one `const _: () = assert!(...);` item per oneof field, in
+/// field order) to the span of its field's `oneof(...)`, so that a mismatch is reported
+/// there rather than at `#[derive(ProtoMessage)]`.
+fn at_oneof_attributes(g: &Gen<'_, '_>, checks: TokenStream) -> TokenStream {
+    fn respan(ts: TokenStream, span: Span) -> TokenStream {
+        ts.into_iter()
+            .map(|tt| match tt {
+                TokenTree::Group(g) => {
+                    let mut ng = Group::new(g.delimiter(), respan(g.stream(), span));
+                    ng.set_span(span);
+                    TokenTree::Group(ng)
+                }
+                mut other => {
+                    other.set_span(span);
+                    other
+                }
+            })
+            .collect()
+    }
+    let spans: Vec<Span> =
+        g.c.fields
+            .iter()
+            .filter(|f| matches!(f.shape, Shape::Oneof(_)))
+            .filter_map(|f| f.attrs.oneof.as_ref().map(|o| o.span))
+            .collect();
+    let mut items: Vec<TokenStream> = Vec::new();
+    let mut current = Vec::new();
+    for tt in checks.clone() {
+        let end = matches!(&tt, TokenTree::Punct(p) if p.as_char() == ';');
+        current.push(tt);
+        if end {
+            items.push(std::mem::take(&mut current).into_iter().collect());
+        }
+    }
+    if items.len() != spans.len() || !current.is_empty() {
+        return checks;
+    }
+    items
+        .into_iter()
+        .zip(spans)
+        .map(|(item, span)| respan(item, span))
+        .collect()
+}
+
+/// Wraps the descriptor so that it is built only when every `oneof(...)` list matches
+/// its enum: a mismatch is then reported once, by the assertion `oneof_checks` emits,
+/// and not a second time by `oneof_field` failing inside the descriptor.
+fn guard_oneof_descriptor(g: &Gen<'_, '_>, descriptor: TokenStream) -> TokenStream {
+    let p = &g.p;
+    let conds: Vec<_> = g
+        .c
+        .fields
+        .iter()
+        .filter_map(|f| {
+            let Shape::Oneof(ty) = &f.shape else {
+                return None;
+            };
+            let numbers = f
+                .attrs
+                .oneof
+                .iter()
+                .flat_map(|l| l.value.iter())
+                .map(|n| n.value);
+            Some(quote!(#p::field::oneof_numbers_match(<#ty as #p::Oneof>::FIELDS, &[#(#numbers),*])))
+        })
+        .collect();
+    if conds.is_empty() {
+        return descriptor;
+    }
+    let name = &g.c.proto_name;
+    quote! {
+        if #(#conds)&&* {
+            #descriptor
+        } else {
+            &#p::MessageDescriptor { name: #name, fields: &[] }
         }
     }
 }
@@ -110,13 +199,13 @@ fn expand_ok(c: &Container<'_>, krate: TokenStream) -> TokenStream {
     let ident = c.ident;
     let (impl_generics, ty_generics, _) = c.generics.split_for_impl();
     let name = &c.proto_name;
-    let descriptor = expand::describe::descriptor(&g);
+    let descriptor = guard_oneof_descriptor(&g, expand::describe::descriptor(&g));
     let size_body = expand::encode::size_body(&g);
     let encode_body = expand::encode::encode_body(&g);
     let decode_impl = expand::decode::decode_impl(&g);
     let owned_impl = expand::owned::into_owned_impl(&g);
     let accessors = expand::describe::accessors(&g);
-    let oneof_checks = expand::describe::oneof_checks(&g);
+    let oneof_checks = at_oneof_attributes(&g, expand::describe::oneof_checks(&g));
     quote! {
         #[allow(clippy::all, unused_qualifications, unused_variables, unused_mut, non_local_definitions)]
         const _: () = {
@@ -146,6 +235,42 @@ fn expand_ok(c: &Container<'_>, krate: TokenStream) -> TokenStream {
     }
 }
 
+/// The `IntoOwned` impl of a stub: `Owned` is the type with every lifetime `'static`,
+/// bounded like the real impl would need (`T: 'static` for a type parameter), so that
+/// nothing about it is reported on top of the real error.
+pub fn into_owned_stub(input: &syn::DeriveInput, p: &TokenStream) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let args = input.generics.params.iter().map(|p| match p {
+        syn::GenericParam::Lifetime(_) => quote!('static),
+        syn::GenericParam::Type(t) => {
+            let i = &t.ident;
+            quote!(#i)
+        }
+        syn::GenericParam::Const(c) => {
+            let i = &c.ident;
+            quote!(#i)
+        }
+    });
+    let owned = quote!(#ident<#(#args),*>);
+    let static_bounds = input.generics.type_params().map(|t| {
+        let i = &t.ident;
+        quote!(#i: 'static,)
+    });
+    let predicates = where_clause.map(|w| &w.predicates);
+    let body = if input.generics.lifetimes().next().is_some() {
+        quote!(::core::unreachable!("stub emitted next to a compile error"))
+    } else {
+        quote!(self)
+    };
+    quote! {
+        impl #impl_generics #p::IntoOwned for #ident #ty_generics where #(#static_bounds)* #predicates {
+            type Owned = #owned;
+            fn into_owned(self) -> #owned { #body }
+        }
+    }
+}
+
 /// Minimal impls emitted next to the errors, so that code using the type does not fail
 /// with dozens of unrelated "trait not implemented" errors.
 fn stubs(input: &syn::DeriveInput, krate: &TokenStream) -> TokenStream {
@@ -161,6 +286,24 @@ fn stubs(input: &syn::DeriveInput, krate: &TokenStream) -> TokenStream {
             (quote!(<'__a, #(#params),*>), quote!('__a))
         }
     };
+    // `Decode` requires `Default`, which `#[derive(Default)]` implements only for
+    // `T: Default`: bound the stub the same way rather than report that too.
+    let predicates = where_clause.map(|w| &w.predicates);
+    let default_bound = (input.generics.type_params().next().is_some()
+        || input.generics.const_params().next().is_some())
+    .then(|| quote!(#ident #ty_generics: ::core::default::Default,));
+    let decode_where = quote!(where #default_bound #predicates);
+    // Not for an enum or union: it would only add "`Default` is not implemented".
+    let decode = matches!(input.data, syn::Data::Struct(_)).then(|| {
+        quote! {
+            impl #decode_generics #p::Decode<#lt> for #ident #ty_generics #decode_where {
+                fn merge_field<'__b, __C: #p::DecodeContext<'__b, #lt>>(
+                    &mut self, _: #p::FieldKey, _: &mut #p::Reader<'__b>, _: &mut __C,
+                ) -> #p::Result<bool> { #p::Ok(false) }
+            }
+        }
+    });
+    let into_owned = into_owned_stub(input, &p);
     quote! {
         #[allow(unused, clippy::all, non_local_definitions)]
         const _: () = {
@@ -173,11 +316,8 @@ fn stubs(input: &syn::DeriveInput, krate: &TokenStream) -> TokenStream {
                     &self, _: &mut __S, _: &mut #p::SizeCursor<'_>,
                 ) -> #p::Result<()> { #p::Ok(()) }
             }
-            impl #decode_generics #p::Decode<#lt> for #ident #ty_generics #where_clause {
-                fn merge_field<'__b, __C: #p::DecodeContext<'__b, #lt>>(
-                    &mut self, _: #p::FieldKey, _: &mut #p::Reader<'__b>, _: &mut __C,
-                ) -> #p::Result<bool> { #p::Ok(false) }
-            }
+            #decode
+            #into_owned
         };
     }
 }

@@ -28,6 +28,9 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
     let p = private(&krate);
     let lifetime = ast::message_lifetime(&mut cx, &input.generics);
     let mut variants = Vec::new();
+    // Every variant number that parsed, for the stub's `FIELDS`: a message listing
+    // them in `oneof(...)` then does not fail its own consistency check as well.
+    let mut stub_numbers = std::collections::BTreeMap::new();
     match &input.data {
         syn::Data::Enum(data) => {
             if data.variants.is_empty() {
@@ -39,6 +42,11 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
             let mut seen = std::collections::BTreeMap::new();
             for v in &data.variants {
                 let vattrs = attr::field_attrs(&mut cx, &v.attrs);
+                if let Some(n) = &vattrs.number {
+                    stub_numbers
+                        .entry(n.value)
+                        .or_insert_with(|| ast::snake_case(&v.ident.to_string()));
+                }
                 let ty = match &v.fields {
                     syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => &u.unnamed[0].ty,
                     _ => {
@@ -50,6 +58,7 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
                     }
                 };
                 match &vattrs.number {
+                    None if vattrs.number_refused => {}
                     None => cx.error_spanned_by(
                         &v.ident,
                         "missing field number: write #[proto(N)] on the variant",
@@ -121,7 +130,7 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
     }
     if cx.has_errors() {
         let errors = cx.into_compile_errors();
-        let stubs = stubs(input, &p);
+        let stubs = stubs(input, &p, lifetime, &stub_numbers);
         return quote!(#errors #stubs);
     }
 
@@ -263,19 +272,52 @@ fn is_vec_u8(ty: &syn::Type) -> bool {
     matches!(unwrap_single(ty, "Vec"), Some(syn::Type::Path(p)) if p.path.is_ident("u8"))
 }
 
-fn stubs(input: &syn::DeriveInput, p: &TokenStream) -> TokenStream {
+/// Minimal impls emitted next to the errors, so that a message holding this oneof does
+/// not fail with unrelated "trait not implemented" or oneof-mismatch errors.
+fn stubs(
+    input: &syn::DeriveInput,
+    p: &TokenStream,
+    lifetime: Option<&syn::Lifetime>,
+    numbers: &std::collections::BTreeMap<u32, String>,
+) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let (decode_generics, lt) = match lifetime {
+        Some(l) => (quote!(#impl_generics), quote!(#l)),
+        None => {
+            let params = input.generics.params.iter();
+            (quote!(<'__a, #(#params),*>), quote!('__a))
+        }
+    };
+    let into_owned = super::message::into_owned_stub(input, p);
+    let fields = numbers.iter().map(|(n, name)| {
+        quote! {
+            #p::FieldDescriptor {
+                name: #name,
+                number: #n,
+                kind: #p::FieldKind::Int64,
+                label: #p::Label::Optional,
+                packed: false,
+                oneof: #p::None,
+            }
+        }
+    });
     quote! {
         #[allow(unused, clippy::all, non_local_definitions)]
         const _: () = {
             impl #impl_generics #p::Oneof for #ident #ty_generics #where_clause {
-                const FIELDS: &'static [#p::FieldDescriptor] = &[];
+                const FIELDS: &'static [#p::FieldDescriptor] = &[#(#fields),*];
                 fn size_variant(&self, _: u32, _: &mut #p::SizeCache) -> u64 { 0 }
                 fn encode_variant<__S: #p::Sink + ?Sized>(
                     &self, _: u32, _: &mut __S, _: &mut #p::SizeCursor<'_>,
                 ) -> #p::Result<()> { #p::Ok(()) }
             }
+            impl #decode_generics #p::OneofDecode<#lt> for #ident #ty_generics #where_clause {
+                fn merge_variant<'__b, __C: #p::DecodeContext<'__b, #lt>>(
+                    _: &mut #p::Option<Self>, _: #p::FieldKey, _: &mut #p::Reader<'__b>, _: &mut __C,
+                ) -> #p::Result<bool> { #p::Ok(false) }
+            }
+            #into_owned
         };
     }
 }

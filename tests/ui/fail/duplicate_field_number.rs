@@ -1,0 +1,11 @@
+use onnx_light::prelude::*;
+
+#[derive(ProtoMessage, Default)]
+struct Msg {
+    #[proto(1)]
+    a: i32,
+    #[proto(1)]
+    b: i64,
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+use onnx_light::prelude::*;
+
+#[derive(ProtoMessage, Default)]
+struct Msg<'a> {
+    #[proto(1)]
+    a: Option<Str<'a>>,
+    #[proto(2)]
+    b: Option<Str<'b>>,
+}
+
+fn main() {}
