@@ -26,6 +26,7 @@ struct ErrorInner {
     /// Innermost segment first; displayed outermost first.
     path: Vec<PathSegment>,
     file: Option<PathBuf>,
+    tensor: Option<String>,
     source: Option<io::Error>,
 }
 
@@ -109,6 +110,20 @@ pub enum ErrorKind {
         /// Why the value is refused.
         reason: String,
     },
+    /// An input or tensor larger than a configured limit.
+    LimitExceeded {
+        /// Which limit.
+        what: &'static str,
+        /// The limit in bytes.
+        limit: u64,
+        /// The size found.
+        actual: u64,
+    },
+    /// A model that cannot be written as it is (e.g. weights left on disk).
+    IncompleteModel {
+        /// Why.
+        reason: String,
+    },
     /// An operating-system I/O error (see [`Error::io_error`]).
     Io(io::ErrorKind),
 }
@@ -134,6 +149,7 @@ impl Error {
                 offset: None,
                 path: Vec::new(),
                 file: None,
+                tensor: None,
                 source: None,
             }),
         }
@@ -201,6 +217,11 @@ impl Error {
         self.inner.file.as_deref()
     }
 
+    /// The tensor the error concerns, when known.
+    pub fn tensor(&self) -> Option<&str> {
+        self.inner.tensor.as_deref()
+    }
+
     /// The underlying I/O error, for [`ErrorKind::Io`].
     pub fn io_error(&self) -> Option<&io::Error> {
         self.inner.source.as_ref()
@@ -228,6 +249,15 @@ impl Error {
     pub fn or_at(mut self, offset: u64) -> Self {
         if self.inner.offset.is_none() {
             self.inner.offset = Some(offset);
+        }
+        self
+    }
+
+    /// Names the tensor the error concerns (kept if one is already named).
+    #[cold]
+    pub fn in_tensor(mut self, name: &str) -> Self {
+        if self.inner.tensor.is_none() {
+            self.inner.tensor = Some(name.to_string());
         }
         self
     }
@@ -290,6 +320,12 @@ impl fmt::Display for ErrorKind {
             ErrorKind::InvalidOption { name, reason } => {
                 write!(f, "invalid option `{name}`: {reason}")
             }
+            ErrorKind::LimitExceeded {
+                what,
+                limit,
+                actual,
+            } => write!(f, "{what} of {actual} bytes exceeds the limit of {limit} bytes"),
+            ErrorKind::IncompleteModel { reason } => write!(f, "cannot save the model: {reason}"),
             ErrorKind::Io(kind) => write!(f, "I/O error ({kind})"),
         }
     }
@@ -300,6 +336,9 @@ impl fmt::Display for Error {
         match (&self.inner.kind, &self.inner.source) {
             (ErrorKind::Io(_), Some(src)) => write!(f, "I/O error: {src}")?,
             (kind, _) => write!(f, "{kind}")?,
+        }
+        if let Some(t) = &self.inner.tensor {
+            write!(f, " (tensor `{t}`)")?;
         }
         if !self.inner.path.is_empty() {
             write!(f, " in {}", self.path_string())?;
@@ -326,6 +365,9 @@ impl fmt::Debug for Error {
         }
         if let Some(file) = &self.inner.file {
             d.field("file", file);
+        }
+        if let Some(t) = &self.inner.tensor {
+            d.field("tensor", t);
         }
         if let Some(src) = &self.inner.source {
             d.field("source", src);

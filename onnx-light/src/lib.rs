@@ -86,8 +86,8 @@ pub mod wire;
 pub use descriptor::{FieldDescriptor, FieldKind, Label, MessageDescriptor};
 pub use error::{Error, ErrorKind, PathSegment, Result};
 pub use field::{
-    AlignedBuffer, ByteOwner, Bytes, EnumValue, OwnedBytes, ProtoEnum, SharedBytes, SharedOwner,
-    Str, UnknownField, UnknownFields,
+    AlignedBuffer, ByteOwner, Bytes, EnumValue, LazyPayload, OwnedBytes, PayloadSource, ProtoEnum,
+    SharedBytes, SharedOwner, Str, UnknownField, UnknownFields,
 };
 pub use message::{Decode, DecodeOptions, DecodeOwned, IntoOwned, Message};
 pub use onnx_light_derive::{ProtoEnum, ProtoMessage, ProtoOneof};

@@ -97,8 +97,8 @@ pub fn merge_repeated_scalar<'a, 'b, K: PackedScalar<'a>, C: DecodeContext<'b, '
     ctx: &mut C,
 ) -> Result<()> {
     if key.wire_type == WireType::LengthDelimited {
-        let (data, at) = r.read_length_delimited()?;
-        let mut packed = Reader::new(data).rebased(at);
+        let data = r.read_len_prefixed()?;
+        let mut packed = Reader::new(data).rebased(r.offset() - data.len() as u64);
         return K::read_packed(&mut packed, list);
     }
     r.expect(key, K::WIRE_TYPE)?;

@@ -10,9 +10,11 @@ use crate::wire::{encoded_len_varint, Reader, Sink, WireType};
 
 #[inline]
 fn read_str<'b>(r: &mut Reader<'b>) -> Result<&'b str> {
-    let (data, at) = r.read_length_delimited()?;
-    std::str::from_utf8(data)
-        .map_err(|e| Error::at(ErrorKind::InvalidUtf8, at + e.valid_up_to() as u64))
+    let data = r.read_len_prefixed()?;
+    std::str::from_utf8(data).map_err(|e| {
+        let at = r.offset() - data.len() as u64;
+        Error::at(ErrorKind::InvalidUtf8, at + e.valid_up_to() as u64)
+    })
 }
 
 #[inline]
@@ -121,8 +123,8 @@ impl<'a> Codec<'a> for BytesCodec {
         r: &mut Reader<'b>,
         ctx: &mut C,
     ) -> Result<()> {
-        let (data, at) = r.read_length_delimited()?;
-        *value = ctx.bytes(data, at);
+        let data = r.read_len_prefixed()?;
+        *value = ctx.bytes(data, r.offset() - data.len() as u64);
         Ok(())
     }
 
@@ -161,7 +163,7 @@ impl<'a> Codec<'a> for VecBytesCodec {
         r: &mut Reader<'b>,
         _ctx: &mut C,
     ) -> Result<()> {
-        let (data, _) = r.read_length_delimited()?;
+        let data = r.read_len_prefixed()?;
         value.clear();
         value.extend_from_slice(data);
         Ok(())

@@ -96,6 +96,16 @@ impl SharedBytes {
             .unwrap_or(&[])
     }
 
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// The owner these bytes are a slice of.
     pub fn owner(&self) -> &ByteOwner {
         &self.owner

@@ -7,11 +7,13 @@
 mod aligned;
 mod bytes;
 mod enumeration;
+mod lazy;
 mod unknown;
 
 pub use aligned::AlignedBuffer;
 pub use bytes::{ByteOwner, Bytes, OwnedBytes, SharedBytes, SharedOwner};
 pub use enumeration::{EnumValue, ProtoEnum};
+pub use lazy::{LazyPayload, PayloadSource};
 pub use unknown::{UnknownField, UnknownFields};
 
 /// A string field: borrowed from the input in borrow mode, owned otherwise.

@@ -16,10 +16,11 @@ pub struct TensorBufferOptions {
 }
 
 impl TensorBufferOptions {
-    /// Defaults for loading: threshold 1024 bytes, alignment 64.
+    /// Defaults for loading: threshold 1024 bytes, alignment 1 (payloads stay where
+    /// the file puts them; ask for more and loading copies them into aligned storage).
     pub const LOAD: TensorBufferOptions = TensorBufferOptions {
         raw_data_threshold: 1024,
-        alignment: 64,
+        alignment: 1,
     };
 
     /// Defaults for saving: threshold 64 bytes, alignment 64.

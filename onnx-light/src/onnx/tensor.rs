@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::field::{Bytes, EnumValue, Str, UnknownFields};
+use crate::field::{Bytes, EnumValue, LazyPayload, Str, UnknownFields};
 use crate::{ProtoEnum, ProtoMessage};
 
 use super::StringStringEntryProto;
@@ -103,6 +103,12 @@ pub struct TensorProto<'a> {
     pub metadata_props: Vec<StringStringEntryProto<'a>>,
     #[proto(unknown_fields)]
     pub unknown_fields: UnknownFields<'a>,
+    /// Weights not loaded yet (structure-only and lazy loads): where the `raw_data`
+    /// bytes are. `raw_data` is unset while this is set. Not part of the ONNX schema and
+    /// never serialized; saving such a tensor fetches the bytes or fails, never writes a
+    /// tensor without its weights.
+    #[proto(skip)]
+    pub lazy_data: Option<LazyPayload>,
 }
 
 impl<'a> TensorProto<'a> {
@@ -228,6 +234,9 @@ impl fmt::Debug for TensorProto<'_> {
         }
         if !self.unknown_fields.is_empty() {
             d.field("unknown_fields", &self.unknown_fields);
+        }
+        if let Some(lazy) = &self.lazy_data {
+            d.field("lazy_data", lazy);
         }
         d.finish()
     }

@@ -102,7 +102,24 @@ impl<'b> Reader<'b> {
     /// `Truncated` or `VarintOverflow`, at the varint's offset.
     #[inline]
     pub fn read_varint(&mut self) -> Result<u64> {
-        match decode_varint(&self.buf[self.pos..]) {
+        // One- and two-byte varints inline; everything else in one out-of-line call
+        // whose `Result<u64>` comes back in registers.
+        match *self.unread() {
+            [b0, ..] if b0 < 0x80 => {
+                self.pos += 1;
+                Ok(u64::from(b0))
+            }
+            [b0, b1, ..] if b1 < 0x80 => {
+                self.pos += 2;
+                Ok(u64::from(b0 & 0x7f) | (u64::from(b1) << 7))
+            }
+            _ => self.read_varint_slow(),
+        }
+    }
+
+    #[inline(never)]
+    fn read_varint_slow(&mut self) -> Result<u64> {
+        match decode_varint(self.unread()) {
             Ok((v, n)) => {
                 self.pos += n;
                 Ok(v)
@@ -117,9 +134,18 @@ impl<'b> Reader<'b> {
     /// As [`Reader::read_varint`], plus `InvalidWireType` / `InvalidFieldNumber`.
     #[inline]
     pub fn read_key(&mut self) -> Result<FieldKey> {
-        let start = self.offset();
+        let start = self.pos;
         let raw = self.read_varint()?;
-        FieldKey::from_raw(raw).map_err(|kind| Error::at(kind, start))
+        match FieldKey::from_raw(raw) {
+            Ok(key) => Ok(key),
+            Err(kind) => Err(self.err_at_pos(kind, start)),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn err_at_pos(&self, kind: ErrorKind, pos: usize) -> Error {
+        Error::at(kind, self.base + pos as u64)
     }
 
     #[inline]
@@ -164,23 +190,42 @@ impl<'b> Reader<'b> {
     /// `Truncated` for a cut-off prefix, `LengthOutOfBounds` for a length past the end.
     #[inline]
     pub fn read_length_delimited(&mut self) -> Result<(&'b [u8], u64)> {
-        let prefix_at = self.offset();
+        let s = self.read_len_prefixed()?;
+        Ok((s, self.offset() - s.len() as u64))
+    }
+
+    /// [`Reader::read_length_delimited`] without the offset: the payload's offset is
+    /// `self.offset() - payload.len()` right after the call. A `Result<&[u8]>` comes back
+    /// in registers, which the decoders' hot paths notice.
+    ///
+    /// # Errors
+    /// As [`Reader::read_length_delimited`].
+    #[inline]
+    pub(crate) fn read_len_prefixed(&mut self) -> Result<&'b [u8]> {
+        let prefix_pos = self.pos;
         let len = self.read_varint()?;
-        let remaining = self.remaining() as u64;
-        if len > remaining {
-            return Err(Error::at(
-                ErrorKind::LengthOutOfBounds {
-                    length: len,
-                    remaining,
-                },
-                prefix_at,
-            ));
+        let start = self.pos;
+        // One range check covers "length past the end" and every slicing bound.
+        let end = usize::try_from(len).ok().and_then(|n| start.checked_add(n));
+        match end.and_then(|end| self.buf.get(start..end)) {
+            Some(s) => {
+                self.pos = start + s.len();
+                Ok(s)
+            }
+            None => Err(self.length_out_of_bounds(prefix_pos, len)),
         }
-        let at = self.offset();
-        // `len <= remaining <= usize::MAX`, so the cast is exact.
-        let s = &self.buf[self.pos..self.pos + len as usize];
-        self.pos += len as usize;
-        Ok((s, at))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn length_out_of_bounds(&self, prefix_pos: usize, length: u64) -> Error {
+        Error::at(
+            ErrorKind::LengthOutOfBounds {
+                length,
+                remaining: self.remaining() as u64,
+            },
+            self.base + prefix_pos as u64,
+        )
     }
 
     /// Reads a length-delimited value and returns a reader over it, one nesting level
@@ -193,11 +238,11 @@ impl<'b> Reader<'b> {
         if self.depth_left == 0 {
             return Err(self.err(ErrorKind::RecursionLimitExceeded { limit: self.limit }));
         }
-        let (buf, base) = self.read_length_delimited()?;
+        let buf = self.read_len_prefixed()?;
         Ok(Reader {
             buf,
             pos: 0,
-            base,
+            base: self.offset() - buf.len() as u64,
             depth_left: self.depth_left - 1,
             limit: self.limit,
         })
@@ -237,7 +282,7 @@ impl<'b> Reader<'b> {
             WireType::Varint => self.read_varint().map(drop),
             WireType::Fixed64 => self.take(8).map(drop),
             WireType::Fixed32 => self.take(4).map(drop),
-            WireType::LengthDelimited => self.read_length_delimited().map(drop),
+            WireType::LengthDelimited => self.read_len_prefixed().map(drop),
             WireType::EndGroup => {
                 Err(self.err(ErrorKind::UnexpectedEndGroup { field: key.number }))
             }

@@ -49,12 +49,45 @@ impl Sink for Vec<u8> {
         self.push(b);
         Ok(())
     }
+
+    #[inline]
+    fn put_varint(&mut self, v: u64) -> Result<()> {
+        if v < 0x80 {
+            self.push(v as u8);
+        } else {
+            push_varint_multibyte(self, v);
+        }
+        Ok(())
+    }
+}
+
+/// Appends a varint of two bytes or more byte by byte, after one capacity check for
+/// the longest varint: no scratch buffer and no variable-length `memcpy` call for a
+/// few bytes (which costs more than the bytes themselves).
+#[inline(never)]
+fn push_varint_multibyte(out: &mut Vec<u8>, mut v: u64) {
+    out.reserve(MAX_VARINT_LEN);
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
 }
 
 impl<S: Sink + ?Sized> Sink for &mut S {
     #[inline]
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
         (**self).put(bytes)
+    }
+
+    #[inline]
+    fn put_u8(&mut self, b: u8) -> Result<()> {
+        (**self).put_u8(b)
+    }
+
+    #[inline]
+    fn put_varint(&mut self, v: u64) -> Result<()> {
+        (**self).put_varint(v)
     }
 }
 

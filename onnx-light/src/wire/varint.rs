@@ -8,9 +8,11 @@ pub const MAX_VARINT_LEN: usize = 10;
 /// Number of bytes `value` takes as a varint (1 ..= 10).
 #[inline]
 pub const fn encoded_len_varint(value: u64) -> u64 {
-    // Each byte carries 7 bits; `| 1` makes zero take one byte.
-    let bits = 64 - (value | 1).leading_zeros() as u64;
-    bits.div_ceil(7)
+    // Each byte carries 7 bits: ceil((h + 1) / 7) bytes for highest set bit h, which is
+    // (h * 9 + 73) / 64 for every h in 0..=63 (a multiply and a shift instead of a
+    // division). `| 1` makes zero take one byte.
+    let h = 63 - (value | 1).leading_zeros() as u64;
+    (h * 9 + 73) / 64
 }
 
 /// Writes `value` as a varint into `buf`, returning the number of bytes used.
@@ -34,17 +36,22 @@ pub fn encode_varint(mut value: u64, buf: &mut [u8; MAX_VARINT_LEN]) -> usize {
 /// bytes or a value over 64 bits.
 #[inline]
 pub fn decode_varint(buf: &[u8]) -> Result<(u64, usize), ErrorKind> {
-    // Fast path: one byte covers most keys and small values.
-    if let Some(&b) = buf.first() {
-        if b < 0x80 {
-            return Ok((u64::from(b), 1));
-        }
+    // Fast paths, inlined at every call site: one byte covers keys and small values,
+    // two bytes cover lengths and values below 16384.
+    match *buf {
+        [b0, ..] if b0 < 0x80 => Ok((u64::from(b0), 1)),
+        [b0, b1, ..] if b1 < 0x80 => Ok((u64::from(b0 & 0x7f) | (u64::from(b1) << 7), 2)),
+        _ => decode_varint_slow(buf),
     }
-    decode_varint_slow(buf)
 }
 
 #[inline(never)]
 fn decode_varint_slow(buf: &[u8]) -> Result<(u64, usize), ErrorKind> {
+    // Away from the end of the input, ten bytes are known to be there: a fixed-size
+    // array lets the loop unroll without a bounds check per byte.
+    if let Some(bytes) = buf.first_chunk::<MAX_VARINT_LEN>() {
+        return decode_varint_unrolled(bytes);
+    }
     let mut value: u64 = 0;
     for (i, &b) in buf.iter().take(MAX_VARINT_LEN).enumerate() {
         if i == MAX_VARINT_LEN - 1 && b > 1 {
@@ -64,6 +71,22 @@ fn decode_varint_slow(buf: &[u8]) -> Result<(u64, usize), ErrorKind> {
             remaining: buf.len() as u64,
         })
     }
+}
+
+#[inline(always)]
+fn decode_varint_unrolled(bytes: &[u8; MAX_VARINT_LEN]) -> Result<(u64, usize), ErrorKind> {
+    let mut value: u64 = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            // The 10th byte may only contribute the 64th bit.
+            if i == MAX_VARINT_LEN - 1 && b > 1 {
+                return Err(ErrorKind::VarintOverflow);
+            }
+            return Ok((value, i + 1));
+        }
+    }
+    Err(ErrorKind::VarintOverflow)
 }
 
 /// Maps signed to unsigned so that small magnitudes stay small (`sint32`).
@@ -163,6 +186,21 @@ mod tests {
         assert_eq!(zigzag_encode64(i64::MAX), u64::MAX - 1);
     }
 
+    #[test]
+    fn encoded_len_at_every_width_boundary() {
+        for bits in 0..64u32 {
+            let v = 1u64 << bits;
+            assert_eq!(encoded_len_varint(v), u64::from(bits / 7 + 1), "2^{bits}");
+            assert_eq!(
+                encoded_len_varint(v - 1),
+                u64::from(bits.max(1).div_ceil(7)),
+                "2^{bits}-1"
+            );
+        }
+        assert_eq!(encoded_len_varint(0), 1);
+        assert_eq!(encoded_len_varint(u64::MAX), 10);
+    }
+
     proptest! {
         #[test]
         fn varint_round_trips(v: u64) {
@@ -176,6 +214,32 @@ mod tests {
         fn zigzag_round_trips(a: i32, b: i64) {
             prop_assert_eq!(zigzag_decode32(zigzag_encode32(a)), a);
             prop_assert_eq!(zigzag_decode64(zigzag_encode64(b)), b);
+        }
+
+        #[test]
+        fn decoding_agrees_near_and_away_from_the_end(v: u64, pad in 0usize..12) {
+            // Varints followed by `pad` bytes of padding take the short-input loop or
+            // the unrolled path; both must agree.
+            let mut buf = vec![0xff; MAX_VARINT_LEN + pad];
+            let n = encode_varint(v, (&mut buf[..MAX_VARINT_LEN]).try_into().unwrap());
+            buf.drain(n..MAX_VARINT_LEN);
+            prop_assert_eq!(decode_varint(&buf).unwrap(), (v, n));
+        }
+
+        #[test]
+        fn padded_errors_match(mut bytes: Vec<u8>, pad in 0usize..12) {
+            // The unrolled path must report exactly what the loop reports.
+            bytes.truncate(MAX_VARINT_LEN);
+            let short = decode_varint(&bytes);
+            let mut padded = bytes.clone();
+            padded.extend(std::iter::repeat_n(0u8, pad));
+            match short {
+                Ok(ok) => prop_assert_eq!(decode_varint(&padded).unwrap(), ok),
+                Err(ErrorKind::VarintOverflow) => {
+                    prop_assert_eq!(decode_varint(&padded), Err(ErrorKind::VarintOverflow))
+                }
+                Err(_) => {} // truncated: padding completes it
+            }
         }
 
         #[test]

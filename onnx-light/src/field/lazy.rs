@@ -1,0 +1,87 @@
+//! Payloads that are not in memory yet: a source that can produce them on demand (a file
+//! range, a mapped region). The field layer only knows the interface; `io` implements it
+//! for files.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::Bytes;
+use crate::error::Result;
+
+/// Something that can produce the bytes of a payload on demand.
+pub trait PayloadSource: Send + Sync + 'static {
+    /// The `len` bytes at `offset` of the source. Implementations validate the range
+    /// against the source and return an error naming it when it does not fit.
+    ///
+    /// # Errors
+    /// I/O errors, or a range outside the source.
+    fn fetch(&self, offset: u64, len: u64) -> Result<Bytes<'static>>;
+
+    /// A short description for messages (e.g. the file path).
+    fn describe(&self) -> String;
+}
+
+/// A payload left where it is: `len` bytes at `offset` of `source`.
+#[derive(Clone)]
+pub struct LazyPayload {
+    source: Arc<dyn PayloadSource>,
+    offset: u64,
+    len: u64,
+}
+
+impl LazyPayload {
+    /// A reference to `len` bytes at `offset` of `source`.
+    pub fn new(source: Arc<dyn PayloadSource>, offset: u64, len: u64) -> Self {
+        LazyPayload {
+            source,
+            offset,
+            len,
+        }
+    }
+
+    /// The payload's length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True for an empty payload.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Offset of the payload in its source.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The source's description (e.g. its path).
+    pub fn source(&self) -> String {
+        self.source.describe()
+    }
+
+    /// Reads (or maps) the payload now.
+    ///
+    /// # Errors
+    /// Whatever the source reports: I/O errors, a range that no longer fits.
+    pub fn fetch(&self) -> Result<Bytes<'static>> {
+        self.source.fetch(self.offset, self.len)
+    }
+}
+
+impl PartialEq for LazyPayload {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.source, &other.source)
+            && self.offset == other.offset
+            && self.len == other.len
+    }
+}
+
+impl fmt::Debug for LazyPayload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LazyPayload")
+            .field("source", &self.source.describe())
+            .field("offset", &self.offset)
+            .field("len", &self.len)
+            .finish()
+    }
+}

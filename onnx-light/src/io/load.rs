@@ -1,0 +1,430 @@
+//! Loading models from files, memory and readers.
+
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::buffer::PayloadBuffer;
+use super::consolidate::consolidate_tensors_to_buffer;
+use super::mmap::map_file;
+use super::options::{with_threads, TensorBufferOptions};
+use crate::error::{Error, ErrorKind, Result};
+use crate::field::{ByteOwner, Bytes, LazyPayload, PayloadSource};
+use crate::message::{Decode, DecodeOptions, DecodeOwned, IntoOwned};
+use crate::onnx::{Model, ModelProto};
+use crate::wire::DEFAULT_RECURSION_LIMIT;
+
+/// How to load a model. Start from `ParseOptions::default()` and change what you need:
+///
+/// ```
+/// # use onnx_light::io::ParseOptions;
+/// let options = ParseOptions::default().no_copy(true).num_threads(2);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ParseOptions {
+    /// Which payloads count as large (default 1024 bytes) and how loads that copy them
+    /// align them (default 1: no requirement, so a file load needs one copy only).
+    pub buffer: TensorBufferOptions,
+    /// Map the file instead of reading it: large payloads become shared slices of the map
+    /// and nothing is copied (default false). See the hazards in the crate docs.
+    pub no_copy: bool,
+    /// Worker threads for payload copies and file reads; 0 means all cores (default 0).
+    pub num_threads: usize,
+    /// Load the structure only: large payloads are not read; each such tensor keeps a
+    /// [`LazyPayload`] in `lazy_data` that fetches the bytes on demand (default false).
+    /// Needs a file source.
+    pub structure_only: bool,
+    /// Nesting limit for messages (default 100).
+    pub recursion_limit: u32,
+    /// Refuse inputs larger than this many bytes.
+    pub max_model_size: Option<u64>,
+    /// Refuse models with a tensor whose data is larger than this many bytes.
+    pub max_tensor_size: Option<u64>,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        ParseOptions {
+            buffer: TensorBufferOptions::LOAD,
+            no_copy: false,
+            num_threads: 0,
+            structure_only: false,
+            recursion_limit: DEFAULT_RECURSION_LIMIT,
+            max_model_size: None,
+            max_tensor_size: None,
+        }
+    }
+}
+
+impl ParseOptions {
+    /// Sets `buffer.raw_data_threshold`.
+    pub fn raw_data_threshold(mut self, bytes: usize) -> Self {
+        self.buffer.raw_data_threshold = bytes;
+        self
+    }
+    /// Sets `buffer.alignment`.
+    pub fn alignment(mut self, bytes: usize) -> Self {
+        self.buffer.alignment = bytes;
+        self
+    }
+    /// Sets `no_copy`.
+    pub fn no_copy(mut self, yes: bool) -> Self {
+        self.no_copy = yes;
+        self
+    }
+    /// Sets `num_threads` (0 = all cores).
+    pub fn num_threads(mut self, n: usize) -> Self {
+        self.num_threads = n;
+        self
+    }
+    /// Sets `structure_only`.
+    pub fn structure_only(mut self, yes: bool) -> Self {
+        self.structure_only = yes;
+        self
+    }
+    /// Sets `recursion_limit`.
+    pub fn recursion_limit(mut self, levels: u32) -> Self {
+        self.recursion_limit = levels;
+        self
+    }
+    /// Sets `max_model_size`.
+    pub fn max_model_size(mut self, bytes: u64) -> Self {
+        self.max_model_size = Some(bytes);
+        self
+    }
+    /// Sets `max_tensor_size`.
+    pub fn max_tensor_size(mut self, bytes: u64) -> Self {
+        self.max_tensor_size = Some(bytes);
+        self
+    }
+
+    /// Checks that the options make sense together.
+    ///
+    /// # Errors
+    /// `InvalidOption` naming the option and why.
+    pub fn validate(&self) -> Result<()> {
+        self.buffer.validate()?;
+        if self.no_copy && self.buffer.alignment > 1 {
+            return Err(Error::invalid_option(
+                "alignment",
+                "no_copy keeps payloads where the file has them, so it cannot align them; use a copying load",
+            ));
+        }
+        if self.no_copy && self.structure_only {
+            return Err(Error::invalid_option(
+                "structure_only",
+                "choose no_copy (weights mapped) or structure_only (weights left on disk), not both",
+            ));
+        }
+        Ok(())
+    }
+
+    fn decode_options(&self) -> DecodeOptions {
+        DecodeOptions {
+            recursion_limit: self.recursion_limit,
+            shared_threshold: self.buffer.raw_data_threshold.max(1),
+        }
+    }
+
+    fn check_model_size(&self, len: u64) -> Result<()> {
+        match self.max_model_size {
+            Some(limit) if len > limit => Err(Error::new(ErrorKind::LimitExceeded {
+                what: "model size",
+                limit,
+                actual: len,
+            })),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_tensors(&self, model: &ModelProto<'_>) -> Result<()> {
+        let Some(limit) = self.max_tensor_size else {
+            return Ok(());
+        };
+        let mut failure = None;
+        model.visit_tensors(|_, t| {
+            let size = t.inline_data_len() + t.lazy_data.as_ref().map_or(0, LazyPayload::len);
+            if size > limit && failure.is_none() {
+                failure = Some(
+                    Error::new(ErrorKind::LimitExceeded {
+                        what: "tensor size",
+                        limit,
+                        actual: size,
+                    })
+                    .in_tensor(t.name()),
+                );
+            }
+        });
+        failure.map_or(Ok(()), Err)
+    }
+}
+
+/// Loads a model from a file with default options: owned, read with all cores.
+///
+/// # Errors
+/// I/O errors naming the file; decoding errors with byte offset and field path.
+///
+/// # Examples
+/// ```no_run
+/// let model = onnx_light::io::load("model.onnx")?;
+/// println!("{} tensors", model.tensors().len());
+/// # Ok::<(), onnx_light::Error>(())
+/// ```
+pub fn load(path: impl AsRef<Path>) -> Result<Model> {
+    load_with(path, &ParseOptions::default())
+}
+
+/// Loads a model from a file.
+///
+/// * default: the file is read once into a single (huge-page) buffer and large payloads
+///   become shared slices of it: one copy, peak memory about the file size;
+/// * `no_copy`: the file is mapped and payloads are slices of the map (no copy at all);
+/// * `structure_only`: the file is mapped while the structure is decoded; large payloads
+///   are left on disk as [`LazyPayload`]s and the map is released;
+/// * `alignment > 1`: payloads are then copied into aligned storage.
+///
+/// # Errors
+/// I/O errors naming the file; decoding errors with byte offset, field path and file.
+pub fn load_with(path: impl AsRef<Path>, options: &ParseOptions) -> Result<Model> {
+    let path = path.as_ref();
+    options.validate()?;
+    let file = File::open(path).map_err(|e| Error::io(e, Some(path)))?;
+    let meta = file.metadata().map_err(|e| Error::io(e, Some(path)))?;
+    if !meta.is_file() {
+        return Err(Error::io(
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
+            Some(path),
+        ));
+    }
+    options.check_model_size(meta.len())?;
+    let model = with_threads(options.num_threads, || {
+        load_file(&file, path, meta.len(), options)
+    })?
+    .map_err(|e| e.in_file(path))?;
+    options.check_tensors(&model).map_err(|e| e.in_file(path))?;
+    Ok(model)
+}
+
+fn load_file(file: &File, path: &Path, len: u64, options: &ParseOptions) -> Result<Model> {
+    let decode = options.decode_options();
+    if options.no_copy {
+        let map = map_file(file, path)?;
+        return Model::decode_shared(map, &decode);
+    }
+    if options.structure_only {
+        let map = map_file(file, path)?;
+        let owner: ByteOwner = map;
+        let mut model = Model::decode_shared(owner.clone(), &decode)?;
+        let source: Arc<dyn PayloadSource> = Arc::new(FileSource::new(file, path)?);
+        leave_payloads_on_disk(&mut model, &owner, &source);
+        return Ok(model);
+    }
+    let len = usize::try_from(len).map_err(|_| {
+        Error::new(ErrorKind::ValueOutOfRange {
+            what: "file larger than the address space",
+        })
+    })?;
+    let mut buffer = PayloadBuffer::new(len)?;
+    read_parallel(file, buffer.as_mut_slice()).map_err(|e| Error::io(e, Some(path)))?;
+    let owner = buffer.freeze()?;
+    let mut model = Model::decode_shared(owner, &decode)?;
+    if options.buffer.alignment > 1 {
+        consolidate_tensors_to_buffer(&mut model, &options.buffer)?;
+    }
+    Ok(model)
+}
+
+/// Fills `buf` from the start of `file`, in chunks read in parallel.
+fn read_parallel(file: &File, buf: &mut [u8]) -> std::io::Result<()> {
+    const CHUNK: usize = 16 << 20;
+    buf.par_chunks_mut(CHUNK)
+        .enumerate()
+        .try_for_each(|(i, chunk)| file.read_exact_at(chunk, (i * CHUNK) as u64))
+}
+
+/// Replaces every large payload that is a slice of `map` by a lazy reference to the same
+/// range of the file.
+fn leave_payloads_on_disk(model: &mut Model, map: &ByteOwner, source: &Arc<dyn PayloadSource>) {
+    model.visit_tensors_mut(|_, t| {
+        if let Some(Bytes::Shared(s)) = &t.raw_data {
+            if Arc::ptr_eq(s.owner(), map) {
+                t.lazy_data = Some(LazyPayload::new(
+                    source.clone(),
+                    s.offset_in_owner() as u64,
+                    s.len() as u64,
+                ));
+                t.raw_data = None;
+            }
+        }
+    });
+}
+
+/// A file whose ranges are read on demand with positional reads (never mapped, so a
+/// file changed later gives an error or new bytes, never a crash).
+struct FileSource {
+    file: File,
+    path: PathBuf,
+}
+
+impl FileSource {
+    fn new(file: &File, path: &Path) -> Result<Self> {
+        Ok(FileSource {
+            file: file.try_clone().map_err(|e| Error::io(e, Some(path)))?,
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+impl PayloadSource for FileSource {
+    fn fetch(&self, offset: u64, len: u64) -> Result<Bytes<'static>> {
+        let size = self
+            .file
+            .metadata()
+            .map_err(|e| Error::io(e, Some(&self.path)))?
+            .len();
+        let end = offset.checked_add(len);
+        if end.is_none_or(|end| end > size) {
+            return Err(Error::at(
+                ErrorKind::Truncated {
+                    needed: len,
+                    remaining: size.saturating_sub(offset),
+                },
+                offset,
+            )
+            .in_file(&self.path));
+        }
+        let len = usize::try_from(len).map_err(|_| {
+            Error::new(ErrorKind::ValueOutOfRange {
+                what: "payload larger than the address space",
+            })
+        })?;
+        let mut buf = vec![0u8; len];
+        self.file
+            .read_exact_at(&mut buf, offset)
+            .map_err(|e| Error::io(e, Some(&self.path)))?;
+        Ok(Bytes::from(buf))
+    }
+
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// Fetches the bytes of every tensor that has `lazy_data`, making the model complete.
+///
+/// # Errors
+/// The first fetch error, naming the tensor.
+pub fn materialize_lazy_data(model: &mut ModelProto<'_>) -> Result<()> {
+    let mut failure = None;
+    model.visit_tensors_mut(|_, t| {
+        if failure.is_some() {
+            return;
+        }
+        if let Some(lazy) = &t.lazy_data {
+            match lazy.fetch() {
+                Ok(bytes) => {
+                    t.raw_data = Some(bytes);
+                    t.lazy_data = None;
+                }
+                Err(e) => failure = Some(e.in_tensor(t.name())),
+            }
+        }
+    });
+    failure.map_or(Ok(()), Err)
+}
+
+/// Decodes a model in borrow mode: strings and payloads are slices of `bytes`, and the
+/// compiler keeps `bytes` alive as long as the model.
+///
+/// # Errors
+/// Decoding errors; `InvalidOption` for `structure_only` (there is no file to fetch from).
+pub fn load_from_slice<'a>(bytes: &'a [u8], options: &ParseOptions) -> Result<ModelProto<'a>> {
+    validate_in_memory(options)?;
+    options.check_model_size(bytes.len() as u64)?;
+    let model = ModelProto::decode_with(bytes, &options.decode_options())?;
+    options.check_tensors(&model)?;
+    Ok(model)
+}
+
+/// Decodes a model that owns its data. Large payloads are copied once, in parallel, into
+/// one buffer (aligned as `options.buffer.alignment` asks) that the tensors share.
+///
+/// # Errors
+/// Decoding errors; `InvalidOption` for `structure_only` or `no_copy`.
+pub fn load_from_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Model> {
+    let mut view = load_from_slice(bytes, options)?;
+    with_threads(options.num_threads, || {
+        consolidate_tensors_to_buffer(&mut view, &options.buffer)
+    })??;
+    Ok(view.into_owned())
+}
+
+/// Decodes a model from a buffer shared with it: large payloads become slices of
+/// `owner`, smaller ones are copied.
+///
+/// # Errors
+/// Decoding errors; `InvalidOption` for `structure_only`.
+pub fn load_from_owner(owner: ByteOwner, options: &ParseOptions) -> Result<Model> {
+    if options.structure_only {
+        return Err(structure_only_needs_a_file());
+    }
+    options.buffer.validate()?;
+    options.check_model_size(owner.bytes().len() as u64)?;
+    let mut model = Model::decode_shared(owner, &options.decode_options())?;
+    if options.buffer.alignment > 1 {
+        with_threads(options.num_threads, || {
+            consolidate_tensors_to_buffer(&mut model, &options.buffer)
+        })??;
+    }
+    options.check_tensors(&model)?;
+    Ok(model)
+}
+
+/// Reads a whole model from `reader` and decodes it; payloads share the read buffer.
+///
+/// # Errors
+/// I/O errors of the reader; decoding errors; `LimitExceeded` past `max_model_size`
+/// (checked while reading, so an endless stream is cut off).
+pub fn load_from_reader(mut reader: impl Read, options: &ParseOptions) -> Result<Model> {
+    validate_in_memory(options)?;
+    let mut bytes = Vec::new();
+    match options.max_model_size {
+        Some(limit) => {
+            reader
+                .by_ref()
+                .take(limit.saturating_add(1))
+                .read_to_end(&mut bytes)?;
+            options.check_model_size(bytes.len() as u64)?;
+        }
+        None => {
+            reader.read_to_end(&mut bytes)?;
+        }
+    }
+    load_from_owner(Arc::new(bytes), options)
+}
+
+fn structure_only_needs_a_file() -> Error {
+    Error::invalid_option(
+        "structure_only",
+        "needs a file to fetch the weights from later; use io::load_with",
+    )
+}
+
+fn validate_in_memory(options: &ParseOptions) -> Result<()> {
+    options.buffer.validate()?;
+    if options.structure_only {
+        return Err(structure_only_needs_a_file());
+    }
+    if options.no_copy {
+        return Err(Error::invalid_option(
+            "no_copy",
+            "applies to files; in memory, use load_from_slice (borrow) or load_from_owner (shared)",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,475 @@
+//! Saving models to memory, writers and files.
+//!
+//! Encoding is two linear passes: sizes first (so the output has its exact final size
+//! before a byte is written), then the bytes. With more than one thread, the structure is
+//! written in order while each large payload is only given its offset; the payloads are
+//! then copied (or written with positional writes) in parallel. The result is the same
+//! bytes a sequential save writes.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
+use super::options::{thread_count, with_threads, TensorBufferOptions};
+use crate::codec::SizeCache;
+use crate::error::{Error, ErrorKind, Result};
+use crate::message::Message;
+use crate::onnx::ModelProto;
+use crate::wire::{IoSink, Sink};
+
+/// How to save a model. Start from `SerializeOptions::default()`:
+///
+/// ```
+/// # use onnx_light::io::SerializeOptions;
+/// let options = SerializeOptions::default().num_threads(1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SerializeOptions {
+    /// Payloads of at least `raw_data_threshold` bytes (default 64) are written in
+    /// parallel; `alignment` (default 64) applies to external data files.
+    pub buffer: TensorBufferOptions,
+    /// Worker threads; 0 means all cores (default 0). Any value gives the same bytes.
+    pub num_threads: usize,
+}
+
+impl Default for SerializeOptions {
+    fn default() -> Self {
+        SerializeOptions {
+            buffer: TensorBufferOptions::SAVE,
+            num_threads: 0,
+        }
+    }
+}
+
+impl SerializeOptions {
+    /// Sets `num_threads` (0 = all cores).
+    pub fn num_threads(mut self, n: usize) -> Self {
+        self.num_threads = n;
+        self
+    }
+    /// Sets `buffer.raw_data_threshold`.
+    pub fn raw_data_threshold(mut self, bytes: usize) -> Self {
+        self.buffer.raw_data_threshold = bytes;
+        self
+    }
+    /// Sets `buffer.alignment`.
+    pub fn alignment(mut self, bytes: usize) -> Self {
+        self.buffer.alignment = bytes;
+        self
+    }
+}
+
+/// One step of a file save, as seen by a [`SaveHook`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SaveStep {
+    /// Creating the temporary file.
+    Create,
+    /// Writing `len` bytes at `offset` of the temporary file.
+    Write {
+        /// Where.
+        offset: u64,
+        /// How many bytes.
+        len: u64,
+    },
+    /// Flushing the temporary file to stable storage.
+    Sync,
+    /// Renaming the temporary file over the target.
+    Rename,
+}
+
+/// Observes (and may fail) each step of a file save: the fault-injection point used by
+/// the crash-safety tests. Returning an error makes the save fail at that step.
+pub trait SaveHook: Sync {
+    /// Called before `step` happens.
+    ///
+    /// # Errors
+    /// The error to fail the step with.
+    fn before(&self, step: SaveStep) -> std::io::Result<()>;
+}
+
+struct NoHook;
+
+impl SaveHook for NoHook {
+    fn before(&self, _: SaveStep) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Refuses models with tensors whose weights were left on disk.
+fn check_complete(model: &ModelProto<'_>) -> Result<()> {
+    let mut failure = None;
+    model.visit_tensors(|_, t| {
+        if failure.is_none() && t.raw_data.is_none() {
+            if let Some(lazy) = &t.lazy_data {
+                failure = Some(
+                    Error::new(ErrorKind::IncompleteModel {
+                        reason: format!(
+                            "its weights are still in {} (structure-only load); call io::materialize_lazy_data first",
+                            lazy.source()
+                        ),
+                    })
+                    .in_tensor(t.name()),
+                );
+            }
+        }
+    });
+    failure.map_or(Ok(()), Err)
+}
+
+/// The large payloads of a model, by (address, length): the sink recognises them when
+/// the encoder hands them over, and defers them.
+struct Payloads<'m> {
+    by_key: HashMap<(usize, usize), &'m [u8]>,
+}
+
+impl<'m> Payloads<'m> {
+    fn collect(model: &'m ModelProto<'_>, threshold: usize, parallel: bool) -> Self {
+        let mut by_key = HashMap::new();
+        if parallel {
+            model.visit_tensors(|_, t| {
+                if let Some(raw) = t.raw_data.as_deref() {
+                    if raw.len() >= threshold.max(1) {
+                        by_key.insert((raw.as_ptr() as usize, raw.len()), raw);
+                    }
+                }
+            });
+        }
+        Payloads { by_key }
+    }
+
+    fn keys(&self) -> HashSet<(usize, usize)> {
+        self.by_key.keys().copied().collect()
+    }
+}
+
+/// A sink over an exactly sized slice that skips recognised payloads, recording where
+/// each goes.
+struct DeferringSliceSink<'o> {
+    out: &'o mut [u8],
+    pos: usize,
+    payloads: HashSet<(usize, usize)>,
+    jobs: Vec<(usize, (usize, usize))>,
+}
+
+impl Sink for DeferringSliceSink<'_> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        let end = self.pos + bytes.len();
+        if end > self.out.len() {
+            return Err(Error::new(ErrorKind::BufferTooSmall {
+                needed: bytes.len() as u64,
+                remaining: (self.out.len() - self.pos) as u64,
+            }));
+        }
+        let key = (bytes.as_ptr() as usize, bytes.len());
+        if self.payloads.contains(&key) {
+            self.jobs.push((self.pos, key));
+        } else {
+            self.out[self.pos..end].copy_from_slice(bytes);
+        }
+        self.pos = end;
+        Ok(())
+    }
+}
+
+/// Encodes `model` into a new vector of exactly its encoded size.
+///
+/// # Errors
+/// `IncompleteModel` for tensors whose weights were left on disk; `ValueOutOfRange` if
+/// the encoding does not fit in memory.
+pub fn save_to_vec(model: &ModelProto<'_>, options: &SerializeOptions) -> Result<Vec<u8>> {
+    options.buffer.validate()?;
+    check_complete(model)?;
+    let parallel = thread_count(options.num_threads) > 1;
+    let mut sizes = SizeCache::new();
+    let total = model.compute_size(&mut sizes);
+    let total = usize::try_from(total).map_err(|_| {
+        Error::new(ErrorKind::ValueOutOfRange {
+            what: "encoded model larger than the address space",
+        })
+    })?;
+    if !parallel {
+        let mut out = Vec::with_capacity(total);
+        model.encode_fields(&mut out, &mut sizes.cursor())?;
+        return Ok(out);
+    }
+    let payloads = Payloads::collect(model, options.buffer.raw_data_threshold, true);
+    let mut out = vec![0u8; total];
+    let mut sink = DeferringSliceSink {
+        out: &mut out,
+        pos: 0,
+        payloads: payloads.keys(),
+        jobs: Vec::new(),
+    };
+    model.encode_fields(&mut sink, &mut sizes.cursor())?;
+    let jobs = std::mem::take(&mut sink.jobs);
+    drop(sink);
+    // Split the output into the payloads' disjoint ranges and fill them in parallel.
+    let mut rest: &mut [u8] = &mut out;
+    let mut base = 0usize;
+    let mut work: Vec<(&mut [u8], &[u8])> = Vec::with_capacity(jobs.len());
+    for (offset, key) in jobs {
+        let src = payloads.by_key[&key];
+        let (_, tail) = rest.split_at_mut(offset - base);
+        let (dst, tail) = tail.split_at_mut(src.len());
+        work.push((dst, src));
+        rest = tail;
+        base = offset + src.len();
+    }
+    with_threads(options.num_threads, || {
+        work.into_par_iter()
+            .for_each(|(dst, src)| dst.copy_from_slice(src));
+    })?;
+    Ok(out)
+}
+
+/// Encodes `model` into any writer (sequentially, buffered; large payloads are written
+/// straight through). Returns the number of bytes written.
+///
+/// # Errors
+/// I/O errors of the writer; `IncompleteModel` for tensors left on disk.
+pub fn save_to_writer(
+    model: &ModelProto<'_>,
+    writer: impl Write,
+    options: &SerializeOptions,
+) -> Result<u64> {
+    options.buffer.validate()?;
+    check_complete(model)?;
+    let mut sink = IoSink::new(writer);
+    let n = model.encode(&mut sink)?;
+    sink.flush()?;
+    Ok(n)
+}
+
+/// Saves `model` to `path` atomically: the bytes go to a new temporary file in the same
+/// directory, which is flushed to disk and then renamed over `path`. A failure at any
+/// point leaves the previous file untouched and removes the temporary file. An existing
+/// file's permissions are kept. A file that a no-copy model still maps stays valid: it is
+/// replaced, never written in place.
+///
+/// # Errors
+/// I/O errors naming the file; `IncompleteModel` for tensors left on disk.
+///
+/// # Examples
+/// ```no_run
+/// use onnx_light::io::{self, SerializeOptions};
+/// let model = io::load("in.onnx")?;
+/// io::save(&model, "out.onnx", &SerializeOptions::default())?;
+/// # Ok::<(), onnx_light::Error>(())
+/// ```
+pub fn save(
+    model: &ModelProto<'_>,
+    path: impl AsRef<Path>,
+    options: &SerializeOptions,
+) -> Result<()> {
+    save_with_hook(model, path.as_ref(), options, &NoHook)
+}
+
+/// [`save`] with a hook called before every step (for fault-injection tests).
+///
+/// # Errors
+/// As [`save`], plus whatever the hook returns.
+pub fn save_with_hook(
+    model: &ModelProto<'_>,
+    path: &Path,
+    options: &SerializeOptions,
+    hook: &dyn SaveHook,
+) -> Result<()> {
+    options.buffer.validate()?;
+    check_complete(model)?;
+    let target = AtomicTarget::new(path, hook)?;
+    let result = write_model_file(model, &target.file, options, hook).and_then(|()| {
+        hook.before(SaveStep::Sync)?;
+        target.file.sync_all()?;
+        Ok(())
+    });
+    match result {
+        Ok(()) => target.commit(hook),
+        Err(e) => {
+            target.abandon();
+            Err(e.in_file(path))
+        }
+    }
+}
+
+/// A positional writer: structure bytes are buffered and written at increasing offsets;
+/// recognised payloads are skipped and recorded.
+struct PositionalSink<'f> {
+    file: &'f File,
+    hook: &'f dyn SaveHook,
+    pos: u64,
+    buf: Vec<u8>,
+    buf_start: u64,
+    payloads: HashSet<(usize, usize)>,
+    jobs: Vec<(u64, (usize, usize))>,
+}
+
+const WRITE_CHUNK: usize = 1 << 20;
+
+impl PositionalSink<'_> {
+    fn flush_buf(&mut self) -> Result<()> {
+        if !self.buf.is_empty() {
+            self.hook.before(SaveStep::Write {
+                offset: self.buf_start,
+                len: self.buf.len() as u64,
+            })?;
+            self.file.write_all_at(&self.buf, self.buf_start)?;
+            self.buf.clear();
+        }
+        self.buf_start = self.pos;
+        Ok(())
+    }
+}
+
+impl Sink for PositionalSink<'_> {
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        let key = (bytes.as_ptr() as usize, bytes.len());
+        if self.payloads.contains(&key) {
+            self.flush_buf()?;
+            self.jobs.push((self.pos, key));
+            self.pos += bytes.len() as u64;
+            self.buf_start = self.pos;
+            return Ok(());
+        }
+        self.buf.extend_from_slice(bytes);
+        self.pos += bytes.len() as u64;
+        if self.buf.len() >= WRITE_CHUNK {
+            self.flush_buf()?;
+        }
+        Ok(())
+    }
+}
+
+fn write_model_file(
+    model: &ModelProto<'_>,
+    file: &File,
+    options: &SerializeOptions,
+    hook: &dyn SaveHook,
+) -> Result<()> {
+    let parallel = thread_count(options.num_threads) > 1;
+    let payloads = Payloads::collect(model, options.buffer.raw_data_threshold, parallel);
+    let mut sizes = SizeCache::new();
+    let total = model.compute_size(&mut sizes);
+    // Reserve the final size up front: a full disk fails here, before any writing.
+    file.set_len(total)?;
+    let mut sink = PositionalSink {
+        file,
+        hook,
+        pos: 0,
+        buf: Vec::with_capacity(WRITE_CHUNK),
+        buf_start: 0,
+        payloads: payloads.keys(),
+        jobs: Vec::new(),
+    };
+    model.encode_fields(&mut sink, &mut sizes.cursor())?;
+    sink.flush_buf()?;
+    let jobs = std::mem::take(&mut sink.jobs);
+    with_threads(options.num_threads, || {
+        jobs.into_par_iter()
+            .try_for_each(|(offset, key)| -> Result<()> {
+                let src = payloads.by_key[&key];
+                hook.before(SaveStep::Write {
+                    offset,
+                    len: src.len() as u64,
+                })?;
+                file.write_all_at(src, offset)?;
+                Ok(())
+            })
+    })??;
+    Ok(())
+}
+
+/// The temporary file of an atomic save and the path it will replace.
+pub(crate) struct AtomicTarget {
+    pub(crate) file: File,
+    temp: PathBuf,
+    path: PathBuf,
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl AtomicTarget {
+    /// Creates a new temporary file next to `path` (never following or overwriting an
+    /// existing entry).
+    pub(crate) fn new(path: &Path, hook: &dyn SaveHook) -> Result<Self> {
+        let name = path.file_name().ok_or_else(|| {
+            Error::io(
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "the path has no file name",
+                ),
+                Some(path),
+            )
+        })?;
+        if path.is_dir() {
+            return Err(Error::io(
+                std::io::Error::new(std::io::ErrorKind::IsADirectory, "the path is a directory"),
+                Some(path),
+            ));
+        }
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        hook.before(SaveStep::Create)
+            .map_err(|e| Error::io(e, Some(path)))?;
+        loop {
+            let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+            let mut temp_name = std::ffi::OsString::from(".");
+            temp_name.push(name);
+            temp_name.push(format!(".tmp-{}-{n}", std::process::id()));
+            let temp = dir.join(temp_name);
+            match OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&temp)
+            {
+                Ok(file) => {
+                    return Ok(AtomicTarget {
+                        file,
+                        temp,
+                        path: path.to_path_buf(),
+                    })
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(Error::io(e, Some(&temp))),
+            }
+        }
+    }
+
+    /// Renames the temporary file over the target and makes the rename durable.
+    pub(crate) fn commit(self, hook: &dyn SaveHook) -> Result<()> {
+        let result = (|| -> std::io::Result<()> {
+            if let Ok(meta) = std::fs::metadata(&self.path) {
+                self.file.set_permissions(meta.permissions())?;
+            }
+            hook.before(SaveStep::Rename)?;
+            std::fs::rename(&self.temp, &self.path)?;
+            if let Some(dir) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                // Durability of the rename; not every filesystem supports it.
+                let _ = File::open(dir).and_then(|d| d.sync_all());
+            }
+            Ok(())
+        })();
+        match result {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let _ = std::fs::remove_file(&self.temp);
+                Err(Error::io(e, Some(&self.path)))
+            }
+        }
+    }
+
+    /// Removes the temporary file.
+    pub(crate) fn abandon(self) {
+        let _ = std::fs::remove_file(&self.temp);
+    }
+}

@@ -1,0 +1,564 @@
+//! Loading and saving: every load mode against every save path, lifetimes of shared
+//! payloads, atomic saves under injected faults, and parallel output identical to
+//! sequential output.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use onnx_light::io::{self, ParseOptions, SaveHook, SaveStep, SerializeOptions};
+use onnx_light::onnx::*;
+use onnx_light::prelude::*;
+use onnx_light::{ByteOwner, ErrorKind};
+
+/// A scratch directory under target/, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir = onnx_light_tests::python::workspace_root()
+            .join("target")
+            .join("test-scratch")
+            .join(format!(
+                "{name}-{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+    fn entries(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&self.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A model with payloads around every threshold, typed data, strings and a subgraph.
+fn model(seed: u8) -> Model {
+    let mut g = GraphProto::named(format!("g{seed}"));
+    for (i, n) in [
+        0usize, 1, 63, 64, 65, 1023, 1024, 1025, 4096, 100_000, 3_000_001,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let data: Vec<u8> = (0..n)
+            .map(|j| (j as u8).wrapping_mul(31).wrapping_add(seed + i as u8))
+            .collect();
+        g.initializer.push(TensorProto::from_raw(
+            format!("t{i}"),
+            DataType::Uint8,
+            [n as i64],
+            data,
+        ));
+    }
+    g.initializer.push(TensorProto {
+        name: Some("floats".into()),
+        data_type: Some(DataType::Float.to_i32()),
+        dims: vec![3],
+        float_data: vec![1.0, -2.5, 3.25],
+        ..TensorProto::default()
+    });
+    g.initializer.push(TensorProto {
+        name: Some("strings".into()),
+        data_type: Some(DataType::String.to_i32()),
+        dims: vec![2],
+        string_data: vec![Bytes::from(b"ab".to_vec()), Bytes::from(vec![0xffu8; 2000])],
+        ..TensorProto::default()
+    });
+    let mut sub = GraphProto::named("then");
+    sub.initializer.push(TensorProto::from_raw(
+        "sub",
+        DataType::Uint8,
+        [5000],
+        vec![seed; 5000],
+    ));
+    g.node.push(
+        NodeProto::new("If", ["cond"], ["y"])
+            .with_attribute(AttributeProto::graph("then_branch", sub))
+            .with_attribute(AttributeProto::tensor(
+                "value",
+                TensorProto::from_raw("const", DataType::Uint8, [2048], vec![7u8; 2048]),
+            )),
+    );
+    let mut m = ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)]);
+    m.producer_name = Some("load_save test".into());
+    m
+}
+
+fn parse_modes() -> Vec<(&'static str, ParseOptions)> {
+    vec![
+        ("owned", ParseOptions::default()),
+        ("owned 1 thread", ParseOptions::default().num_threads(1)),
+        (
+            "owned aligned 4096",
+            ParseOptions::default().alignment(4096),
+        ),
+        ("no_copy", ParseOptions::default().no_copy(true)),
+        ("threshold 1", ParseOptions::default().raw_data_threshold(1)),
+    ]
+}
+
+#[test]
+fn every_load_mode_round_trips_every_save_path() {
+    let dir = Scratch::new("modes");
+    let original = model(1);
+    let expected = original.encode_to_vec().unwrap();
+    for threads in [1, 2] {
+        let options = SerializeOptions::default().num_threads(threads);
+        // Three save paths, one set of bytes.
+        let path = dir.path(&format!("m{threads}.onnx"));
+        io::save(&original, &path, &options).unwrap();
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            expected,
+            "save to path, {threads} threads"
+        );
+        assert_eq!(io::save_to_vec(&original, &options).unwrap(), expected);
+        let mut w = Vec::new();
+        assert_eq!(
+            io::save_to_writer(&original, &mut w, &options).unwrap(),
+            expected.len() as u64
+        );
+        assert_eq!(w, expected);
+
+        for (name, popts) in parse_modes() {
+            let m = io::load_with(&path, &popts).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(m, original, "{name}");
+            assert_eq!(
+                io::save_to_vec(&m, &options).unwrap(),
+                expected,
+                "{name} re-save"
+            );
+        }
+        let in_memory = ParseOptions::default();
+        assert_eq!(
+            io::load_from_slice(&expected, &in_memory).unwrap(),
+            original
+        );
+        assert_eq!(
+            io::load_from_bytes(&expected, &in_memory).unwrap(),
+            original
+        );
+        assert_eq!(
+            io::load_from_bytes(&expected, &in_memory.clone().alignment(64)).unwrap(),
+            original
+        );
+        let owner: ByteOwner = Arc::new(expected.clone());
+        assert_eq!(io::load_from_owner(owner, &in_memory).unwrap(), original);
+        assert_eq!(
+            io::load_from_reader(&expected[..], &in_memory).unwrap(),
+            original
+        );
+    }
+}
+
+#[test]
+fn payloads_are_shared_owned_or_aligned_as_each_mode_promises() {
+    let dir = Scratch::new("states");
+    let path = dir.path("m.onnx");
+    io::save(&model(2), &path, &SerializeOptions::default()).unwrap();
+    let big = |m: &Model| {
+        m.tensors()
+            .into_iter()
+            .find(|t| t.name() == "t10")
+            .unwrap()
+            .raw_data
+            .clone()
+            .unwrap()
+    };
+
+    let owned = io::load(&path).unwrap();
+    assert!(big(&owned).is_shared(), "owned loads share one read buffer");
+    let aligned = io::load_with(&path, &ParseOptions::default().alignment(4096)).unwrap();
+    for t in aligned.tensors() {
+        if let Some(raw) = &t.raw_data {
+            if raw.len() >= 1024 {
+                assert_eq!(raw.as_ptr() as usize % 4096, 0, "{}", t.name());
+            }
+        }
+    }
+    let mapped = io::load_with(&path, &ParseOptions::default().no_copy(true)).unwrap();
+    assert!(big(&mapped).is_shared());
+    // Small payloads are copied in every mode.
+    let small = mapped
+        .tensors()
+        .into_iter()
+        .find(|t| t.name() == "t5")
+        .unwrap();
+    assert!(small.raw_data.as_ref().unwrap().is_owned());
+}
+
+#[test]
+fn a_shared_payload_outlives_the_loader_the_file_and_the_callers_handles() {
+    let dir = Scratch::new("lifetimes");
+    let path = dir.path("m.onnx");
+    io::save(&model(3), &path, &SerializeOptions::default()).unwrap();
+    let payload = {
+        let m = io::load_with(&path, &ParseOptions::default().no_copy(true)).unwrap();
+        m.graph.as_ref().unwrap().initializer[10]
+            .raw_data
+            .clone()
+            .unwrap()
+    };
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(payload.len(), 3_000_001);
+    let expected = model(3).graph.unwrap().initializer[10]
+        .raw_data
+        .clone()
+        .unwrap();
+    assert_eq!(payload, expected);
+
+    // And with an owner the caller held and dropped.
+    let bytes = model(3).encode_to_vec().unwrap();
+    let owner: Arc<Vec<u8>> = Arc::new(bytes);
+    let m = io::load_from_owner(owner.clone(), &ParseOptions::default()).unwrap();
+    drop(owner);
+    assert_eq!(m, model(3));
+}
+
+#[test]
+fn mutating_a_shared_payload_copies_it_and_leaves_other_holders_unchanged() {
+    let dir = Scratch::new("cow");
+    let path = dir.path("m.onnx");
+    io::save(&model(4), &path, &SerializeOptions::default()).unwrap();
+    let a = io::load_with(&path, &ParseOptions::default().no_copy(true)).unwrap();
+    let mut b = a.clone();
+    let raw = b.graph.as_mut().unwrap().initializer[10]
+        .raw_data
+        .as_mut()
+        .unwrap();
+    raw.make_mut()[0] ^= 0xff;
+    assert!(raw.is_owned());
+    assert_ne!(a, b);
+    assert_eq!(a, model(4));
+    // The file is untouched too.
+    assert_eq!(io::load(&path).unwrap(), model(4));
+}
+
+#[test]
+fn parallel_saves_are_byte_identical_to_sequential_ones() {
+    let dir = Scratch::new("parallel");
+    let m = model(5);
+    let reference = io::save_to_vec(&m, &SerializeOptions::default().num_threads(1)).unwrap();
+    for threads in [1, 2, 4, 8] {
+        for threshold in [1usize, 64, 5000] {
+            let options = SerializeOptions::default()
+                .num_threads(threads)
+                .raw_data_threshold(threshold);
+            assert_eq!(
+                io::save_to_vec(&m, &options).unwrap(),
+                reference,
+                "{threads} threads, threshold {threshold}"
+            );
+            let path = dir.path(&format!("p{threads}-{threshold}.onnx"));
+            io::save(&m, &path, &options).unwrap();
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                reference,
+                "file, {threads} threads"
+            );
+        }
+        let loaded = io::load_with(
+            dir.path("p1-64.onnx"),
+            &ParseOptions::default().num_threads(threads),
+        )
+        .unwrap();
+        assert_eq!(loaded, m);
+    }
+}
+
+#[test]
+fn parallel_and_sequential_loads_report_the_same_first_error() {
+    let mut bytes = model(6).encode_to_vec().unwrap();
+    let len = bytes.len();
+    bytes.truncate(len - 10);
+    let dir = Scratch::new("errors");
+    let path = dir.path("bad.onnx");
+    std::fs::write(&path, &bytes).unwrap();
+    let errors: Vec<_> = [1, 2, 4]
+        .into_iter()
+        .map(|n| io::load_with(&path, &ParseOptions::default().num_threads(n)).unwrap_err())
+        .collect();
+    for e in &errors {
+        assert_eq!(e.kind(), errors[0].kind());
+        assert_eq!(e.offset(), errors[0].offset());
+        assert_eq!(e.file(), Some(path.as_path()));
+    }
+}
+
+/// Fails the n-th call (counting every step), once.
+struct FailAt {
+    n: u64,
+    seen: AtomicU64,
+    steps: std::sync::Mutex<Vec<SaveStep>>,
+}
+
+impl FailAt {
+    fn new(n: u64) -> Self {
+        FailAt {
+            n,
+            seen: AtomicU64::new(0),
+            steps: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl SaveHook for FailAt {
+    fn before(&self, step: SaveStep) -> std::io::Result<()> {
+        self.steps.lock().unwrap().push(step);
+        if self.seen.fetch_add(1, Ordering::SeqCst) == self.n {
+            return Err(std::io::Error::other(format!(
+                "injected failure at {step:?}"
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_failed_save_at_any_step_leaves_the_old_file_intact_and_no_temporary_file() {
+    let dir = Scratch::new("atomic");
+    let path = dir.path("model.onnx");
+    let old = model(7);
+    io::save(&old, &path, &SerializeOptions::default()).unwrap();
+    let old_bytes = std::fs::read(&path).unwrap();
+    let new = model(8);
+    for threads in [1, 2] {
+        let options = SerializeOptions::default().num_threads(threads);
+        // Count the steps of a successful save first.
+        let probe = FailAt::new(u64::MAX);
+        let spare = dir.path("probe.onnx");
+        io::save_with_hook(&new, &spare, &options, &probe).unwrap();
+        std::fs::remove_file(&spare).unwrap();
+        let steps = probe.steps.lock().unwrap().len() as u64;
+        assert!(steps >= 4, "create, write, sync, rename at least: {steps}");
+        for n in 0..steps {
+            let hook = FailAt::new(n);
+            let err = io::save_with_hook(&new, &path, &options, &hook).unwrap_err();
+            assert!(matches!(err.kind(), ErrorKind::Io(_)), "{err}");
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                old_bytes,
+                "failure at step {n} of {steps}"
+            );
+            assert_eq!(
+                dir.entries(),
+                vec!["model.onnx".to_string()],
+                "temporary file left after step {n}"
+            );
+        }
+    }
+    io::save(&new, &path, &SerializeOptions::default()).unwrap();
+    assert_eq!(io::load(&path).unwrap(), new);
+}
+
+#[test]
+fn a_writer_that_fails_midway_reports_the_error() {
+    struct Full(usize);
+    impl std::io::Write for Full {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.0 < buf.len() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::StorageFull,
+                    "disk full",
+                ));
+            }
+            self.0 -= buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let err =
+        io::save_to_writer(&model(9), Full(100_000), &SerializeOptions::default()).unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::Io(std::io::ErrorKind::StorageFull));
+}
+
+#[test]
+fn saving_over_a_mapped_model_keeps_the_mapped_model_valid() {
+    let dir = Scratch::new("remap");
+    let path = dir.path("m.onnx");
+    io::save(&model(10), &path, &SerializeOptions::default()).unwrap();
+    let mapped = io::load_with(&path, &ParseOptions::default().no_copy(true)).unwrap();
+    io::save(&model(11), &path, &SerializeOptions::default()).unwrap();
+    // The old inode is still mapped and unchanged; the path has the new model.
+    assert_eq!(mapped, model(10));
+    assert_eq!(io::load(&path).unwrap(), model(11));
+}
+
+#[test]
+fn saving_keeps_the_permissions_of_the_replaced_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Scratch::new("perms");
+    let path = dir.path("m.onnx");
+    std::fs::write(&path, b"old").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    io::save(&model(12), &path, &SerializeOptions::default()).unwrap();
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+}
+
+#[test]
+fn structure_only_loads_leave_weights_on_disk_until_fetched() {
+    let dir = Scratch::new("structure");
+    let path = dir.path("m.onnx");
+    let original = model(13);
+    io::save(&original, &path, &SerializeOptions::default()).unwrap();
+    let mut m = io::load_with(&path, &ParseOptions::default().structure_only(true)).unwrap();
+    let big = m
+        .tensors()
+        .into_iter()
+        .find(|t| t.name() == "t10")
+        .unwrap()
+        .clone();
+    assert!(big.raw_data.is_none());
+    let lazy = big.lazy_data.as_ref().unwrap();
+    assert_eq!(lazy.len(), 3_000_001);
+    assert_eq!(
+        lazy.fetch().unwrap(),
+        original.graph.as_ref().unwrap().initializer[10]
+            .raw_data
+            .clone()
+            .unwrap()
+    );
+    // Small payloads are loaded as usual.
+    assert!(m
+        .tensors()
+        .into_iter()
+        .find(|t| t.name() == "t1")
+        .unwrap()
+        .raw_data
+        .is_some());
+    // Saving an incomplete model is refused, naming the tensor; nothing is written.
+    let out = dir.path("out.onnx");
+    let err = io::save(&m, &out, &SerializeOptions::default()).unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::IncompleteModel { .. }),
+        "{err}"
+    );
+    assert_eq!(err.tensor(), Some("t6"));
+    assert!(!out.exists());
+    io::materialize_lazy_data(&mut m).unwrap();
+    assert_eq!(m, original);
+}
+
+#[test]
+fn invalid_options_are_errors_not_silent_fixes() {
+    let dir = Scratch::new("options");
+    let path = dir.path("m.onnx");
+    io::save(&model(14), &path, &SerializeOptions::default()).unwrap();
+    let cases = [
+        ParseOptions::default().alignment(3),
+        ParseOptions::default().alignment(0),
+        ParseOptions::default().no_copy(true).alignment(64),
+        ParseOptions::default().no_copy(true).structure_only(true),
+    ];
+    for options in cases {
+        let err = io::load_with(&path, &options).unwrap_err();
+        assert!(
+            matches!(err.kind(), ErrorKind::InvalidOption { .. }),
+            "{options:?}: {err}"
+        );
+    }
+    let bytes = std::fs::read(&path).unwrap();
+    let err =
+        io::load_from_bytes(&bytes, &ParseOptions::default().structure_only(true)).unwrap_err();
+    assert!(matches!(
+        err.kind(),
+        ErrorKind::InvalidOption {
+            name: "structure_only",
+            ..
+        }
+    ));
+    let err = io::save_to_vec(&model(14), &SerializeOptions::default().alignment(6)).unwrap_err();
+    assert!(matches!(
+        err.kind(),
+        ErrorKind::InvalidOption {
+            name: "alignment",
+            ..
+        }
+    ));
+}
+
+#[test]
+fn size_limits_are_enforced_with_clear_errors() {
+    let bytes = model(15).encode_to_vec().unwrap();
+    let err =
+        io::load_from_bytes(&bytes, &ParseOptions::default().max_model_size(1000)).unwrap_err();
+    assert!(
+        matches!(
+            err.kind(),
+            ErrorKind::LimitExceeded {
+                what: "model size",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let err = io::load_from_bytes(&bytes, &ParseOptions::default().max_tensor_size(1_000_000))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err.kind(),
+            ErrorKind::LimitExceeded {
+                what: "tensor size",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(err.tensor(), Some("t10"));
+    let endless = std::io::repeat(0x0a);
+    let err = io::load_from_reader(endless, &ParseOptions::default().max_model_size(1 << 20))
+        .unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::LimitExceeded { .. }));
+}
+
+#[test]
+fn loading_a_directory_or_a_missing_file_names_the_path() {
+    let dir = Scratch::new("paths");
+    let err = io::load(&dir.0).unwrap_err();
+    assert_eq!(err.file(), Some(dir.0.as_path()));
+    let missing = dir.path("missing.onnx");
+    let err = io::load(&missing).unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::Io(std::io::ErrorKind::NotFound));
+    assert!(err.to_string().contains("missing.onnx"), "{err}");
+    let err = io::save(&model(16), &dir.0, &SerializeOptions::default()).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Io(_)));
+}
+
+#[test]
+fn empty_files_and_models_load() {
+    let dir = Scratch::new("empty");
+    let path = dir.path("empty.onnx");
+    std::fs::write(&path, b"").unwrap();
+    for (name, options) in parse_modes() {
+        assert_eq!(
+            io::load_with(&path, &options).unwrap(),
+            Model::default(),
+            "{name}"
+        );
+    }
+    io::save(&Model::default(), &path, &SerializeOptions::default()).unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+    let _ = Path::new("");
+}
