@@ -1,14 +1,13 @@
-//! `onnx-light tour`: the README's main job. Builds (or copies) a model, writes it, reads
-//! it back in every mode the library offers, checks every round trip, and prints one table
-//! of sizes and timings.
+//! `onnx-light tour`: the README's main job. Builds (or copies) a model, saves it, loads
+//! it back in every mode the library offers, checks every round trip, and prints one
+//! table of sizes and timings.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use onnx_light::onnx::Model;
+use onnx_light::io::{self, ParseOptions, SerializeOptions};
+use onnx_light::onnx::{Model, ModelProto};
 use onnx_light::prelude::*;
-use onnx_light::{ByteOwner, DecodeOptions};
 
 use crate::sample::{self, SampleSpec};
 use crate::table::{self, Table};
@@ -37,162 +36,145 @@ impl Drop for ScratchDir {
     }
 }
 
-fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
-    let start = Instant::now();
-    let v = f();
-    (v, start.elapsed())
-}
-
 type Failure = Box<dyn std::error::Error>;
 
-fn check(ok: bool, what: &str) -> Result<(), Failure> {
-    if ok {
-        Ok(())
-    } else {
-        Err(format!("round trip failed: {what}").into())
+/// The table being built, with the size every step is measured against.
+struct Report {
+    table: Table,
+    size: u64,
+}
+
+impl Report {
+    /// Times `f`, adds a row, and fails the tour when the row's check fails.
+    fn step<T>(
+        &mut self,
+        name: &str,
+        f: impl FnOnce() -> onnx_light::Result<T>,
+        check: impl FnOnce(&T) -> Option<bool>,
+    ) -> Result<T, Failure> {
+        let start = Instant::now();
+        let value = f().map_err(|e| format!("{name}: {e}"))?;
+        let elapsed = start.elapsed();
+        let verdict = check(&value);
+        self.row(name, elapsed, verdict);
+        if verdict == Some(false) {
+            return Err(format!("round trip failed: {name}").into());
+        }
+        Ok(value)
+    }
+
+    fn row(&mut self, name: &str, d: Duration, verdict: Option<bool>) {
+        self.table.row(vec![
+            name.to_string(),
+            table::bytes(self.size),
+            table::duration(d),
+            table::throughput(self.size, d),
+            match verdict {
+                Some(true) => "equal",
+                Some(false) => "DIFFERENT",
+                None => "-",
+            }
+            .to_string(),
+        ]);
     }
 }
 
-/// Runs the tour on `model` (a path) or on the built-in sample.
+/// Runs the tour on `model` (a path, not modified) or on the built-in sample.
 pub fn run(model: Option<&Path>) -> Result<(), Failure> {
     let dir = ScratchDir::new()?;
-    let mut t = Table::new(&["step", "size", "time", "throughput", "check"]);
+    let mut r = Report {
+        table: Table::new(&["step", "size", "time", "throughput", "check"]),
+        size: 0,
+    };
 
-    let (original, original_bytes): (Model, Option<Vec<u8>>) = match model {
+    let (original, input_bytes): (Model, Option<Vec<u8>>) = match model {
         None => {
-            let (m, d) = timed(|| sample::build(SampleSpec::DEFAULT));
-            let weights: u64 = m.tensors().iter().map(|t| t.inline_data_len()).sum();
-            t.row(vec![
-                "build sample in memory".into(),
-                table::bytes(weights),
-                table::duration(d),
-                table::throughput(weights, d),
-                "-".into(),
-            ]);
+            let start = Instant::now();
+            let m = sample::build(SampleSpec::DEFAULT);
+            r.size = m.tensors().iter().map(|t| t.inline_data_len()).sum();
+            r.row("build sample in memory", start.elapsed(), None);
             (m, None)
         }
         Some(path) => {
-            let (bytes, d) = timed(|| std::fs::read(path));
-            let bytes = bytes.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            t.row(vec![
-                format!("read {}", path.display()),
-                table::bytes(bytes.len() as u64),
-                table::duration(d),
-                table::throughput(bytes.len() as u64, d),
-                "-".into(),
-            ]);
-            let m = Model::decode_owned(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+            let bytes =
+                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            r.size = bytes.len() as u64;
+            let m = r.step(
+                &format!("load {}", path.display()),
+                || io::load(path),
+                |_| None,
+            )?;
             (m, Some(bytes))
         }
     };
 
-    // Single file.
-    let (encoded, d) = timed(|| original.encode_to_vec());
-    let encoded = encoded?;
-    let size = encoded.len() as u64;
-    if let Some(input) = &original_bytes {
-        check(
-            *input == encoded,
-            "re-encoding the input model changed its bytes",
-        )?;
-    }
-    t.row(vec![
-        "encode".into(),
-        table::bytes(size),
-        table::duration(d),
-        table::throughput(size, d),
-        if original_bytes.is_some() {
-            "byte-identical to input"
-        } else {
-            "-"
-        }
-        .into(),
-    ]);
     let file = dir.0.join("model.onnx");
-    let (written, d) = timed(|| std::fs::write(&file, &encoded));
-    written?;
-    t.row(vec![
-        "write single file".into(),
-        table::bytes(size),
-        table::duration(d),
-        table::throughput(size, d),
-        "-".into(),
-    ]);
-    drop(encoded);
+    let all_cores = SerializeOptions::default();
+    r.step(
+        "save single file",
+        || io::save(&original, &file, &all_cores),
+        |_| None,
+    )?;
+    let written = std::fs::read(&file)?;
+    r.size = written.len() as u64;
+    if let Some(input) = &input_bytes {
+        if *input != written {
+            return Err("saving the input model changed its bytes".into());
+        }
+    }
+    r.step(
+        "save single file, 1 thread",
+        || {
+            io::save(
+                &original,
+                &file,
+                &SerializeOptions::default().num_threads(1),
+            )
+        },
+        |_| Some(std::fs::read(&file).is_ok_and(|b| b == written)),
+    )?;
+    r.step(
+        "encode to memory",
+        || io::save_to_vec(&original, &all_cores),
+        |v| Some(*v == written),
+    )?;
 
-    let (bytes, d) = timed(|| std::fs::read(&file));
-    let bytes = bytes?;
-    t.row(vec![
-        "read file".into(),
-        table::bytes(size),
-        table::duration(d),
-        table::throughput(size, d),
-        "-".into(),
-    ]);
-
-    let (borrowed, d) = timed(|| onnx_light::onnx::ModelProto::decode(&bytes));
-    let borrowed = borrowed?;
-    let equal = borrowed == original;
-    t.row(vec![
-        "decode, borrow mode".into(),
-        table::bytes(size),
-        table::duration(d),
-        table::throughput(size, d),
-        check_cell(equal),
-    ]);
-    check(equal, "borrow mode")?;
-    drop(borrowed);
-
-    let (copied, d) = timed(|| Model::decode_owned(&bytes));
-    let copied = copied?;
-    let equal = copied == original;
-    t.row(vec![
-        "decode, copy mode".into(),
-        table::bytes(size),
-        table::duration(d),
-        table::throughput(size, d),
-        check_cell(equal),
-    ]);
-    check(equal, "copy mode")?;
-    drop(copied);
-
-    let (consolidated, d) = timed(|| -> onnx_light::Result<Model> {
-        let mut view = onnx_light::onnx::ModelProto::decode(&bytes)?;
-        onnx_light::io::consolidate_tensors_to_buffer(
-            &mut view,
-            &onnx_light::io::TensorBufferOptions::LOAD,
-        )?;
-        Ok(onnx_light::IntoOwned::into_owned(view))
-    });
-    let consolidated = consolidated?;
-    let equal = consolidated == original;
-    t.row(vec![
-        "decode, copy into one buffer".into(),
-        table::bytes(size),
-        table::duration(d),
-        table::throughput(size, d),
-        check_cell(equal),
-    ]);
-    check(equal, "copy mode into one buffer")?;
-    drop(consolidated);
-
-    let owner: ByteOwner = Arc::new(bytes);
-    let (shared, d) = timed(|| Model::decode_shared(owner.clone(), &DecodeOptions::default()));
-    let shared = shared?;
-    let equal = shared == original;
-    let reencoded = shared.encode_to_vec()?;
-    let identical = reencoded.as_slice() == owner.bytes();
-    t.row(vec![
-        "decode, shared mode".into(),
-        table::bytes(size),
-        table::duration(d),
-        table::throughput(size, d),
-        check_cell(equal && identical),
-    ]);
-    check(equal, "shared mode")?;
-    check(
-        identical,
-        "re-encoding a shared-mode model changed its bytes",
+    let same = |m: &Model| Some(*m == original);
+    r.step("load owned", || io::load(&file), same)?;
+    r.step(
+        "load owned, 1 thread",
+        || io::load_with(&file, &ParseOptions::default().num_threads(1)),
+        same,
+    )?;
+    r.step(
+        "load owned, 4096-aligned",
+        || io::load_with(&file, &ParseOptions::default().alignment(4096)),
+        same,
+    )?;
+    r.step(
+        "load no-copy (mmap)",
+        || io::load_with(&file, &ParseOptions::default().no_copy(true)),
+        same,
+    )?;
+    let mut lazy = r.step(
+        "load structure only",
+        || io::load_with(&file, &ParseOptions::default().structure_only(true)),
+        |m| Some(m.tensors().iter().any(|t| t.lazy_data.is_some())),
+    )?;
+    r.step(
+        "  then fetch the weights",
+        || io::materialize_lazy_data(&mut lazy).map(|()| lazy == original),
+        |equal| Some(*equal),
+    )?;
+    r.step(
+        "decode bytes, borrow mode",
+        || ModelProto::decode(&written),
+        |m| Some(*m == original),
+    )?;
+    r.step(
+        "decode bytes, copy mode",
+        || io::load_from_bytes(&written, &ParseOptions::default()),
+        same,
     )?;
 
     println!(
@@ -204,15 +186,11 @@ pub fn run(model: Option<&Path>) -> Result<(), Failure> {
         original.graph.as_ref().map_or(0, |g| g.node.len()),
     );
     println!();
-    print!("{}", t.render());
+    print!("{}", r.table.render());
     println!();
     println!(
         "every round trip checked; scratch files in {} removed",
         dir.0.display()
     );
     Ok(())
-}
-
-fn check_cell(ok: bool) -> String {
-    if ok { "equal" } else { "DIFFERENT" }.into()
 }
