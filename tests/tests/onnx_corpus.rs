@@ -1,0 +1,578 @@
+//! The ONNX backend node-test corpus: every `model.onnx` and every test-data `.pb` file
+//! shipped in the official `onnx` 1.22.0 wheel (about 1,765 models and 6,000 data files).
+//!
+//! * `corpus_round_trips_byte_identical`: each file decoded in borrow, copy and shared
+//!   mode re-encodes to exactly its original bytes; the modes decode to equal values, and
+//!   shared mode shares the payloads. Every failing file is listed with the first
+//!   differing byte.
+//! * `onnx_parse_agrees_with_ours`: the canonical summary of every model and data file
+//!   (`tests/python/onnx_summary.py`, parsed by the official `onnx` package) equals the
+//!   summary of what onnx-light decoded.
+//!
+//! The wheel is fetched with the test venv's pip into `target/onnx-1.22-wheel` and its
+//! `onnx/backend/test/data/node` tree extracted to `target/onnx-corpus/node` on first use
+//! (under a file lock, as several test binaries may run at once). Set
+//! `ONNX_LIGHT_ONNX_CORPUS` to an existing `node` directory to use it instead (offline
+//! runs). Any platform's wheel carries the same data files; the one for CPython 3.11 on
+//! manylinux x86_64 is fetched whatever the host is.
+
+mod onnx_support;
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use onnx_light::onnx::*;
+use onnx_light::prelude::*;
+use onnx_light_tests::python::{python, python_dir, run_python, workspace_root};
+
+use onnx_support::summary;
+use onnx_support::{borrow_round_trip, copy_round_trip, describe_text_diff, shared_round_trip};
+
+/// The `onnx` release whose corpus is tested.
+const ONNX_VERSION: &str = "1.22.0";
+/// Environment variable naming an existing corpus `node` directory.
+const CORPUS_ENV: &str = "ONNX_LIGHT_ONNX_CORPUS";
+
+// ---------------------------------------------------------------------------------------
+// Fetching the corpus.
+
+#[allow(clippy::incompatible_msrv)] // `File::lock`: test-only crate, never published
+fn lock_exclusive(file: &File, path: &Path) {
+    file.lock()
+        .unwrap_or_else(|e| panic!("cannot lock {}: {e}", path.display()));
+}
+
+fn run(cmd: &mut Command) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "command failed ({}): {cmd:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The corpus `node` directory, fetched and extracted on first use.
+fn corpus_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| match std::env::var_os(CORPUS_ENV) {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => fetch_corpus(),
+    })
+    .clone()
+}
+
+fn fetch_corpus() -> PathBuf {
+    let target = workspace_root().join("target");
+    fs::create_dir_all(&target).expect("create target/");
+    let dest = target.join("onnx-corpus");
+    let marker = dest.join(".complete");
+    let marker_text = format!("onnx=={ONNX_VERSION} onnx/backend/test/data/node\n");
+
+    let lock_path = target.join("onnx-corpus.lock");
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .unwrap_or_else(|e| panic!("cannot open {}: {e}", lock_path.display()));
+    lock_exclusive(&lock, &lock_path);
+
+    if fs::read_to_string(&marker).is_ok_and(|m| m == marker_text) {
+        return dest.join("node");
+    }
+
+    let wheel_dir = target.join("onnx-1.22-wheel");
+    let find_wheel = || -> Option<PathBuf> {
+        fs::read_dir(&wheel_dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    n.starts_with(&format!("onnx-{ONNX_VERSION}-")) && n.ends_with(".whl")
+                })
+            })
+    };
+    let wheel = match find_wheel() {
+        Some(w) => w,
+        None => {
+            run(Command::new(python())
+                .args(["-m", "pip", "download", "--disable-pip-version-check", "-q"])
+                .arg(format!("onnx=={ONNX_VERSION}"))
+                .args(["--no-deps", "--only-binary=:all:"])
+                .args(["--python-version", "3.11", "--implementation", "cp"])
+                .args(["--abi", "cp311", "--platform", "manylinux_2_28_x86_64"])
+                .arg("-d")
+                .arg(&wheel_dir));
+            find_wheel().unwrap_or_else(|| {
+                panic!("pip download left no onnx wheel in {}", wheel_dir.display())
+            })
+        }
+    };
+
+    // Extract next to the destination, then move into place: an interrupted run
+    // leaves no half-extracted corpus behind a marker.
+    let tmp = target.join("onnx-corpus.tmp");
+    let _ = fs::remove_dir_all(&tmp);
+    let _ = fs::remove_dir_all(&dest);
+    run_python(
+        &python_dir().join("onnx_corpus.py"),
+        &["extract".as_ref(), wheel.as_os_str(), tmp.as_os_str()],
+    );
+    fs::rename(&tmp, &dest).expect("move the extracted corpus into place");
+    fs::write(&marker, marker_text).expect("write the corpus marker");
+    drop(lock);
+    dest.join("node")
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading the corpus.
+
+/// One test of the corpus: its model and its data files.
+struct Case {
+    /// The test's directory name, e.g. `test_abs`.
+    name: String,
+    model: Vec<u8>,
+    /// `(test/set/file, file name, bytes)`, sorted.
+    data: Vec<(String, String, Vec<u8>)>,
+}
+
+fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .collect();
+    v.sort();
+    v
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_else(|| panic!("non-UTF-8 name: {}", p.display()))
+        .to_string()
+}
+
+fn corpus() -> &'static [Case] {
+    static CASES: OnceLock<Vec<Case>> = OnceLock::new();
+    CASES.get_or_init(|| {
+        let read = |p: &Path| fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        let mut cases = Vec::new();
+        for test_dir in sorted_entries(&corpus_dir()) {
+            let model_path = test_dir.join("model.onnx");
+            if !model_path.is_file() {
+                continue;
+            }
+            let name = file_name(&test_dir);
+            let mut data = Vec::new();
+            for set_dir in sorted_entries(&test_dir) {
+                let set = file_name(&set_dir);
+                if !set.starts_with("test_data_set_") || !set_dir.is_dir() {
+                    continue;
+                }
+                for f in sorted_entries(&set_dir) {
+                    let fname = file_name(&f);
+                    if fname.ends_with(".pb") {
+                        data.push((format!("{name}/{set}/{fname}"), fname, read(&f)));
+                    }
+                }
+            }
+            cases.push(Case {
+                name,
+                model: read(&model_path),
+                data,
+            });
+        }
+        cases
+    })
+}
+
+/// The message type of a data file, from the type of the graph input or output it
+/// belongs to (`input_3.pb` is a value of `graph.input[3]`), as the onnx backend test
+/// runner reads them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Tensor,
+    Sequence,
+    Optional,
+    Map,
+    SparseTensor,
+}
+
+fn data_kind(model: &ModelProto<'_>, file: &str) -> Result<Kind, String> {
+    let stem = file
+        .strip_suffix(".pb")
+        .ok_or_else(|| format!("not a .pb file: {file}"))?;
+    let (list, index) = if let Some(i) = stem.strip_prefix("input_") {
+        ("input", i)
+    } else if let Some(i) = stem.strip_prefix("output_") {
+        ("output", i)
+    } else {
+        return Err(format!("not an input_N or output_N file: {file}"));
+    };
+    let index: usize = index.parse().map_err(|_| format!("bad index in {file}"))?;
+    let graph = model.graph.as_ref().ok_or("the model has no graph")?;
+    let values = if list == "input" {
+        &graph.input
+    } else {
+        &graph.output
+    };
+    let value = values
+        .get(index)
+        .ok_or_else(|| format!("{file}: the graph has only {} {list}s", values.len()))?;
+    match value.r#type.as_ref().and_then(|t| t.value.as_ref()) {
+        Some(TypeValue::TensorType(_)) => Ok(Kind::Tensor),
+        Some(TypeValue::SequenceType(_)) => Ok(Kind::Sequence),
+        Some(TypeValue::OptionalType(_)) => Ok(Kind::Optional),
+        Some(TypeValue::MapType(_)) => Ok(Kind::Map),
+        Some(TypeValue::SparseTensorType(_)) => Ok(Kind::SparseTensor),
+        other => Err(format!("{file}: unsupported value type {other:?}")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Round trips.
+
+#[derive(Default)]
+struct Tally {
+    models: usize,
+    model_bytes: usize,
+    model_tensors: usize,
+    data: BTreeMap<Kind, usize>,
+    data_bytes: usize,
+    shared_files: usize,
+    shared_payloads: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn add(&mut self, other: Tally) {
+        self.models += other.models;
+        self.model_bytes += other.model_bytes;
+        self.model_tensors += other.model_tensors;
+        for (k, n) in other.data {
+            *self.data.entry(k).or_default() += n;
+        }
+        self.data_bytes += other.data_bytes;
+        self.shared_files += other.shared_files;
+        self.shared_payloads += other.shared_payloads;
+        self.failures.extend(other.failures);
+    }
+}
+
+/// Threshold for shared mode: small enough that the corpus's payloads are shared.
+const SHARED_THRESHOLD: usize = 16;
+
+/// Round trips of one message type in borrow, copy and shared mode, with equality of
+/// the decoded values across modes; problems are pushed to
+/// `$errs`. Evaluates to the borrow-mode result and the number of shared payloads that
+/// `$count_shared` found in the shared-mode value. Values holding NaN floats are unequal
+/// to themselves: those are compared through `$summary`, which holds the floats' bits.
+macro_rules! check_modes {
+    ($ty:ident, $summary:path, $bytes:expr, $errs:expr, $count_shared:expr) => {{
+        let bytes: &[u8] = $bytes;
+        let same = |x: &$ty<'_>, y: &$ty<'_>| x == y || $summary(x) == $summary(y);
+        let errs: &mut Vec<String> = $errs;
+        let mut shared_payloads = 0usize;
+        let borrowed = borrow_round_trip::<$ty<'_>>(bytes);
+        let copied = copy_round_trip::<$ty<'static>>(bytes);
+        if let Err(e) = &borrowed {
+            errs.push(e.clone());
+        }
+        if let Err(e) = &copied {
+            errs.push(e.clone());
+        }
+        if let (Ok(b), Ok(c)) = (&borrowed, &copied) {
+            if !same(b, c) {
+                errs.push("borrow and copy mode decode to different values".to_string());
+            }
+        }
+        match shared_round_trip::<$ty<'static>>(bytes, SHARED_THRESHOLD) {
+            Err(e) => errs.push(e),
+            Ok(s) => {
+                if copied.as_ref().is_ok_and(|c| !same(&s, c)) {
+                    errs.push("shared and copy mode decode to different values".into());
+                }
+                shared_payloads = $count_shared(&s, &mut *errs);
+            }
+        }
+        (borrowed, shared_payloads)
+    }};
+}
+
+/// Checks the shared-mode payloads of a tensor: any `raw_data` at or above the threshold
+/// must be a shared slice. Returns how many were shared.
+fn shared_tensor_payloads(t: &TensorProto<'_>, errs: &mut Vec<String>) -> usize {
+    match &t.raw_data {
+        Some(raw) if raw.len() >= SHARED_THRESHOLD => {
+            if raw.is_shared() {
+                1
+            } else {
+                errs.push(format!(
+                    "shared mode: raw_data of {} bytes (tensor {:?}) is not shared",
+                    raw.len(),
+                    t.name()
+                ));
+                0
+            }
+        }
+        _ => 0,
+    }
+}
+
+fn no_payloads<T>(_: &T, _: &mut Vec<String>) -> usize {
+    0
+}
+
+/// Checks one test's model and data files.
+fn check_case(case: &Case) -> Tally {
+    let mut tally = Tally::default();
+    let mut errs = Vec::new();
+
+    let (model, n) = check_modes!(
+        ModelProto,
+        summary::model,
+        &case.model,
+        &mut errs,
+        |m: &ModelProto<'static>, errs: &mut Vec<String>| {
+            let mut n = 0;
+            m.visit_tensors(|_, t| n += shared_tensor_payloads(t, errs));
+            n
+        }
+    );
+    let model_path = format!("{}/model.onnx", case.name);
+    tally
+        .failures
+        .extend(errs.drain(..).map(|e| format!("{model_path}: {e}")));
+    tally.models += 1;
+    tally.model_bytes += case.model.len();
+    tally.shared_files += 1;
+    tally.shared_payloads += n;
+    let Ok(model) = model else {
+        return tally;
+    };
+    tally.model_tensors += model.tensors().len();
+
+    for (rel, fname, bytes) in &case.data {
+        let kind = match data_kind(&model, fname) {
+            Ok(k) => k,
+            Err(e) => {
+                tally.failures.push(format!("{rel}: {e}"));
+                continue;
+            }
+        };
+        *tally.data.entry(kind).or_default() += 1;
+        tally.data_bytes += bytes.len();
+        let n = match kind {
+            Kind::Tensor => {
+                check_modes!(
+                    TensorProto,
+                    summary::tensor,
+                    bytes,
+                    &mut errs,
+                    shared_tensor_payloads
+                )
+                .1
+            }
+            Kind::Sequence => {
+                check_modes!(
+                    SequenceProto,
+                    summary::sequence,
+                    bytes,
+                    &mut errs,
+                    no_payloads
+                )
+                .1
+            }
+            Kind::Optional => {
+                check_modes!(
+                    OptionalProto,
+                    summary::optional,
+                    bytes,
+                    &mut errs,
+                    no_payloads
+                )
+                .1
+            }
+            Kind::Map => check_modes!(MapProto, summary::map, bytes, &mut errs, no_payloads).1,
+            Kind::SparseTensor => {
+                check_modes!(
+                    SparseTensorProto,
+                    summary::sparse,
+                    bytes,
+                    &mut errs,
+                    no_payloads
+                )
+                .1
+            }
+        };
+        tally
+            .failures
+            .extend(errs.drain(..).map(|e| format!("{rel} (as {kind:?}): {e}")));
+        tally.shared_files += 1;
+        tally.shared_payloads += n;
+    }
+    tally
+}
+
+#[test]
+fn corpus_round_trips_byte_identical() {
+    let cases = corpus();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
+    let chunk = cases.len().div_ceil(threads).max(1);
+    let mut tally = Tally::default();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = cases
+            .chunks(chunk)
+            .map(|cases| {
+                scope.spawn(move || {
+                    let mut t = Tally::default();
+                    for case in cases {
+                        t.add(check_case(case));
+                    }
+                    t
+                })
+            })
+            .collect();
+        for h in handles {
+            tally.add(h.join().expect("a corpus worker panicked"));
+        }
+    });
+
+    let data_files: usize = tally.data.values().sum();
+    println!(
+        "onnx {ONNX_VERSION} node corpus: {} models ({} bytes, {} tensors inside), \
+         {data_files} data files ({} bytes: {:?}); shared mode on {} files ({} shared payloads)",
+        tally.models,
+        tally.model_bytes,
+        tally.model_tensors,
+        tally.data_bytes,
+        tally.data,
+        tally.shared_files,
+        tally.shared_payloads,
+    );
+    assert!(
+        tally.failures.is_empty(),
+        "{} failures in the corpus round trip:\n{}",
+        tally.failures.len(),
+        tally.failures.join("\n")
+    );
+    // An empty or truncated corpus must not pass.
+    assert!(tally.models > 1500, "only {} models", tally.models);
+    assert!(data_files > 5000, "only {data_files} data files");
+    assert!(tally.data.get(&Kind::Tensor).copied().unwrap_or(0) > 5000);
+    assert!(tally.data.get(&Kind::Sequence).copied().unwrap_or(0) > 0);
+    assert!(tally.data.get(&Kind::Optional).copied().unwrap_or(0) > 0);
+    assert!(
+        tally.model_tensors > 1000,
+        "only {} tensors",
+        tally.model_tensors
+    );
+    assert!(tally.shared_files > 1500 && tally.shared_payloads > 500);
+}
+
+// ---------------------------------------------------------------------------------------
+// Semantic agreement with the official parser.
+
+/// Our summary of every model and data file, keyed as the Python script keys them.
+fn our_summaries() -> (BTreeMap<String, String>, Vec<String>) {
+    let mut out = BTreeMap::new();
+    let mut errors = Vec::new();
+    for case in corpus() {
+        let model = match ModelProto::decode(&case.model) {
+            Ok(m) => m,
+            Err(e) => {
+                errors.push(format!("{}/model.onnx: decode error: {e}", case.name));
+                continue;
+            }
+        };
+        out.insert(format!("model {}", case.name), summary::model(&model));
+        for (rel, fname, bytes) in &case.data {
+            let s = data_kind(&model, fname).and_then(|kind| {
+                let e = |e: onnx_light::Error| format!("decode error: {e}");
+                Ok(match kind {
+                    Kind::Tensor => summary::tensor(&TensorProto::decode(bytes).map_err(e)?),
+                    Kind::Sequence => summary::sequence(&SequenceProto::decode(bytes).map_err(e)?),
+                    Kind::Optional => summary::optional(&OptionalProto::decode(bytes).map_err(e)?),
+                    Kind::Map => summary::map(&MapProto::decode(bytes).map_err(e)?),
+                    Kind::SparseTensor => {
+                        summary::sparse(&SparseTensorProto::decode(bytes).map_err(e)?)
+                    }
+                })
+            });
+            match s {
+                Ok(s) => {
+                    out.insert(format!("data {rel}"), s);
+                }
+                Err(e) => errors.push(format!("{rel}: {e}")),
+            }
+        }
+    }
+    (out, errors)
+}
+
+/// How many disagreements are shown in detail.
+const DETAILED: usize = 30;
+
+#[test]
+fn onnx_parse_agrees_with_ours() {
+    let dir = corpus_dir();
+    let cases = corpus();
+    // Python runs while Rust summarizes.
+    let (output, (ours, mut errors)) = std::thread::scope(|scope| {
+        let py = scope.spawn(|| {
+            run_python(
+                &python_dir().join("onnx_corpus.py"),
+                &["summary".as_ref(), dir.as_os_str()],
+            )
+        });
+        let ours = our_summaries();
+        (py.join().expect("the Python summary panicked"), ours)
+    });
+    let text = String::from_utf8(output.stdout).expect("UTF-8 summary");
+    let mut theirs = BTreeMap::new();
+    for line in text.lines() {
+        let mut it = line.splitn(3, ' ');
+        let (Some(kind), Some(key), Some(s)) = (it.next(), it.next(), it.next()) else {
+            panic!("malformed summary line: {line:?}");
+        };
+        theirs.insert(format!("{kind} {key}"), s.to_string());
+    }
+
+    for (key, s) in &theirs {
+        match ours.get(key) {
+            None => errors.push(format!("{key}: summarized by onnx only")),
+            // Every disagreeing file is named; the first ones with the difference.
+            Some(o) if o != s && errors.len() < DETAILED => {
+                errors.push(format!("{key}: {}", describe_text_diff(s, o)))
+            }
+            Some(o) if o != s => errors.push(format!("{key}: differs")),
+            Some(_) => {}
+        }
+    }
+    for key in ours.keys().filter(|k| !theirs.contains_key(*k)) {
+        errors.push(format!("{key}: summarized by onnx-light only"));
+    }
+    let models = theirs.keys().filter(|k| k.starts_with("model ")).count();
+    println!(
+        "onnx and onnx-light agree on {} of {} summaries ({models} models, {} data files)",
+        theirs.len() - errors.len().min(theirs.len()),
+        theirs.len(),
+        theirs.len() - models
+    );
+    assert!(
+        errors.is_empty(),
+        "{} disagreements:\n{}",
+        errors.len(),
+        errors.join("\n")
+    );
+    assert_eq!(models, cases.len());
+    assert!(models > 1500 && theirs.len() > 6500, "corpus too small");
+}
