@@ -89,7 +89,7 @@ pub use field::{
     AlignedBuffer, ByteOwner, Bytes, EnumValue, LazyPayload, OwnedBytes, PayloadSource, ProtoEnum,
     SharedBytes, SharedOwner, Str, UnknownField, UnknownFields,
 };
-pub use message::{Decode, DecodeOptions, DecodeOwned, IntoOwned, Message};
+pub use message::{Decode, DecodeOptions, DecodeOwned, IntoOwned, Message, Reborrow};
 pub use onnx_light_derive::{ProtoEnum, ProtoMessage, ProtoOneof};
 
 /// The traits and types needed to declare, decode and encode messages.
@@ -107,7 +107,7 @@ pub mod __private {
     pub use crate::descriptor::*;
     pub use crate::error::{Error, Result};
     pub use crate::field::*;
-    pub use crate::message::{Decode, IntoOwned, Message};
+    pub use crate::message::{Decode, IntoOwned, Message, Reborrow};
     pub use crate::wire::{key_len, FieldKey, Reader, Sink, WireType};
     pub use std::borrow::Cow;
     pub use std::option::Option::{self, None, Some};

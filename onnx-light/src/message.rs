@@ -335,3 +335,148 @@ where
             .collect()
     }
 }
+
+/// A view of a value that borrows every string and payload from it: `&'m T<'a>` to
+/// `T<'m>`. Nothing large is copied (byte payloads and strings become borrowed slices);
+/// fields that do not borrow (numbers, typed arrays) are cloned. Saving uses it to write a
+/// model differently (e.g. with external data) without mutating or deep-copying it.
+pub trait Reborrow {
+    /// The view type.
+    type Borrowed<'m>
+    where
+        Self: 'm;
+    /// Makes the view.
+    fn reborrow(&self) -> Self::Borrowed<'_>;
+}
+
+impl Reborrow for std::borrow::Cow<'_, str> {
+    type Borrowed<'m>
+        = std::borrow::Cow<'m, str>
+    where
+        Self: 'm;
+    fn reborrow(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Borrowed(self)
+    }
+}
+
+impl Reborrow for crate::field::Bytes<'_> {
+    type Borrowed<'m>
+        = crate::field::Bytes<'m>
+    where
+        Self: 'm;
+    fn reborrow(&self) -> crate::field::Bytes<'_> {
+        crate::field::Bytes::Borrowed(self.as_slice())
+    }
+}
+
+impl Reborrow for UnknownFields<'_> {
+    type Borrowed<'m>
+        = UnknownFields<'m>
+    where
+        Self: 'm;
+    fn reborrow(&self) -> UnknownFields<'_> {
+        let mut out = UnknownFields::new();
+        for f in self.iter() {
+            out.push(UnknownField::from_raw(
+                f.key(),
+                crate::field::Bytes::Borrowed(f.raw()),
+            ));
+        }
+        out
+    }
+}
+
+impl<T: Reborrow> Reborrow for Option<T> {
+    type Borrowed<'m>
+        = Option<T::Borrowed<'m>>
+    where
+        Self: 'm;
+    fn reborrow(&self) -> Option<T::Borrowed<'_>> {
+        self.as_ref().map(T::reborrow)
+    }
+}
+
+impl<T: Reborrow> Reborrow for Box<T> {
+    type Borrowed<'m>
+        = Box<T::Borrowed<'m>>
+    where
+        Self: 'm;
+    fn reborrow(&self) -> Box<T::Borrowed<'_>> {
+        Box::new((**self).reborrow())
+    }
+}
+
+impl<T: Reborrow> Reborrow for Vec<T> {
+    type Borrowed<'m>
+        = Vec<T::Borrowed<'m>>
+    where
+        Self: 'm;
+    fn reborrow(&self) -> Vec<T::Borrowed<'_>> {
+        self.iter().map(T::reborrow).collect()
+    }
+}
+
+// Map keys are strings, integers or bools (protobuf's rule), so the views of maps are
+// spelled out per key type; a generic key would need a higher-ranked `Ord` bound.
+macro_rules! reborrow_maps {
+    ($($k:ty),*) => {$(
+        impl<V: Reborrow> Reborrow for std::collections::BTreeMap<$k, V> {
+            type Borrowed<'m> = std::collections::BTreeMap<$k, V::Borrowed<'m>> where Self: 'm;
+            fn reborrow(&self) -> Self::Borrowed<'_> {
+                self.iter().map(|(k, v)| (k.clone(), v.reborrow())).collect()
+            }
+        }
+        impl<V: Reborrow, S> Reborrow for std::collections::HashMap<$k, V, S> {
+            type Borrowed<'m> = std::collections::HashMap<$k, V::Borrowed<'m>> where Self: 'm;
+            fn reborrow(&self) -> Self::Borrowed<'_> {
+                self.iter().map(|(k, v)| (k.clone(), v.reborrow())).collect()
+            }
+        }
+    )*};
+}
+reborrow_maps!(i32, i64, u32, u64, bool, String);
+
+impl<'a, V: Reborrow> Reborrow for std::collections::BTreeMap<std::borrow::Cow<'a, str>, V> {
+    type Borrowed<'m>
+        = std::collections::BTreeMap<std::borrow::Cow<'m, str>, V::Borrowed<'m>>
+    where
+        Self: 'm;
+    fn reborrow(&self) -> Self::Borrowed<'_> {
+        self.iter()
+            .map(|(k, v)| (k.reborrow(), v.reborrow()))
+            .collect()
+    }
+}
+
+impl<'a, V: Reborrow, S> Reborrow for std::collections::HashMap<std::borrow::Cow<'a, str>, V, S> {
+    type Borrowed<'m>
+        = std::collections::HashMap<std::borrow::Cow<'m, str>, V::Borrowed<'m>>
+    where
+        Self: 'm;
+    fn reborrow(&self) -> Self::Borrowed<'_> {
+        self.iter()
+            .map(|(k, v)| (k.reborrow(), v.reborrow()))
+            .collect()
+    }
+}
+
+macro_rules! reborrow_by_clone {
+    ($($t:ty),*) => {$(
+        impl Reborrow for $t {
+            type Borrowed<'m> = $t where Self: 'm;
+            #[inline]
+            fn reborrow(&self) -> $t { self.clone() }
+        }
+    )*};
+}
+reborrow_by_clone!(i32, i64, u32, u64, f32, f64, bool, u8, String);
+
+impl<E: crate::field::ProtoEnum> Reborrow for crate::field::EnumValue<E> {
+    type Borrowed<'m>
+        = Self
+    where
+        Self: 'm;
+    fn reborrow(&self) -> Self {
+        *self
+    }
+}

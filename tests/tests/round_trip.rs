@@ -662,3 +662,24 @@ fn the_full_nesting_limit_decodes_on_a_small_stack_even_in_debug_builds() {
         .unwrap();
     worker.join().expect("decoding overflowed a 512 KiB stack");
 }
+
+#[test]
+fn a_reborrowed_view_is_equal_encodes_identically_and_copies_no_payload() {
+    use onnx_light::Reborrow;
+    let value = every_kind();
+    let view: Node<'_> = value.reborrow();
+    assert_eq!(view, value);
+    assert_eq!(
+        view.encode_to_vec().unwrap(),
+        value.encode_to_vec().unwrap()
+    );
+    let (Some(NodeValue::Blob(a)), Some(NodeValue::Blob(b))) = (
+        &value.parent.as_ref().unwrap().value,
+        &view.parent.as_ref().unwrap().value,
+    ) else {
+        panic!("blob expected")
+    };
+    assert!(b.is_borrowed());
+    assert_eq!(a.as_ptr(), b.as_ptr());
+    assert!(matches!(view.name, Some(Str::Borrowed(_))));
+}

@@ -204,6 +204,7 @@ fn expand_ok(c: &Container<'_>, krate: TokenStream) -> TokenStream {
     let encode_body = expand::encode::encode_body(&g);
     let decode_impl = expand::decode::decode_impl(&g);
     let owned_impl = expand::owned::into_owned_impl(&g);
+    let reborrow_impl = expand::owned::reborrow_impl(&g);
     let accessors = expand::describe::accessors(&g);
     let oneof_checks = at_oneof_attributes(&g, expand::describe::oneof_checks(&g));
     quote! {
@@ -229,6 +230,7 @@ fn expand_ok(c: &Container<'_>, krate: TokenStream) -> TokenStream {
             }
             #decode_impl
             #owned_impl
+            #reborrow_impl
             #oneof_checks
         };
         #accessors
@@ -271,6 +273,36 @@ pub fn into_owned_stub(input: &syn::DeriveInput, p: &TokenStream) -> TokenStream
     }
 }
 
+/// A `Reborrow` stub for a type with a lifetime, so that messages holding it do not
+/// report a missing view.
+pub fn reborrow_stub(input: &syn::DeriveInput, p: &TokenStream) -> TokenStream {
+    if input.generics.lifetimes().next().is_none() {
+        return TokenStream::new();
+    }
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let args = input.generics.params.iter().map(|p| match p {
+        syn::GenericParam::Lifetime(_) => quote!('__m),
+        syn::GenericParam::Type(t) => {
+            let i = &t.ident;
+            quote!(#i)
+        }
+        syn::GenericParam::Const(c) => {
+            let i = &c.ident;
+            quote!(#i)
+        }
+    });
+    let view = quote!(#ident<#(#args),*>);
+    quote! {
+        impl #impl_generics #p::Reborrow for #ident #ty_generics #where_clause {
+            type Borrowed<'__m> = #view where Self: '__m;
+            fn reborrow(&self) -> Self::Borrowed<'_> {
+                ::core::unreachable!("stub emitted next to a compile error")
+            }
+        }
+    }
+}
+
 /// Minimal impls emitted next to the errors, so that code using the type does not fail
 /// with dozens of unrelated "trait not implemented" errors.
 fn stubs(input: &syn::DeriveInput, krate: &TokenStream) -> TokenStream {
@@ -304,6 +336,7 @@ fn stubs(input: &syn::DeriveInput, krate: &TokenStream) -> TokenStream {
         }
     });
     let into_owned = into_owned_stub(input, &p);
+    let reborrow = reborrow_stub(input, &p);
     quote! {
         #[allow(unused, clippy::all, non_local_definitions)]
         const _: () = {
@@ -318,6 +351,7 @@ fn stubs(input: &syn::DeriveInput, krate: &TokenStream) -> TokenStream {
             }
             #decode
             #into_owned
+            #reborrow
         };
     }
 }

@@ -145,6 +145,7 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
     let mut encode_arms = Vec::new();
     let mut merge_arms = Vec::new();
     let mut owned_arms = Vec::new();
+    let mut reborrow_arms = Vec::new();
     for v in &variants {
         let vi = v.ident;
         let n = v.attrs.number.as_ref().map(|n| n.value).unwrap_or(0);
@@ -191,6 +192,11 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
                 #p::Ok(true)
             }
         });
+        reborrow_arms.push(if v.borrows {
+            quote!(Self::#vi(v) => #ident::#vi(#p::Reborrow::reborrow(v)),)
+        } else {
+            quote!(Self::#vi(v) => #ident::#vi(::core::clone::Clone::clone(v)),)
+        });
         owned_arms.push(if v.borrows {
             quote!(Self::#vi(v) => #ident::#vi(#p::IntoOwned::into_owned(v)),)
         } else {
@@ -198,6 +204,20 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
         });
     }
     let decode_generics = quote!(<#lt>);
+    let reborrow_impl = if lifetime.is_some() {
+        quote! {
+            impl #impl_generics #p::Reborrow for #ident #ty_generics {
+                type Borrowed<'__m> = #ident<'__m> where Self: '__m;
+                fn reborrow(&self) -> #ident<'_> {
+                    match self {
+                        #(#reborrow_arms)*
+                    }
+                }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     let owned_ty = if lifetime.is_some() {
         quote!(#ident<'static>)
     } else {
@@ -254,6 +274,8 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
                     }
                 }
             }
+
+            #reborrow_impl
         };
     }
 }
@@ -290,6 +312,7 @@ fn stubs(
         }
     };
     let into_owned = super::message::into_owned_stub(input, p);
+    let reborrow = super::message::reborrow_stub(input, p);
     let fields = numbers.iter().map(|(n, name)| {
         quote! {
             #p::FieldDescriptor {
@@ -318,6 +341,7 @@ fn stubs(
                 ) -> #p::Result<bool> { #p::Ok(false) }
             }
             #into_owned
+            #reborrow
         };
     }
 }

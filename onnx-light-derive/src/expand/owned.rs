@@ -35,3 +35,31 @@ pub fn into_owned_impl(g: &Gen<'_, '_>) -> TokenStream {
         }
     }
 }
+
+/// Emits `Reborrow` for a message with a lifetime: a view that borrows every string and
+/// payload of `self` (nothing is copied) and clones the fields that do not borrow.
+/// Messages without a lifetime own everything and get no view.
+pub fn reborrow_impl(g: &Gen<'_, '_>) -> TokenStream {
+    let p = &g.p;
+    let ident = g.c.ident;
+    if g.c.lifetime.is_none() {
+        return TokenStream::new();
+    }
+    let (impl_generics, ty_generics, _) = g.c.generics.split_for_impl();
+    let fields = g.c.fields.iter().map(|f| {
+        let m = &f.member;
+        if f.borrows {
+            quote!(#m: #p::Reborrow::reborrow(&self.#m))
+        } else {
+            quote!(#m: ::core::clone::Clone::clone(&self.#m))
+        }
+    });
+    quote! {
+        impl #impl_generics #p::Reborrow for #ident #ty_generics {
+            type Borrowed<'__m> = #ident<'__m> where Self: '__m;
+            fn reborrow(&self) -> #ident<'_> {
+                #ident { #(#fields,)* }
+            }
+        }
+    }
+}
