@@ -124,6 +124,20 @@ pub enum ErrorKind {
         /// Why.
         reason: String,
     },
+    /// A tensor's external-data metadata is refused (see the message for why).
+    InvalidExternalData {
+        /// The `location` value, when known.
+        location: Option<String>,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// A data file's SHA-1 does not match the tensor's `checksum`.
+    ChecksumMismatch {
+        /// The checksum the model records.
+        expected: String,
+        /// The checksum of the file.
+        actual: String,
+    },
     /// An operating-system I/O error (see [`Error::io_error`]).
     Io(io::ErrorKind),
 }
@@ -326,6 +340,14 @@ impl fmt::Display for ErrorKind {
                 actual,
             } => write!(f, "{what} of {actual} bytes exceeds the limit of {limit} bytes"),
             ErrorKind::IncompleteModel { reason } => write!(f, "cannot save the model: {reason}"),
+            ErrorKind::InvalidExternalData { location, reason } => match location {
+                Some(l) => write!(f, "invalid external data at location {l:?}: {reason}"),
+                None => write!(f, "invalid external data: {reason}"),
+            },
+            ErrorKind::ChecksumMismatch { expected, actual } => write!(
+                f,
+                "external data checksum mismatch: the model records {expected}, the file's SHA-1 is {actual}"
+            ),
             ErrorKind::Io(kind) => write!(f, "I/O error ({kind})"),
         }
     }

@@ -43,7 +43,10 @@ fn hex_decode(name: &str, hex: &str) -> Vec<u8> {
         }
     }
     let digits = hex.as_bytes();
-    assert!(digits.len().is_multiple_of(2), "{name}: odd number of hex digits");
+    assert!(
+        digits.len().is_multiple_of(2),
+        "{name}: odd number of hex digits"
+    );
     digits
         .chunks(2)
         .map(|pair| match (nibble(pair[0]), nibble(pair[1])) {

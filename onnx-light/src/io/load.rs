@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use super::buffer::PayloadBuffer;
 use super::consolidate::consolidate_tensors_to_buffer;
+use super::external::{load_external, DataFile, ExternalLoad, ExternalMode};
 use super::mmap::map_file;
 use super::options::{with_threads, TensorBufferOptions};
 use crate::error::{Error, ErrorKind, Result};
@@ -45,6 +46,20 @@ pub struct ParseOptions {
     pub max_model_size: Option<u64>,
     /// Refuse models with a tensor whose data is larger than this many bytes.
     pub max_tensor_size: Option<u64>,
+    /// Load the data of tensors stored in external files (default true). Copied,
+    /// mapped or left lazy following `no_copy` / `structure_only`.
+    pub load_external_data: bool,
+    /// The directory external-data locations are relative to (default: the model file's
+    /// directory; required to load external data of a model given as bytes).
+    pub external_data_dir: Option<PathBuf>,
+    /// Read every external tensor from this location instead of the one it records
+    /// (e.g. a renamed data file); checked like any location.
+    pub external_data_location: Option<String>,
+    /// Verify each data file's SHA-1 against the tensors' `checksum` (default false).
+    pub verify_checksums: bool,
+    /// Keep `data_location` and `external_data` after loading the bytes (default false:
+    /// loaded tensors look inline).
+    pub keep_external_metadata: bool,
 }
 
 impl Default for ParseOptions {
@@ -57,6 +72,11 @@ impl Default for ParseOptions {
             recursion_limit: DEFAULT_RECURSION_LIMIT,
             max_model_size: None,
             max_tensor_size: None,
+            load_external_data: true,
+            external_data_dir: None,
+            external_data_location: None,
+            verify_checksums: false,
+            keep_external_metadata: false,
         }
     }
 }
@@ -101,6 +121,65 @@ impl ParseOptions {
     pub fn max_tensor_size(mut self, bytes: u64) -> Self {
         self.max_tensor_size = Some(bytes);
         self
+    }
+
+    /// Sets `load_external_data`.
+    pub fn load_external_data(mut self, yes: bool) -> Self {
+        self.load_external_data = yes;
+        self
+    }
+    /// Sets `external_data_dir`.
+    pub fn external_data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.external_data_dir = Some(dir.into());
+        self
+    }
+    /// Sets `external_data_location`.
+    pub fn external_data_location(mut self, location: impl Into<String>) -> Self {
+        self.external_data_location = Some(location.into());
+        self
+    }
+    /// Sets `verify_checksums`.
+    pub fn verify_checksums(mut self, yes: bool) -> Self {
+        self.verify_checksums = yes;
+        self
+    }
+    /// Sets `keep_external_metadata`.
+    pub fn keep_external_metadata(mut self, yes: bool) -> Self {
+        self.keep_external_metadata = yes;
+        self
+    }
+
+    fn external_load(&self) -> ExternalLoad<'_> {
+        ExternalLoad {
+            mode: if self.no_copy {
+                ExternalMode::NoCopy
+            } else if self.structure_only {
+                ExternalMode::Lazy
+            } else {
+                ExternalMode::Copy
+            },
+            location_override: self.external_data_location.as_deref(),
+            verify_checksums: self.verify_checksums,
+            keep_metadata: self.keep_external_metadata || self.structure_only,
+            alignment: self.buffer.alignment,
+        }
+    }
+
+    /// Loads the external data of `model` if asked to and a directory is known.
+    fn load_external_into(
+        &self,
+        model: &mut ModelProto<'_>,
+        model_dir: Option<&Path>,
+    ) -> Result<()> {
+        if !self.load_external_data {
+            return Ok(());
+        }
+        let Some(dir) = self.external_data_dir.as_deref().or(model_dir) else {
+            return Ok(());
+        };
+        with_threads(self.num_threads, || {
+            load_external(model, dir, &self.external_load())
+        })?
     }
 
     /// Checks that the options make sense together.
@@ -202,10 +281,15 @@ pub fn load_with(path: impl AsRef<Path>, options: &ParseOptions) -> Result<Model
         ));
     }
     options.check_model_size(meta.len())?;
-    let model = with_threads(options.num_threads, || {
+    let mut model = with_threads(options.num_threads, || {
         load_file(&file, path, meta.len(), options)
     })?
     .map_err(|e| e.in_file(path))?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    options.load_external_into(&mut model, Some(dir))?;
     options.check_tensors(&model).map_err(|e| e.in_file(path))?;
     Ok(model)
 }
@@ -220,7 +304,7 @@ fn load_file(file: &File, path: &Path, len: u64, options: &ParseOptions) -> Resu
         let map = map_file(file, path)?;
         let owner: ByteOwner = map;
         let mut model = Model::decode_shared(owner.clone(), &decode)?;
-        let source: Arc<dyn PayloadSource> = Arc::new(FileSource::new(file, path)?);
+        let source: Arc<dyn PayloadSource> = Arc::new(DataFile::from_file(file, path)?);
         leave_payloads_on_disk(&mut model, &owner, &source);
         return Ok(model);
     }
@@ -264,55 +348,24 @@ fn leave_payloads_on_disk(model: &mut Model, map: &ByteOwner, source: &Arc<dyn P
     });
 }
 
-/// A file whose ranges are read on demand with positional reads (never mapped, so a
-/// file changed later gives an error or new bytes, never a crash).
-struct FileSource {
-    file: File,
-    path: PathBuf,
-}
-
-impl FileSource {
-    fn new(file: &File, path: &Path) -> Result<Self> {
-        Ok(FileSource {
-            file: file.try_clone().map_err(|e| Error::io(e, Some(path)))?,
-            path: path.to_path_buf(),
-        })
-    }
-}
-
-impl PayloadSource for FileSource {
-    fn fetch(&self, offset: u64, len: u64) -> Result<Bytes<'static>> {
-        let size = self
-            .file
-            .metadata()
-            .map_err(|e| Error::io(e, Some(&self.path)))?
-            .len();
-        let end = offset.checked_add(len);
-        if end.is_none_or(|end| end > size) {
-            return Err(Error::at(
-                ErrorKind::Truncated {
-                    needed: len,
-                    remaining: size.saturating_sub(offset),
-                },
-                offset,
-            )
-            .in_file(&self.path));
-        }
-        let len = usize::try_from(len).map_err(|_| {
-            Error::new(ErrorKind::ValueOutOfRange {
-                what: "payload larger than the address space",
-            })
-        })?;
-        let mut buf = vec![0u8; len];
-        self.file
-            .read_exact_at(&mut buf, offset)
-            .map_err(|e| Error::io(e, Some(&self.path)))?;
-        Ok(Bytes::from(buf))
-    }
-
-    fn describe(&self) -> String {
-        self.path.display().to_string()
-    }
+/// Loads the external data of a model decoded without it (e.g. with
+/// `load_external_data(false)`, or from bytes), resolving locations against `base_dir`;
+/// the counterpart of onnx's `load_external_data_for_model`. The data is copied, mapped
+/// or left lazy following `options.no_copy` / `options.structure_only`.
+///
+/// # Errors
+/// `InvalidExternalData` (refused location, range, length), I/O errors naming the
+/// tensor and file, `ChecksumMismatch` when verifying.
+pub fn load_external_data_for_model(
+    model: &mut ModelProto<'_>,
+    base_dir: impl AsRef<Path>,
+    options: &ParseOptions,
+) -> Result<()> {
+    options.validate()?;
+    let base_dir = base_dir.as_ref();
+    with_threads(options.num_threads, || {
+        load_external(model, base_dir, &options.external_load())
+    })?
 }
 
 /// Fetches the bytes of every tensor that has `lazy_data`, making the model complete.
@@ -346,7 +399,8 @@ pub fn materialize_lazy_data(model: &mut ModelProto<'_>) -> Result<()> {
 pub fn load_from_slice<'a>(bytes: &'a [u8], options: &ParseOptions) -> Result<ModelProto<'a>> {
     validate_in_memory(options)?;
     options.check_model_size(bytes.len() as u64)?;
-    let model = ModelProto::decode_with(bytes, &options.decode_options())?;
+    let mut model = ModelProto::decode_with(bytes, &options.decode_options())?;
+    options.load_external_into(&mut model, None)?;
     options.check_tensors(&model)?;
     Ok(model)
 }

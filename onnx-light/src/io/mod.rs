@@ -3,6 +3,7 @@
 
 mod buffer;
 mod consolidate;
+pub mod external;
 mod load;
 mod mmap;
 mod options;
@@ -11,8 +12,8 @@ mod save;
 pub use buffer::PayloadBuffer;
 pub use consolidate::{consolidate_tensors_to_buffer, ConsolidatedBuffer};
 pub use load::{
-    load, load_from_bytes, load_from_owner, load_from_reader, load_from_slice, load_with,
-    materialize_lazy_data, ParseOptions,
+    load, load_external_data_for_model, load_from_bytes, load_from_owner, load_from_reader,
+    load_from_slice, load_with, materialize_lazy_data, ParseOptions,
 };
 pub use options::TensorBufferOptions;
 pub use save::{

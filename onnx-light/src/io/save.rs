@@ -36,6 +36,8 @@ pub struct SerializeOptions {
     pub buffer: TensorBufferOptions,
     /// Worker threads; 0 means all cores (default 0). Any value gives the same bytes.
     pub num_threads: usize,
+    /// Write large tensors to external data files next to the model (path saves only).
+    pub external_data: Option<super::external::ExternalDataOptions>,
 }
 
 impl Default for SerializeOptions {
@@ -43,6 +45,7 @@ impl Default for SerializeOptions {
         SerializeOptions {
             buffer: TensorBufferOptions::SAVE,
             num_threads: 0,
+            external_data: None,
         }
     }
 }
@@ -56,6 +59,11 @@ impl SerializeOptions {
     /// Sets `buffer.raw_data_threshold`.
     pub fn raw_data_threshold(mut self, bytes: usize) -> Self {
         self.buffer.raw_data_threshold = bytes;
+        self
+    }
+    /// Sets `external_data`.
+    pub fn external_data(mut self, external: super::external::ExternalDataOptions) -> Self {
+        self.external_data = Some(external);
         self
     }
     /// Sets `buffer.alignment`.
@@ -100,6 +108,29 @@ impl SaveHook for NoHook {
     fn before(&self, _: SaveStep) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// External data needs a directory: refuse it for in-memory saves instead of writing a
+/// model whose external tensors have nowhere to go.
+fn check_in_memory(model: &ModelProto<'_>, options: &SerializeOptions) -> Result<()> {
+    if options.external_data.is_some() {
+        return Err(Error::invalid_option(
+            "external_data",
+            "external data files need a model path: use io::save",
+        ));
+    }
+    let mut failure = None;
+    model.visit_tensors(|_, t| {
+        if failure.is_none() && super::external::is_external(t) && (t.raw_data.is_some() || t.lazy_data.is_some()) {
+            failure = Some(
+                Error::new(ErrorKind::IncompleteModel {
+                    reason: "it is marked external but holds its data in memory; save it with io::save to write the data file".into(),
+                })
+                .in_tensor(t.name()),
+            );
+        }
+    });
+    failure.map_or(Ok(()), Err)
 }
 
 /// Refuses models with tensors whose weights were left on disk.
@@ -186,6 +217,7 @@ impl Sink for DeferringSliceSink<'_> {
 /// the encoding does not fit in memory.
 pub fn save_to_vec(model: &ModelProto<'_>, options: &SerializeOptions) -> Result<Vec<u8>> {
     options.buffer.validate()?;
+    check_in_memory(model, options)?;
     check_complete(model)?;
     let parallel = thread_count(options.num_threads) > 1;
     let mut sizes = SizeCache::new();
@@ -283,6 +315,9 @@ pub fn save_with_hook(
     hook: &dyn SaveHook,
 ) -> Result<()> {
     options.buffer.validate()?;
+    if let Some(plan) = super::external::plan(model, options)? {
+        return super::external::save_external(model, path, options, hook, plan);
+    }
     check_complete(model)?;
     let target = AtomicTarget::new(path, hook)?;
     let result = write_model_file(model, &target.file, options, hook).and_then(|()| {
@@ -347,7 +382,7 @@ impl Sink for PositionalSink<'_> {
     }
 }
 
-fn write_model_file(
+pub(crate) fn write_model_file(
     model: &ModelProto<'_>,
     file: &File,
     options: &SerializeOptions,

@@ -42,6 +42,26 @@ pub enum DataType {
     Float6E3M2 = 28,
 }
 
+impl DataType {
+    /// Bits per element in `raw_data`; `None` for `UNDEFINED` and `STRING`, which have
+    /// no fixed width. Types narrower than a byte are packed, least significant bits first.
+    pub const fn bit_width(self) -> Option<u32> {
+        use DataType::*;
+        Some(match self {
+            Undefined | String => return None,
+            Uint2 | Int2 => 2,
+            Uint4 | Int4 | Float4E2M1 => 4,
+            Float6E2M3 | Float6E3M2 => 6,
+            Uint8 | Int8 | Bool | Float8E4M3FN | Float8E4M3FNUZ | Float8E5M2 | Float8E5M2FNUZ
+            | Float8E8M0 => 8,
+            Uint16 | Int16 | Float16 | Bfloat16 => 16,
+            Float | Int32 | Uint32 => 32,
+            Double | Int64 | Uint64 | Complex64 => 64,
+            Complex128 => 128,
+        })
+    }
+}
+
 /// Where a tensor's data is: in the message, or in an external file.
 #[derive(ProtoEnum, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[proto(name = "onnx.TensorProto.DataLocation")]
@@ -144,6 +164,23 @@ impl<'a> TensorProto<'a> {
             .iter()
             .find(|e| e.key() == key)
             .map(|e| e.value())
+    }
+
+    /// Number of elements the dims describe (1 for a scalar), or `None` when a dim is
+    /// negative or the product overflows.
+    pub fn element_count(&self) -> Option<u64> {
+        self.dims.iter().try_fold(1u64, |n, &d| {
+            u64::try_from(d).ok().and_then(|d| n.checked_mul(d))
+        })
+    }
+
+    /// The byte length the dims and data type require of `raw_data` (sub-byte types
+    /// rounded up to whole bytes), when both are known and fixed-size.
+    pub fn expected_raw_len(&self) -> Option<u64> {
+        let bits = u64::from(self.elem_type()?.bit_width()?);
+        self.element_count()?
+            .checked_mul(bits)
+            .map(|b| b.div_ceil(8))
     }
 
     /// Bytes held in the message itself, over every data field (external data is not

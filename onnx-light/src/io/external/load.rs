@@ -1,0 +1,316 @@
+//! Loading external data into tensors: copied into one buffer, mapped, or left lazy.
+
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::reference::{invalid, ExternalDataRef};
+use super::resolve::{DataFile, Resolver};
+use crate::error::{Error, ErrorKind, Result};
+use crate::field::{ByteOwner, Bytes, LazyPayload, PayloadSource, SharedBytes};
+use crate::io::buffer::{align_up, PayloadBuffer};
+use crate::io::mmap::map_file;
+use crate::onnx::{DataLocation, ModelProto, TensorProto};
+
+/// How external payloads end up in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ExternalMode {
+    /// Read into one buffer the tensors share.
+    Copy,
+    /// Each file mapped once; tensors hold slices of the maps.
+    NoCopy,
+    /// Nothing read: tensors get a `LazyPayload` and keep their metadata.
+    Lazy,
+}
+
+/// What to do with the external data of a model.
+#[derive(Debug, Clone)]
+pub(crate) struct ExternalLoad<'o> {
+    pub mode: ExternalMode,
+    pub location_override: Option<&'o str>,
+    pub verify_checksums: bool,
+    pub keep_metadata: bool,
+    pub alignment: usize,
+}
+
+impl PayloadSource for DataFile {
+    fn fetch(&self, offset: u64, len: u64) -> Result<Bytes<'static>> {
+        // Checked against the file as it is now: a file truncated since loading gives an
+        // error here, never a short read or a crash.
+        let size = self
+            .file
+            .metadata()
+            .map_err(|e| Error::io(e, Some(&self.path)))?
+            .len();
+        if offset.checked_add(len).is_none_or(|end| end > size) {
+            return Err(Error::at(
+                ErrorKind::Truncated {
+                    needed: len,
+                    remaining: size.saturating_sub(offset),
+                },
+                offset,
+            )
+            .in_file(&self.path));
+        }
+        let len = usize::try_from(len).map_err(|_| {
+            Error::new(ErrorKind::ValueOutOfRange {
+                what: "payload larger than the address space",
+            })
+        })?;
+        let mut buf = vec![0u8; len];
+        self.file
+            .read_exact_at(&mut buf, offset)
+            .map_err(|e| Error::io(e, Some(&self.path)))?;
+        Ok(Bytes::from(buf))
+    }
+
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// True when the tensor's data is declared external.
+pub(crate) fn is_external(t: &TensorProto<'_>) -> bool {
+    t.data_location.is_some_and(|l| l == DataLocation::External)
+}
+
+/// One external payload to load.
+struct Job {
+    file: Arc<DataFile>,
+    offset: u64,
+    len: u64,
+}
+
+/// Checks a tensor's reference against its opened file and its own dims and type.
+fn plan_one(
+    t: &TensorProto<'_>,
+    resolver: &Resolver,
+    load: &ExternalLoad<'_>,
+) -> Result<(Job, Option<String>)> {
+    let name = t.name();
+    let mut r = ExternalDataRef::from_tensor(t)?;
+    if let Some(over) = load.location_override {
+        r.location = over.to_string();
+    }
+    let file = resolver.open(name, &r.location)?;
+    if r.offset > file.size {
+        return Err(invalid(
+            name,
+            Some(&r.location),
+            format!(
+                "offset {} is past the end of the {}-byte file",
+                r.offset, file.size
+            ),
+        ));
+    }
+    let len = r.length.unwrap_or(file.size - r.offset);
+    if r.offset.checked_add(len).is_none_or(|end| end > file.size) {
+        return Err(invalid(
+            name,
+            Some(&r.location),
+            format!(
+                "offset {} + length {len} is past the end of the {}-byte file",
+                r.offset, file.size
+            ),
+        ));
+    }
+    if let Some(expected) = t.expected_raw_len() {
+        if expected != len {
+            return Err(invalid(
+                name,
+                Some(&r.location),
+                format!(
+                    "length {len} does not match the {expected} bytes its dims and data type need"
+                ),
+            ));
+        }
+    }
+    Ok((
+        Job {
+            file,
+            offset: r.offset,
+            len,
+        },
+        r.checksum,
+    ))
+}
+
+/// SHA-1 of a whole file, lowercase hex.
+fn sha1_hex(file: &DataFile) -> Result<String> {
+    use sha1::{Digest, Sha1};
+    let mut hasher = Sha1::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = 0u64;
+    while at < file.size {
+        let n = ((file.size - at) as usize).min(buf.len());
+        file.file
+            .read_exact_at(&mut buf[..n], at)
+            .map_err(|e| Error::io(e, Some(&file.path)))?;
+        hasher.update(&buf[..n]);
+        at += n as u64;
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// Loads the external data of every external tensor of `model`, resolving locations
+/// against `base_dir`.
+pub(crate) fn load_external(
+    model: &mut ModelProto<'_>,
+    base_dir: &Path,
+    load: &ExternalLoad<'_>,
+) -> Result<()> {
+    // Plan: every external tensor, in traversal order.
+    let mut plan: Vec<Result<(Job, Option<String>)>> = Vec::new();
+    let mut resolver = None;
+    model.visit_tensors(|_, t| {
+        if !is_external(t) {
+            return;
+        }
+        let r = match &resolver {
+            Some(r) => Ok(r),
+            None => Resolver::new(base_dir).map(|r| &*resolver.insert(r)),
+        };
+        plan.push(r.and_then(|r| plan_one(t, r, load)));
+    });
+    if plan.is_empty() {
+        return Ok(());
+    }
+    let plan: Vec<(Job, Option<String>)> = plan.into_iter().collect::<Result<_>>()?;
+
+    if load.verify_checksums {
+        let mut digests: std::collections::HashMap<*const DataFile, String> = Default::default();
+        for (job, checksum) in &plan {
+            let Some(expected) = checksum else { continue };
+            let key = Arc::as_ptr(&job.file);
+            let actual = match digests.get(&key) {
+                Some(d) => d.clone(),
+                None => {
+                    let d = sha1_hex(&job.file)?;
+                    digests.insert(key, d.clone());
+                    d
+                }
+            };
+            if !actual.eq_ignore_ascii_case(expected.trim()) {
+                return Err(Error::new(ErrorKind::ChecksumMismatch {
+                    expected: expected.clone(),
+                    actual,
+                })
+                .in_file(&job.file.path));
+            }
+        }
+    }
+
+    let payloads: Vec<Option<Bytes<'static>>> = match load.mode {
+        ExternalMode::Lazy => vec![None; plan.len()],
+        ExternalMode::NoCopy => {
+            let mut maps: std::collections::HashMap<*const DataFile, ByteOwner> =
+                Default::default();
+            let mut out = Vec::with_capacity(plan.len());
+            for (job, _) in &plan {
+                let key = Arc::as_ptr(&job.file);
+                let map = match maps.get(&key) {
+                    Some(m) => m.clone(),
+                    None => {
+                        let m: ByteOwner = map_file(&job.file.file, &job.file.path)?;
+                        maps.insert(key, m.clone());
+                        m
+                    }
+                };
+                let start = job.offset as usize;
+                out.push(Some(Bytes::Shared(
+                    SharedBytes::new(map, start..start + job.len as usize)
+                        .map_err(|e| e.in_file(&job.file.path))?,
+                )));
+            }
+            out
+        }
+        ExternalMode::Copy => read_into_one_buffer(&plan, load.alignment)?,
+    };
+
+    // Give each tensor its bytes, in the same traversal order.
+    let mut next = 0usize;
+    model.visit_tensors_mut(|_, t| {
+        if !is_external(t) {
+            return;
+        }
+        let (job, _) = &plan[next];
+        match payloads[next].clone() {
+            Some(bytes) => {
+                t.raw_data = Some(bytes);
+                t.lazy_data = None;
+                if !load.keep_metadata {
+                    t.data_location = None;
+                    t.external_data.clear();
+                }
+            }
+            None => {
+                let source: Arc<dyn PayloadSource> = job.file.clone();
+                t.lazy_data = Some(LazyPayload::new(source, job.offset, job.len));
+                t.raw_data = None;
+            }
+        }
+        next += 1;
+    });
+    Ok(())
+}
+
+/// Reads every payload into one (huge-page) buffer with parallel positional reads.
+fn read_into_one_buffer(
+    plan: &[(Job, Option<String>)],
+    alignment: usize,
+) -> Result<Vec<Option<Bytes<'static>>>> {
+    let too_big = || {
+        Error::new(ErrorKind::ValueOutOfRange {
+            what: "external data larger than the address space",
+        })
+    };
+    let mut offsets = Vec::with_capacity(plan.len());
+    let mut cursor = 0u64;
+    for (job, _) in plan {
+        let start = align_up(cursor, alignment as u64).ok_or_else(too_big)?;
+        offsets.push(start);
+        cursor = start.checked_add(job.len).ok_or_else(too_big)?;
+    }
+    let total = usize::try_from(cursor).map_err(|_| too_big())?;
+    let mut buffer = PayloadBuffer::new(total)?;
+    {
+        let mut rest = buffer.as_mut_slice();
+        let mut pos = 0usize;
+        let mut work = Vec::with_capacity(plan.len());
+        for ((job, _), &off) in plan.iter().zip(&offsets) {
+            let off = off as usize;
+            let (_, tail) = rest.split_at_mut(off - pos);
+            let (dst, tail) = tail.split_at_mut(job.len as usize);
+            work.push((dst, job));
+            rest = tail;
+            pos = off + job.len as usize;
+        }
+        work.into_par_iter()
+            .try_for_each(|(dst, job)| read_range(&job.file, dst, job.offset))?;
+    }
+    let owner = buffer.freeze()?;
+    plan.iter()
+        .zip(&offsets)
+        .map(|((job, _), &off)| {
+            let start = off as usize;
+            SharedBytes::new(owner.clone(), start..start + job.len as usize)
+                .map(|s| Some(Bytes::Shared(s)))
+        })
+        .collect()
+}
+
+/// Reads `dst.len()` bytes at `offset`, in chunks so that one huge tensor still spreads
+/// over the pool's threads.
+fn read_range(file: &DataFile, dst: &mut [u8], offset: u64) -> Result<()> {
+    const CHUNK: usize = 16 << 20;
+    dst.par_chunks_mut(CHUNK)
+        .enumerate()
+        .try_for_each(|(i, chunk)| file.file.read_exact_at(chunk, offset + (i * CHUNK) as u64))
+        .map_err(|e| Error::io(e, Some(&file.path)))
+}

@@ -1,0 +1,515 @@
+//! Saving with external data: which tensors go out, into which files at which offsets,
+//! and the crash-safe order of writing.
+//!
+//! The model is never mutated: a [`Reborrow`] view (strings and payloads borrowed, not
+//! copied) gets the new `external_data` entries, and is what the model file encodes.
+//! Data files are written under temporary names and renamed into place before the model
+//! file is; a data file name that the model currently at the target path still uses is
+//! never overwritten (the new data goes to a second generation name, `name~1`), so the
+//! old model and its data stay loadable whatever step fails.
+
+use std::collections::{HashMap, HashSet};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::load::is_external;
+use super::reference::ExternalDataRef;
+use super::resolve::validate_location;
+use crate::error::{Error, ErrorKind, Result};
+use crate::field::Bytes;
+use crate::io::buffer::align_up;
+use crate::io::options::{validate_alignment, with_threads};
+use crate::io::save::{write_model_file, AtomicTarget, SaveHook, SaveStep, SerializeOptions};
+use crate::message::Reborrow;
+use crate::onnx::{DataLocation, ModelProto, StringStringEntryProto, TensorProto, TensorSite};
+
+/// How to write tensors to external data files.
+///
+/// ```
+/// # use onnx_light::io::external::ExternalDataOptions;
+/// let options = ExternalDataOptions::new("weights.bin")
+///     .alignment(4096)
+///     .max_file_size(2 << 30);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExternalDataOptions {
+    /// The data file's name, next to the model (an absolute or nested path is reduced to
+    /// its file name: locations are stored as bare relative names). With
+    /// `one_file_per_tensor`, unused.
+    pub location: String,
+    /// Tensors with at least this many bytes of `raw_data` go external (default 1024,
+    /// as in onnx).
+    pub size_threshold: usize,
+    /// Each tensor's offset is a multiple of this power of two (default 4096, so that
+    /// a mapped file gives page-aligned tensors).
+    pub alignment: usize,
+    /// Start a new file (`name.1`, `name.2`, ...) rather than grow one past this size; a
+    /// tensor larger than the limit gets a file of its own.
+    pub max_file_size: Option<u64>,
+    /// One file per tensor, named after the tensor (sanitised, made unique).
+    pub one_file_per_tensor: bool,
+    /// Also move attribute tensors (`Constant` values and the like); default false.
+    pub convert_attributes: bool,
+}
+
+impl ExternalDataOptions {
+    /// All large tensors to one file `location`, 4096-aligned.
+    pub fn new(location: impl Into<String>) -> Self {
+        ExternalDataOptions {
+            location: location.into(),
+            size_threshold: 1024,
+            alignment: 4096,
+            max_file_size: None,
+            one_file_per_tensor: false,
+            convert_attributes: false,
+        }
+    }
+    /// Sets `size_threshold`.
+    pub fn size_threshold(mut self, bytes: usize) -> Self {
+        self.size_threshold = bytes;
+        self
+    }
+    /// Sets `alignment`.
+    pub fn alignment(mut self, bytes: usize) -> Self {
+        self.alignment = bytes;
+        self
+    }
+    /// Sets `max_file_size`.
+    pub fn max_file_size(mut self, bytes: u64) -> Self {
+        self.max_file_size = Some(bytes);
+        self
+    }
+    /// Sets `one_file_per_tensor`.
+    pub fn one_file_per_tensor(mut self, yes: bool) -> Self {
+        self.one_file_per_tensor = yes;
+        self
+    }
+    /// Sets `convert_attributes`.
+    pub fn convert_attributes(mut self, yes: bool) -> Self {
+        self.convert_attributes = yes;
+        self
+    }
+
+    fn validate(&self) -> Result<()> {
+        validate_alignment(self.alignment)?;
+        if self.max_file_size == Some(0) {
+            return Err(Error::invalid_option(
+                "max_file_size",
+                "must be at least 1 byte",
+            ));
+        }
+        if !self.one_file_per_tensor {
+            bare_name("external_data.location", &self.location)?;
+        }
+        Ok(())
+    }
+}
+
+impl Default for ExternalDataOptions {
+    fn default() -> Self {
+        ExternalDataOptions::new("")
+    }
+}
+
+/// The file name of a location (locations are stored as bare names next to the model).
+fn bare_name(what: &'static str, location: &str) -> Result<String> {
+    let name = Path::new(location)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map(str::to_string)
+        .filter(|n| !n.is_empty());
+    let name =
+        name.ok_or_else(|| Error::invalid_option(what, format!("{location:?} names no file")))?;
+    // The same checks every location passes on load.
+    validate_location("", &name).map_err(|e| Error::invalid_option(what, e.to_string()))?;
+    Ok(name)
+}
+
+/// A file name for a tensor: letters, digits, `.`, `-`, `_` kept, anything else `_`.
+fn sanitize(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(180)
+        .collect();
+    while s.starts_with('.') {
+        s.replace_range(..1, "_");
+    }
+    if s.is_empty() {
+        s.push_str("tensor");
+    }
+    s
+}
+
+/// Where one tensor's bytes go.
+#[derive(Debug, Clone)]
+struct Placement {
+    file: usize,
+    offset: u64,
+    len: u64,
+}
+
+/// The decisions of an external save, made before anything is written.
+pub(crate) struct Plan {
+    /// Per tensor in traversal order: where its bytes go, if it goes external.
+    placements: Vec<Option<Placement>>,
+    /// File names as requested (before generation renaming), and their sizes.
+    files: Vec<(String, u64)>,
+}
+
+/// The bytes a tensor would write: its in-memory payload or its lazy source.
+fn payload_len(t: &TensorProto<'_>) -> Option<u64> {
+    match (&t.raw_data, &t.lazy_data) {
+        (Some(raw), _) => Some(raw.len() as u64),
+        (None, Some(lazy)) => Some(lazy.len()),
+        (None, None) => None,
+    }
+}
+
+/// Decides what goes where, or `None` when the save has no external data to write.
+pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result<Option<Plan>> {
+    let ext = options.external_data.as_ref();
+    if let Some(e) = ext {
+        e.validate()?;
+    }
+    let defaults = ExternalDataOptions::default();
+    let config = ext.unwrap_or(&defaults);
+    let mut placements = Vec::new();
+    let mut files: Vec<(String, u64)> = Vec::new();
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    let mut used_tensor_names: HashSet<String> = HashSet::new();
+    let mut failure = None;
+    let mut any = false;
+    model.visit_tensors(|site, t| {
+        if failure.is_some() {
+            return;
+        }
+        let Some(len) = payload_len(t) else {
+            placements.push(None);
+            return;
+        };
+        // A tensor marked external in memory (convert_model_to_external_data) keeps its
+        // own file; otherwise the options decide.
+        let marked = is_external(t);
+        let wanted = marked
+            || ext.is_some_and(|e| {
+                let site_ok = match site {
+                    TensorSite::Attribute | TensorSite::SparseAttribute => e.convert_attributes,
+                    _ => true,
+                };
+                site_ok && t.raw_data.is_some() && len >= e.size_threshold as u64
+                    || t.raw_data.is_none() && t.lazy_data.is_some()
+            });
+        if !wanted {
+            placements.push(None);
+            return;
+        }
+        any = true;
+        let requested = if marked {
+            match ExternalDataRef::from_tensor(t)
+                .and_then(|r| bare_name("location", &r.location).map_err(|e| e.in_tensor(t.name())))
+            {
+                Ok(n) => n,
+                Err(e) => {
+                    failure = Some(e);
+                    return;
+                }
+            }
+        } else if config.one_file_per_tensor {
+            let base = sanitize(t.name());
+            let mut candidate = base.clone();
+            let mut n = 1;
+            while !used_tensor_names.insert(candidate.clone()) {
+                n += 1;
+                candidate = format!("{base}_{n}");
+            }
+            candidate
+        } else {
+            match bare_name("external_data.location", &config.location) {
+                Ok(n) => n,
+                Err(e) => {
+                    failure = Some(e);
+                    return;
+                }
+            }
+        };
+        let alignment = config.alignment as u64;
+        let mut file = *by_name.entry(requested.clone()).or_insert_with(|| {
+            files.push((requested.clone(), 0));
+            files.len() - 1
+        });
+        let mut offset = match align_up(files[file].1, alignment) {
+            Some(o) => o,
+            None => {
+                failure = Some(Error::new(ErrorKind::ValueOutOfRange {
+                    what: "external data file offset",
+                }));
+                return;
+            }
+        };
+        if let Some(max) = config.max_file_size {
+            if files[file].1 > 0 && offset.saturating_add(len) > max {
+                // Split: `name.1`, `name.2`, ... (a new file starts at offset 0).
+                let split = files
+                    .iter()
+                    .filter(|(n, _)| n == &requested || n.starts_with(&format!("{requested}.")))
+                    .count();
+                let split_name = format!("{requested}.{split}");
+                files.push((split_name.clone(), 0));
+                file = files.len() - 1;
+                by_name.insert(requested.clone(), file);
+                offset = 0;
+            }
+        }
+        files[file].1 = offset + len;
+        placements.push(Some(Placement { file, offset, len }));
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    Ok(any.then_some(Plan { placements, files }))
+}
+
+/// The external-data file names the model currently at `path` uses (empty when there is
+/// none or it cannot be read: then it cannot be broken by overwriting either).
+fn names_in_use(path: &Path) -> HashSet<String> {
+    let mut names = HashSet::new();
+    let options = crate::io::ParseOptions::default()
+        .structure_only(true)
+        .load_external_data(false);
+    if let Ok(old) = crate::io::load_with(path, &options) {
+        old.visit_tensors(|_, t| {
+            if let Ok(r) = ExternalDataRef::from_tensor(t) {
+                if let Some(n) = Path::new(&r.location).file_name() {
+                    names.insert(n.to_string_lossy().into_owned());
+                }
+            }
+        });
+    }
+    names
+}
+
+/// Saves `model` to `path` with the planned external data.
+pub(crate) fn save_external(
+    model: &ModelProto<'_>,
+    path: &Path,
+    options: &SerializeOptions,
+    hook: &dyn SaveHook,
+    plan: Plan,
+) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    // Final names: a name the current model uses gets a second generation instead.
+    let in_use = names_in_use(path);
+    let mut taken: HashSet<String> = HashSet::new();
+    let final_names: Vec<String> = plan
+        .files
+        .iter()
+        .map(|(name, _)| {
+            let mut candidate = name.clone();
+            let mut generation = 0;
+            while in_use.contains(&candidate)
+                || taken.contains(&candidate)
+                || dir.join(&candidate) == path
+            {
+                generation += 1;
+                candidate = format!("{name}~{generation}");
+            }
+            taken.insert(candidate.clone());
+            candidate
+        })
+        .collect();
+
+    // The view the model file encodes: external tensors point at their files.
+    let mut view = model.reborrow();
+    let mut index = 0usize;
+    let mut sources: Vec<(usize, u64, TensorSource<'_>)> = Vec::new();
+    model.visit_tensors(|_, t| {
+        if let Some(Some(p)) = plan.placements.get(index) {
+            let source = match (&t.raw_data, &t.lazy_data) {
+                (Some(raw), _) => TensorSource::Memory(raw),
+                (None, Some(lazy)) => TensorSource::Lazy(lazy, t.name().to_string()),
+                (None, None) => unreachable!("planned tensors have data"),
+            };
+            sources.push((p.file, p.offset, source));
+        }
+        index += 1;
+    });
+    let mut index = 0usize;
+    view.visit_tensors_mut(|_, t| {
+        if let Some(Some(p)) = plan.placements.get(index) {
+            t.raw_data = None;
+            t.lazy_data = None;
+            t.data_location = Some(DataLocation::External.into());
+            t.external_data = vec![
+                StringStringEntryProto::new("location", final_names[p.file].clone()),
+                StringStringEntryProto::new("offset", p.offset.to_string()),
+                StringStringEntryProto::new("length", p.len.to_string()),
+            ];
+        }
+        index += 1;
+    });
+
+    // Data files first, under temporary names.
+    let mut targets: Vec<AtomicTarget> = Vec::new();
+    let written = (|| -> Result<()> {
+        for (name, (_, size)) in final_names.iter().zip(&plan.files) {
+            let target = AtomicTarget::new(&dir.join(name), hook)?;
+            target
+                .file
+                .set_len(*size)
+                .map_err(|e| Error::io(e, Some(&dir.join(name))))?;
+            targets.push(target);
+        }
+        with_threads(options.num_threads, || {
+            sources
+                .par_iter()
+                .try_for_each(|(file, offset, source)| -> Result<()> {
+                    let target = &targets[*file];
+                    let bytes = source.bytes()?;
+                    hook.before(SaveStep::Write {
+                        offset: *offset,
+                        len: bytes.len() as u64,
+                    })?;
+                    target
+                        .file
+                        .write_all_at(&bytes, *offset)
+                        .map_err(|e| Error::io(e, Some(&dir.join(&final_names[*file]))))?;
+                    Ok(())
+                })
+        })??;
+        for (target, name) in targets.iter().zip(&final_names) {
+            hook.before(SaveStep::Sync)?;
+            target
+                .file
+                .sync_all()
+                .map_err(|e| Error::io(e, Some(&dir.join(name))))?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = written {
+        targets.into_iter().for_each(AtomicTarget::abandon);
+        return Err(e);
+    }
+
+    // Then the model file, also under a temporary name.
+    let model_target = match AtomicTarget::new(path, hook) {
+        Ok(t) => t,
+        Err(e) => {
+            targets.into_iter().for_each(AtomicTarget::abandon);
+            return Err(e);
+        }
+    };
+    let result = write_model_file(&view, &model_target.file, options, hook).and_then(|()| {
+        hook.before(SaveStep::Sync)?;
+        model_target.file.sync_all()?;
+        Ok(())
+    });
+    if let Err(e) = result {
+        model_target.abandon();
+        targets.into_iter().for_each(AtomicTarget::abandon);
+        return Err(e.in_file(path));
+    }
+    // Commit: data files (none of which the current model uses), then the model. On a
+    // failure, data files already renamed into place are removed again: no model refers
+    // to them.
+    let mut committed: Vec<PathBuf> = Vec::new();
+    let mut targets = targets.into_iter().zip(&final_names);
+    let outcome = loop {
+        let Some((t, name)) = targets.next() else {
+            break model_target.commit(hook);
+        };
+        if let Err(e) = t.commit(hook) {
+            targets.for_each(|(t, _)| t.abandon());
+            model_target.abandon();
+            break Err(e);
+        }
+        committed.push(dir.join(name));
+    };
+    if outcome.is_err() {
+        for p in committed {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    outcome
+}
+
+/// Where a tensor's bytes come from while saving.
+enum TensorSource<'m> {
+    Memory(&'m Bytes<'m>),
+    Lazy(&'m crate::field::LazyPayload, String),
+}
+
+impl TensorSource<'_> {
+    /// The bytes, borrowed or fetched now (one tensor at a time, so re-saving a lazily
+    /// loaded model never holds all weights in memory).
+    fn bytes(&self) -> Result<std::borrow::Cow<'_, [u8]>> {
+        match self {
+            TensorSource::Memory(b) => Ok(std::borrow::Cow::Borrowed(b.as_slice())),
+            TensorSource::Lazy(lazy, name) => lazy
+                .fetch()
+                .map(|b| std::borrow::Cow::Owned(b.into_vec()))
+                .map_err(|e| e.in_tensor(name)),
+        }
+    }
+}
+
+/// Marks tensors as external in memory, as onnx's `convert_model_to_external_data`
+/// does: each tensor the options select gets `data_location = EXTERNAL` and a
+/// `location` entry (its bytes stay in memory). A later [`crate::io::save`] writes them
+/// to those files.
+///
+/// # Errors
+/// `InvalidOption` for bad options.
+pub fn convert_model_to_external_data(
+    model: &mut ModelProto<'_>,
+    options: &ExternalDataOptions,
+) -> Result<()> {
+    options.validate()?;
+    let mut used: HashSet<String> = HashSet::new();
+    let location = if options.one_file_per_tensor {
+        None
+    } else {
+        Some(bare_name("external_data.location", &options.location)?)
+    };
+    model.visit_tensors_mut(|site, t| {
+        let site_ok = match site {
+            TensorSite::Attribute | TensorSite::SparseAttribute => options.convert_attributes,
+            _ => true,
+        };
+        let big = t
+            .raw_data
+            .as_ref()
+            .is_some_and(|r| r.len() >= options.size_threshold);
+        if !site_ok || !big {
+            return;
+        }
+        let name = match &location {
+            Some(l) => l.clone(),
+            None => {
+                let base = sanitize(t.name());
+                let mut candidate = base.clone();
+                let mut n = 1;
+                while !used.insert(candidate.clone()) {
+                    n += 1;
+                    candidate = format!("{base}_{n}");
+                }
+                candidate
+            }
+        };
+        t.data_location = Some(DataLocation::External.into());
+        t.external_data = vec![StringStringEntryProto::new("location", name)];
+    });
+    Ok(())
+}

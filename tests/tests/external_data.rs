@@ -1,0 +1,803 @@
+//! External data: save (one file, split, aligned, per tensor, attributes), load (copy,
+//! no-copy, lazy, later from a directory), the hostile-path matrix, checksums, and
+//! crash safety of saves that write several files.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use onnx_light::io::external::{convert_model_to_external_data, ExternalDataOptions};
+use onnx_light::io::{self, ParseOptions, SaveHook, SaveStep, SerializeOptions};
+use onnx_light::onnx::*;
+use onnx_light::prelude::*;
+use onnx_light::ErrorKind;
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir = onnx_light_tests::python::workspace_root()
+            .join("target")
+            .join("test-scratch")
+            .join(format!(
+                "ext-{name}-{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+    fn entries(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&self.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn payload(n: usize, seed: u8) -> Vec<u8> {
+    (0..n)
+        .map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed))
+        .collect()
+}
+
+/// Float tensors of several sizes (so dims x type match the payload), a small one that
+/// stays inline, an attribute tensor and a sparse initializer.
+fn model(seed: u8) -> Model {
+    let mut g = GraphProto::named("g");
+    for (i, n) in [10_000usize, 3, 300_000, 1_000, 50_000]
+        .into_iter()
+        .enumerate()
+    {
+        g.initializer.push(TensorProto::from_raw(
+            format!("layer/{i}:w"),
+            DataType::Float,
+            [n as i64],
+            payload(n * 4, seed + i as u8),
+        ));
+    }
+    let mut sub = GraphProto::named("body");
+    sub.initializer.push(TensorProto::from_raw(
+        "sub_w",
+        DataType::Float,
+        [2048],
+        payload(8192, seed),
+    ));
+    g.node.push(
+        NodeProto::new("Constant", Vec::<String>::new(), ["c"])
+            .with_attribute(AttributeProto::tensor(
+                "value",
+                TensorProto::from_raw("const", DataType::Float, [4096], payload(16384, seed + 9)),
+            ))
+            .with_attribute(AttributeProto::graph("body", sub)),
+    );
+    g.sparse_initializer.push(SparseTensorProto {
+        values: Some(TensorProto::from_raw(
+            "sp_values",
+            DataType::Float,
+            [1024],
+            payload(4096, seed + 3),
+        )),
+        indices: Some(TensorProto::from_raw(
+            "sp_indices",
+            DataType::Int64,
+            [1024],
+            payload(8192, seed + 4),
+        )),
+        dims: vec![1 << 20],
+        ..SparseTensorProto::default()
+    });
+    ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)])
+}
+
+fn external_locations(m: &Model) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    m.visit_tensors(|_, t| {
+        if t.data_location() == DataLocation::External {
+            out.push((
+                t.name().to_string(),
+                t.external_data_value("location").unwrap_or("").to_string(),
+            ));
+        }
+    });
+    out
+}
+
+fn raw_model(path: &Path) -> Model {
+    io::load_with(path, &ParseOptions::default().load_external_data(false)).unwrap()
+}
+
+#[test]
+fn one_file_save_moves_large_tensors_out_and_loads_back_equal_in_every_mode() {
+    let dir = Scratch::new("one");
+    let m = model(1);
+    let path = dir.path("m.onnx");
+    let options =
+        SerializeOptions::default().external_data(ExternalDataOptions::new("weights.bin"));
+    io::save(&m, &path, &options).unwrap();
+    assert_eq!(dir.entries(), vec!["m.onnx", "weights.bin"]);
+    let raw = raw_model(&path);
+    let names: Vec<_> = external_locations(&raw)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    // Large initializers, sparse parts and the subgraph's tensor; not the 12-byte one,
+    // not the attribute tensor (convert_attributes is off).
+    assert_eq!(
+        names,
+        vec![
+            "layer/0:w",
+            "layer/2:w",
+            "layer/3:w",
+            "layer/4:w",
+            "sp_values",
+            "sp_indices",
+            "sub_w"
+        ]
+    );
+    // Offsets are 4096-aligned.
+    raw.visit_tensors(|_, t| {
+        if let Some(off) = t.external_data_value("offset") {
+            assert_eq!(off.parse::<u64>().unwrap() % 4096, 0, "{}", t.name());
+        }
+    });
+    for options in [
+        ParseOptions::default(),
+        ParseOptions::default().num_threads(1),
+        ParseOptions::default().no_copy(true),
+        ParseOptions::default().alignment(64),
+    ] {
+        let loaded = io::load_with(&path, &options).unwrap();
+        assert_eq!(loaded, m, "{options:?}");
+    }
+    // The model was not mutated by the save.
+    assert_eq!(m, model(1));
+}
+
+#[test]
+fn no_copy_loads_map_each_file_once_and_give_aligned_shared_slices() {
+    let dir = Scratch::new("nocopy");
+    let path = dir.path("m.onnx");
+    let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
+    io::save(&model(2), &path, &options).unwrap();
+    let external: Vec<String> = external_locations(&raw_model(&path))
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let m = io::load_with(&path, &ParseOptions::default().no_copy(true)).unwrap();
+    let mut owners = std::collections::HashSet::new();
+    m.visit_tensors(|_, t| {
+        if let Some(Bytes::Shared(s)) = &t.raw_data {
+            owners.insert(std::sync::Arc::as_ptr(s.owner()) as *const () as usize);
+            // Tensors from the data file sit at 4096-aligned offsets of a page-aligned map.
+            if external.iter().any(|n| n == t.name()) {
+                assert_eq!(s.as_slice().as_ptr() as usize % 4096, 0, "{}", t.name());
+            }
+        }
+    });
+    // One map for the data file, one for the model file's own large payloads.
+    assert!(owners.len() <= 2, "{owners:?}");
+}
+
+#[test]
+fn lazy_loads_touch_no_weights_until_fetched() {
+    let dir = Scratch::new("lazy");
+    let path = dir.path("m.onnx");
+    let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
+    io::save(&model(3), &path, &options).unwrap();
+    let mut lazy = io::load_with(&path, &ParseOptions::default().structure_only(true)).unwrap();
+    let t = lazy.graph.as_ref().unwrap().initializer[2].clone();
+    assert!(t.raw_data.is_none());
+    assert_eq!(t.lazy_data.as_ref().unwrap().len(), 1_200_000);
+    assert_eq!(
+        t.lazy_data.as_ref().unwrap().fetch().unwrap(),
+        payload(1_200_000, 5)[..]
+    );
+    // Re-saving the lazy model streams the bytes from the old files.
+    let out = dir.path("copy.onnx");
+    io::save(
+        &lazy,
+        &out,
+        &SerializeOptions::default().external_data(ExternalDataOptions::new("copy.bin")),
+    )
+    .unwrap();
+    assert_eq!(io::load(&out).unwrap(), model(3));
+    io::materialize_lazy_data(&mut lazy).unwrap();
+    let mut expected = model(3);
+    // Materialized tensors keep their external metadata (lazy loads keep it).
+    expected.visit_tensors_mut(|_, _| {});
+    assert_eq!(lazy.tensors().len(), expected.tensors().len());
+}
+
+#[test]
+fn split_files_never_exceed_max_size_and_a_larger_tensor_gets_its_own_file() {
+    let dir = Scratch::new("split");
+    let path = dir.path("m.onnx");
+    let max = 100_000u64;
+    let options = SerializeOptions::default().external_data(
+        ExternalDataOptions::new("w.bin")
+            .max_file_size(max)
+            .alignment(64),
+    );
+    io::save(&model(4), &path, &options).unwrap();
+    let entries = dir.entries();
+    assert!(
+        entries.contains(&"w.bin".to_string()) && entries.contains(&"w.bin.1".to_string()),
+        "{entries:?}"
+    );
+    let mut per_file: std::collections::BTreeMap<String, usize> = Default::default();
+    for (_, loc) in external_locations(&raw_model(&path)) {
+        *per_file.entry(loc).or_default() += 1;
+    }
+    for (file, tensors) in &per_file {
+        let size = std::fs::metadata(dir.path(file)).unwrap().len();
+        // A tensor larger than the limit is alone in its file; shared files respect it.
+        assert!(
+            size <= max || *tensors == 1,
+            "{file}: {size} bytes, {tensors} tensors"
+        );
+    }
+    assert!(per_file.len() >= 3, "{per_file:?}");
+    assert_eq!(io::load(&path).unwrap(), model(4));
+}
+
+#[test]
+fn per_tensor_files_have_sanitised_unique_names() {
+    let dir = Scratch::new("pertensor");
+    let path = dir.path("m.onnx");
+    let mut m = model(5);
+    // Two tensors whose names sanitise to the same file name.
+    m.graph.as_mut().unwrap().initializer[1] =
+        TensorProto::from_raw("layer/0:w", DataType::Float, [1024], payload(4096, 1));
+    let options = SerializeOptions::default()
+        .external_data(ExternalDataOptions::new("").one_file_per_tensor(true));
+    io::save(&m, &path, &options).unwrap();
+    let entries = dir.entries();
+    assert!(entries.contains(&"layer_0_w".to_string()), "{entries:?}");
+    assert!(entries.contains(&"layer_0_w_2".to_string()), "{entries:?}");
+    assert!(entries
+        .iter()
+        .all(|e| !e.contains('/') && !e.starts_with('.')));
+    assert_eq!(io::load(&path).unwrap(), m);
+}
+
+#[test]
+fn attribute_tensors_go_external_only_on_request() {
+    let dir = Scratch::new("attrs");
+    let path = dir.path("m.onnx");
+    let options = SerializeOptions::default()
+        .external_data(ExternalDataOptions::new("w.bin").convert_attributes(true));
+    io::save(&model(6), &path, &options).unwrap();
+    let names: Vec<_> = external_locations(&raw_model(&path))
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert!(names.contains(&"const".to_string()));
+    assert_eq!(io::load(&path).unwrap(), model(6));
+}
+
+#[test]
+fn absolute_locations_are_reduced_to_a_file_next_to_the_model() {
+    let dir = Scratch::new("abs");
+    let path = dir.path("m.onnx");
+    let elsewhere = std::env::temp_dir().join("elsewhere-weights.bin");
+    let options = SerializeOptions::default()
+        .external_data(ExternalDataOptions::new(elsewhere.to_string_lossy()));
+    io::save(&model(7), &path, &options).unwrap();
+    assert!(dir.path("elsewhere-weights.bin").exists());
+    assert!(!elsewhere.exists());
+    for (_, loc) in external_locations(&raw_model(&path)) {
+        assert_eq!(loc, "elsewhere-weights.bin");
+    }
+}
+
+#[test]
+fn convert_then_save_writes_the_marked_tensors() {
+    let dir = Scratch::new("convert");
+    let path = dir.path("m.onnx");
+    let mut m = model(8);
+    convert_model_to_external_data(
+        &mut m,
+        &ExternalDataOptions::new("data.bin").size_threshold(5000),
+    )
+    .unwrap();
+    // Marked in memory, bytes still there.
+    let marked: Vec<_> = external_locations(&m);
+    assert!(!marked.is_empty());
+    assert!(m.tensors().iter().all(|t| t.raw_data.is_some()));
+    // In-memory saves refuse marked tensors rather than write an inconsistent model.
+    assert!(io::save_to_vec(&m, &SerializeOptions::default()).is_err());
+    io::save(&m, &path, &SerializeOptions::default()).unwrap();
+    assert!(dir.path("data.bin").exists());
+    assert_eq!(io::load(&path).unwrap(), model(8));
+}
+
+#[test]
+fn external_data_loads_later_from_a_given_directory() {
+    let dir = Scratch::new("later");
+    let path = dir.path("m.onnx");
+    io::save(
+        &model(9),
+        &path,
+        &SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin")),
+    )
+    .unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let mut m = io::load_from_bytes(&bytes, &ParseOptions::default()).unwrap();
+    assert!(
+        !external_locations(&m).is_empty(),
+        "bytes alone have no directory to read from"
+    );
+    io::load_external_data_for_model(&mut m, &dir.0, &ParseOptions::default()).unwrap();
+    assert_eq!(m, model(9));
+    let m2 =
+        io::load_from_bytes(&bytes, &ParseOptions::default().external_data_dir(&dir.0)).unwrap();
+    assert_eq!(m2, model(9));
+}
+
+#[test]
+fn keep_metadata_and_location_override() {
+    let dir = Scratch::new("override");
+    let path = dir.path("m.onnx");
+    io::save(
+        &model(10),
+        &path,
+        &SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin")),
+    )
+    .unwrap();
+    std::fs::rename(dir.path("w.bin"), dir.path("renamed.bin")).unwrap();
+    let err = io::load(&path).unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::Io(std::io::ErrorKind::NotFound));
+    assert!(
+        err.tensor().is_some() && err.to_string().contains("w.bin"),
+        "{err}"
+    );
+    let m = io::load_with(
+        &path,
+        &ParseOptions::default()
+            .external_data_location("renamed.bin")
+            .keep_external_metadata(true),
+    )
+    .unwrap();
+    let t = &m.graph.as_ref().unwrap().initializer[0];
+    assert!(t.raw_data.is_some() && t.is_external());
+}
+
+#[test]
+fn checksums_are_verified_on_request() {
+    let dir = Scratch::new("checksum");
+    let path = dir.path("m.onnx");
+    io::save(
+        &model(11),
+        &path,
+        &SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin")),
+    )
+    .unwrap();
+    let data = std::fs::read(dir.path("w.bin")).unwrap();
+    let good = {
+        use sha1_smol_like::digest_hex;
+        digest_hex(&data)
+    };
+    let with = |sum: &str| {
+        let mut m = raw_model(&path);
+        m.visit_tensors_mut(|_, t| {
+            if t.is_external() {
+                t.external_data.retain(|e| e.key() != "checksum");
+                t.external_data
+                    .push(StringStringEntryProto::new("checksum", sum.to_string()));
+            }
+        });
+        io::save(&m, &path, &SerializeOptions::default()).unwrap();
+    };
+    with(&good);
+    assert_eq!(
+        io::load_with(&path, &ParseOptions::default().verify_checksums(true)).unwrap(),
+        model(11)
+    );
+    with("0000000000000000000000000000000000000000");
+    let err = io::load_with(&path, &ParseOptions::default().verify_checksums(true)).unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::ChecksumMismatch { .. }),
+        "{err}"
+    );
+    // Without verification the same model loads.
+    assert!(io::load(&path).is_ok());
+}
+
+/// SHA-1 computed here independently of the library (via Python's hashlib would need the
+/// venv; a tiny reference implementation keeps this test self-contained).
+mod sha1_smol_like {
+    pub fn digest_hex(data: &[u8]) -> String {
+        let mut h: [u32; 5] = [0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0];
+        let mut msg = data.to_vec();
+        let bit_len = (data.len() as u64) * 8;
+        msg.push(0x80);
+        while msg.len() % 64 != 56 {
+            msg.push(0);
+        }
+        msg.extend_from_slice(&bit_len.to_be_bytes());
+        for chunk in msg.chunks(64) {
+            let mut w = [0u32; 80];
+            for i in 0..16 {
+                w[i] = u32::from_be_bytes([
+                    chunk[4 * i],
+                    chunk[4 * i + 1],
+                    chunk[4 * i + 2],
+                    chunk[4 * i + 3],
+                ]);
+            }
+            for i in 16..80 {
+                w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotate_left(1);
+            }
+            let (mut a, mut b, mut c, mut d, mut e) = (h[0], h[1], h[2], h[3], h[4]);
+            for (i, wi) in w.iter().enumerate() {
+                let (f, k) = match i {
+                    0..=19 => ((b & c) | (!b & d), 0x5A827999),
+                    20..=39 => (b ^ c ^ d, 0x6ED9EBA1),
+                    40..=59 => ((b & c) | (b & d) | (c & d), 0x8F1BBCDC),
+                    _ => (b ^ c ^ d, 0xCA62C1D6),
+                };
+                let t = a
+                    .rotate_left(5)
+                    .wrapping_add(f)
+                    .wrapping_add(e)
+                    .wrapping_add(k)
+                    .wrapping_add(*wi);
+                e = d;
+                d = c;
+                c = b.rotate_left(30);
+                b = a;
+                a = t;
+            }
+            for (x, y) in h.iter_mut().zip([a, b, c, d, e]) {
+                *x = x.wrapping_add(y);
+            }
+        }
+        h.iter().map(|x| format!("{x:08x}")).collect()
+    }
+
+    #[test]
+    fn reference_sha1_matches_a_known_vector() {
+        assert_eq!(
+            digest_hex(b"abc"),
+            "a9993e364706816aba3e25717850c26c9cd0d89d"
+        );
+    }
+}
+
+/// Writes `m` (with raw external entries) as the model file and returns the load error.
+fn load_error_with_entries(dir: &Scratch, entries: &[(&str, &str)]) -> onnx_light::Error {
+    let mut g = GraphProto::named("g");
+    let mut t = TensorProto {
+        name: Some("victim".into()),
+        data_type: Some(DataType::Uint8.to_i32()),
+        dims: vec![4],
+        data_location: Some(DataLocation::External.into()),
+        ..TensorProto::default()
+    };
+    for (k, v) in entries {
+        t.external_data
+            .push(StringStringEntryProto::new(k.to_string(), v.to_string()));
+    }
+    g.initializer.push(t);
+    let path = dir.path("hostile.onnx");
+    std::fs::write(&path, ModelProto::new(g, vec![]).encode_to_vec().unwrap()).unwrap();
+    io::load(&path).unwrap_err()
+}
+
+#[test]
+fn the_hostile_external_data_matrix_is_refused_with_typed_errors() {
+    let dir = Scratch::new("hostile");
+    std::fs::write(dir.path("ok.bin"), b"abcdefgh").unwrap();
+    let outside = Scratch::new("outside");
+    std::fs::write(outside.path("secret.bin"), b"secret!!").unwrap();
+    std::os::unix::fs::symlink(outside.path("secret.bin"), dir.path("escape.bin")).unwrap();
+    std::os::unix::fs::symlink(&outside.0, dir.path("escape_dir")).unwrap();
+    std::fs::create_dir(dir.path("a_dir")).unwrap();
+
+    /// (what, external_data entries, words the error must contain)
+    type Case<'c> = (&'c str, &'c [(&'c str, &'c str)], &'c str);
+    let cases: &[Case<'_>] = &[
+        ("empty location", &[("location", "")], "empty"),
+        ("absolute", &[("location", "/etc/passwd")], "absolute"),
+        ("parent", &[("location", "../x.bin")], ".."),
+        ("nested parent", &[("location", "sub/../../x.bin")], ".."),
+        (
+            "backslash traversal",
+            &[("location", "..\\..\\x.bin")],
+            "..",
+        ),
+        ("drive", &[("location", "C:\\x.bin")], "drive"),
+        ("unc", &[("location", "\\\\host\\share\\x.bin")], "UNC"),
+        ("nul", &[("location", "ok.bin\0")], "control"),
+        ("control", &[("location", "ok\x07.bin")], "control"),
+        (
+            "symlink escaping",
+            &[("location", "escape.bin")],
+            "outside the model directory",
+        ),
+        (
+            "dir symlink escaping",
+            &[("location", "escape_dir/secret.bin")],
+            "outside the model directory",
+        ),
+        ("directory", &[("location", "a_dir")], "not a regular file"),
+        (
+            "negative offset",
+            &[("location", "ok.bin"), ("offset", "-1")],
+            "plain decimal",
+        ),
+        (
+            "offset with sign",
+            &[("location", "ok.bin"), ("offset", "+1")],
+            "plain decimal",
+        ),
+        (
+            "offset with space",
+            &[("location", "ok.bin"), ("offset", " 1")],
+            "plain decimal",
+        ),
+        (
+            "hex offset",
+            &[("location", "ok.bin"), ("offset", "0x1")],
+            "plain decimal",
+        ),
+        (
+            "overflowing offset",
+            &[("location", "ok.bin"), ("offset", "18446744073709551616")],
+            "64 bits",
+        ),
+        (
+            "offset past end",
+            &[("location", "ok.bin"), ("offset", "9")],
+            "past the end",
+        ),
+        (
+            "length past end",
+            &[("location", "ok.bin"), ("offset", "6"), ("length", "4")],
+            "past the end",
+        ),
+        (
+            "sum overflows",
+            &[
+                ("location", "ok.bin"),
+                ("offset", "4"),
+                ("length", "18446744073709551615"),
+            ],
+            "past the end",
+        ),
+        (
+            "length vs shape",
+            &[("location", "ok.bin"), ("length", "3")],
+            "does not match",
+        ),
+        (
+            "duplicate key",
+            &[("location", "ok.bin"), ("location", "ok.bin")],
+            "twice",
+        ),
+        ("missing location", &[("offset", "0")], "missing"),
+    ];
+    for (what, entries, reason) in cases {
+        let err = load_error_with_entries(&dir, entries);
+        assert!(
+            matches!(err.kind(), ErrorKind::InvalidExternalData { .. }),
+            "{what}: {err}"
+        );
+        assert_eq!(err.tensor(), Some("victim"), "{what}");
+        assert!(err.to_string().contains(reason), "{what}: {err}");
+    }
+    // A missing file is an I/O error naming the tensor and the file.
+    let err = load_error_with_entries(&dir, &[("location", "missing.bin")]);
+    assert_eq!(err.kind(), &ErrorKind::Io(std::io::ErrorKind::NotFound));
+    assert!(
+        err.to_string().contains("missing.bin") && err.tensor() == Some("victim"),
+        "{err}"
+    );
+    // basepath is tolerated and never used.
+    let mut g = GraphProto::named("g");
+    g.initializer.push(TensorProto {
+        name: Some("fine".into()),
+        data_type: Some(DataType::Uint8.to_i32()),
+        dims: vec![4],
+        data_location: Some(DataLocation::External.into()),
+        external_data: vec![
+            StringStringEntryProto::new("basepath", outside.0.to_string_lossy()),
+            StringStringEntryProto::new("location", "ok.bin"),
+            StringStringEntryProto::new("offset", "4"),
+        ],
+        ..TensorProto::default()
+    });
+    let path = dir.path("fine.onnx");
+    std::fs::write(&path, ModelProto::new(g, vec![]).encode_to_vec().unwrap()).unwrap();
+    let m = io::load(&path).unwrap();
+    assert_eq!(m.tensors()[0].raw_data.as_deref().unwrap(), b"efgh");
+    // Nothing was ever read from outside.
+    assert_eq!(
+        std::fs::read(outside.path("secret.bin")).unwrap(),
+        b"secret!!"
+    );
+}
+
+#[test]
+fn zero_length_and_to_the_end_tensors_load() {
+    let dir = Scratch::new("zero");
+    std::fs::write(dir.path("d.bin"), b"0123456789").unwrap();
+    let mut g = GraphProto::named("g");
+    fn ext(name: &str, dims: Vec<i64>, entries: Vec<(&str, &str)>) -> TensorProto<'static> {
+        TensorProto {
+            name: Some(name.to_string().into()),
+            data_type: Some(DataType::Uint8.to_i32()),
+            dims,
+            data_location: Some(DataLocation::External.into()),
+            external_data: entries
+                .into_iter()
+                .map(|(k, v)| StringStringEntryProto::new(k.to_string(), v.to_string()))
+                .collect(),
+            ..TensorProto::default()
+        }
+    }
+    g.initializer.push(ext(
+        "empty",
+        vec![0],
+        vec![("location", "d.bin"), ("offset", "10"), ("length", "0")],
+    ));
+    g.initializer.push(ext(
+        "tail",
+        vec![4],
+        vec![("location", "d.bin"), ("offset", "6")],
+    ));
+    let path = dir.path("m.onnx");
+    std::fs::write(&path, ModelProto::new(g, vec![]).encode_to_vec().unwrap()).unwrap();
+    for options in [
+        ParseOptions::default(),
+        ParseOptions::default().no_copy(true),
+    ] {
+        let m = io::load_with(&path, &options).unwrap();
+        assert_eq!(m.tensors()[0].raw_data.as_deref().unwrap(), b"");
+        assert_eq!(m.tensors()[1].raw_data.as_deref().unwrap(), b"6789");
+    }
+}
+
+/// Fails the n-th step, once.
+struct FailAt {
+    n: u64,
+    seen: AtomicU64,
+}
+
+impl SaveHook for FailAt {
+    fn before(&self, step: SaveStep) -> std::io::Result<()> {
+        if self.seen.fetch_add(1, Ordering::SeqCst) == self.n {
+            return Err(std::io::Error::other(format!("injected at {step:?}")));
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_failed_external_save_leaves_the_old_model_and_its_data_loadable() {
+    let dir = Scratch::new("atomic");
+    let path = dir.path("m.onnx");
+    let split = ExternalDataOptions::new("w.bin")
+        .max_file_size(200_000)
+        .alignment(64);
+    let options = SerializeOptions::default().external_data(split.clone());
+    io::save(&model(12), &path, &options).unwrap();
+    let before = dir.entries();
+    // Count the steps of a full save of another model to the same place.
+    let probe = FailAt {
+        n: u64::MAX,
+        seen: AtomicU64::new(0),
+    };
+    let spare = Scratch::new("probe");
+    io::save_with_hook(&model(13), &spare.path("m.onnx"), &options, &probe).unwrap();
+    let steps = probe.seen.load(Ordering::SeqCst);
+    assert!(steps > 6, "{steps}");
+    for n in 0..steps {
+        let hook = FailAt {
+            n,
+            seen: AtomicU64::new(0),
+        };
+        assert!(
+            io::save_with_hook(&model(13), &path, &options, &hook).is_err(),
+            "step {n}"
+        );
+        assert_eq!(
+            io::load(&path).unwrap(),
+            model(12),
+            "old model broken by a failure at step {n} of {steps}"
+        );
+        assert_eq!(
+            dir.entries(),
+            before,
+            "files left behind by a failure at step {n}"
+        );
+    }
+    // A successful save over the old one: the old data names are still in use by the
+    // old model during the save, so the new data goes to a second generation.
+    io::save(&model(13), &path, &options).unwrap();
+    assert_eq!(io::load(&path).unwrap(), model(13));
+    assert!(
+        dir.entries().iter().any(|e| e.starts_with("w.bin~1")),
+        "{:?}",
+        dir.entries()
+    );
+    // And the next save reuses the first generation's names.
+    io::save(&model(14), &path, &options).unwrap();
+    assert_eq!(io::load(&path).unwrap(), model(14));
+    let locations: Vec<_> = external_locations(&raw_model(&path))
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect();
+    assert!(locations.iter().all(|l| !l.contains('~')), "{locations:?}");
+}
+
+#[test]
+fn a_symlink_planted_at_a_data_file_name_is_replaced_not_followed() {
+    let dir = Scratch::new("planted");
+    let outside = Scratch::new("victim");
+    let victim = outside.path("victim.txt");
+    std::fs::write(&victim, b"precious").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path("w.bin")).unwrap();
+    let path = dir.path("m.onnx");
+    io::save(
+        &model(15),
+        &path,
+        &SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin")),
+    )
+    .unwrap();
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert!(!std::fs::symlink_metadata(dir.path("w.bin"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(io::load(&path).unwrap(), model(15));
+}
+
+#[test]
+fn bad_external_options_are_errors() {
+    let dir = Scratch::new("badopts");
+    let path = dir.path("m.onnx");
+    for ext in [
+        ExternalDataOptions::new("w.bin").alignment(1000),
+        ExternalDataOptions::new("w.bin").max_file_size(0),
+        ExternalDataOptions::new(""),
+        ExternalDataOptions::new("/"),
+    ] {
+        let err = io::save(
+            &model(16),
+            &path,
+            &SerializeOptions::default().external_data(ext.clone()),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err.kind(), ErrorKind::InvalidOption { .. }),
+            "{ext:?}: {err}"
+        );
+    }
+    assert!(dir.entries().is_empty());
+    let err = io::save_to_vec(
+        &model(16),
+        &SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin")),
+    )
+    .unwrap_err();
+    assert!(matches!(
+        err.kind(),
+        ErrorKind::InvalidOption {
+            name: "external_data",
+            ..
+        }
+    ));
+}
