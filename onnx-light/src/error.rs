@@ -138,6 +138,37 @@ pub enum ErrorKind {
         /// The checksum of the file.
         actual: String,
     },
+    /// A tensor's payload does not match its shape and data type (or a list of values
+    /// does not match the shape it is given).
+    TensorDataMismatch {
+        /// Where the payload is: `raw_data`, a typed field such as `int32_data`, `external
+        /// data`, or the `values` given to a constructor.
+        field: &'static str,
+        /// Bytes (for `raw_data` and external data) or entries (otherwise) the shape and
+        /// data type need.
+        expected: u64,
+        /// Bytes or entries found.
+        actual: u64,
+    },
+    /// A tensor's data type is `UNDEFINED`, unknown to this library, or has no form for
+    /// the access asked (e.g. raw bytes of a `STRING` tensor).
+    UnsupportedDataType {
+        /// The `data_type` value.
+        data_type: i32,
+    },
+    /// Typed access asked for an element type that is not the tensor's.
+    ElementTypeMismatch {
+        /// The tensor's data type.
+        data_type: crate::onnx::DataType,
+        /// The data type of the element type asked for.
+        requested: crate::onnx::DataType,
+    },
+    /// A tensor's data is in an external file that was neither loaded nor attached
+    /// lazily.
+    ExternalDataNotLoaded {
+        /// The `location` entry of its `external_data` (empty when missing).
+        location: String,
+    },
     /// An operating-system I/O error (see [`Error::io_error`]).
     Io(io::ErrorKind),
 }
@@ -347,6 +378,42 @@ impl fmt::Display for ErrorKind {
             ErrorKind::ChecksumMismatch { expected, actual } => write!(
                 f,
                 "external data checksum mismatch: the model records {expected}, the file's SHA-1 is {actual}"
+            ),
+            ErrorKind::TensorDataMismatch {
+                field,
+                expected,
+                actual,
+            } => {
+                let unit = match *field {
+                    "raw_data" | "external data" | "packed data" => "bytes",
+                    _ => "values",
+                };
+                write!(
+                    f,
+                    "tensor data does not match its shape and data type: {field} holds {actual} {unit}, {expected} expected"
+                )
+            }
+            ErrorKind::UnsupportedDataType { data_type } => {
+                match <crate::onnx::DataType as crate::field::ProtoEnum>::from_i32(*data_type) {
+                    Some(crate::onnx::DataType::String) => f.write_str(
+                        "STRING tensors hold strings, not typed values (read them with `strings()`)",
+                    ),
+                    Some(dt) => write!(f, "unsupported tensor data type {} ({data_type})", dt.onnx_name()),
+                    None => write!(f, "unknown tensor data type {data_type}"),
+                }
+            }
+            ErrorKind::ElementTypeMismatch {
+                data_type,
+                requested,
+            } => write!(
+                f,
+                "tensor holds {} elements, not {}",
+                data_type.onnx_name(),
+                requested.onnx_name()
+            ),
+            ErrorKind::ExternalDataNotLoaded { location } => write!(
+                f,
+                "tensor data is in external file {location:?}, which was not loaded"
             ),
             ErrorKind::Io(kind) => write!(f, "I/O error ({kind})"),
         }

@@ -81,6 +81,7 @@ pub mod field;
 pub mod io;
 mod message;
 pub mod onnx;
+pub mod tensor;
 pub mod wire;
 
 pub use descriptor::{FieldDescriptor, FieldKind, Label, MessageDescriptor};

@@ -44,7 +44,7 @@ pub enum DataType {
 
 impl DataType {
     /// Bits per element in `raw_data`; `None` for `UNDEFINED` and `STRING`, which have
-    /// no fixed width. Types narrower than a byte are packed, least significant bits first.
+    /// no fixed width. Types narrower than a byte are packed (see [`crate::tensor`]).
     pub const fn bit_width(self) -> Option<u32> {
         use DataType::*;
         Some(match self {
