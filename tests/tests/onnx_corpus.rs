@@ -576,3 +576,84 @@ fn onnx_parse_agrees_with_ours() {
     assert_eq!(models, cases.len());
     assert!(models > 1500 && theirs.len() > 6500, "corpus too small");
 }
+
+/// Every corpus model through every file load mode and every save path: the bytes that
+/// come out are the bytes that went in.
+#[test]
+fn corpus_models_round_trip_through_every_load_mode_and_save_path() {
+    use onnx_light::io::{self, ParseOptions, SerializeOptions};
+    let root = corpus_dir();
+    let scratch = onnx_light_tests::python::workspace_root()
+        .join("target")
+        .join("test-scratch")
+        .join(format!("corpus-io-{}", std::process::id()));
+    fs::create_dir_all(&scratch).unwrap();
+    let modes = [
+        ("owned", ParseOptions::default()),
+        ("owned, 1 thread", ParseOptions::default().num_threads(1)),
+        ("owned, aligned", ParseOptions::default().alignment(64)),
+        ("no-copy", ParseOptions::default().no_copy(true)),
+        (
+            "structure only",
+            ParseOptions::default().structure_only(true),
+        ),
+    ];
+    let save_options = [
+        SerializeOptions::default().num_threads(1),
+        SerializeOptions::default().num_threads(2),
+    ];
+    let mut failures = Vec::new();
+    let mut checked = 0usize;
+    for case in corpus() {
+        let path = root.join(&case.name).join("model.onnx");
+        for (mode, options) in &modes {
+            let mut model = match io::load_with(&path, options) {
+                Ok(m) => m,
+                Err(e) => {
+                    failures.push(format!("{} ({mode}): {e}", case.name));
+                    continue;
+                }
+            };
+            if *mode == "structure only" {
+                if let Err(e) = io::materialize_lazy_data(&mut model) {
+                    failures.push(format!("{} ({mode}): {e}", case.name));
+                    continue;
+                }
+            }
+            for (i, save) in save_options.iter().enumerate() {
+                let out = scratch.join(format!("m{i}.onnx"));
+                let results = [
+                    io::save(&model, &out, save).and_then(|()| fs::read(&out).map_err(Into::into)),
+                    io::save_to_vec(&model, save),
+                    {
+                        let mut w = Vec::new();
+                        io::save_to_writer(&model, &mut w, save).map(|_| w)
+                    },
+                ];
+                for (which, bytes) in ["save", "save_to_vec", "save_to_writer"]
+                    .iter()
+                    .zip(results)
+                {
+                    match bytes {
+                        Ok(b) if b == case.model => {}
+                        Ok(b) => failures.push(format!(
+                            "{} ({mode}, {which}): {}",
+                            case.name,
+                            onnx_support::describe_diff(&case.model, &b).unwrap_or_default()
+                        )),
+                        Err(e) => failures.push(format!("{} ({mode}, {which}): {e}", case.name)),
+                    }
+                }
+            }
+            checked += 1;
+        }
+    }
+    let _ = fs::remove_dir_all(&scratch);
+    assert!(checked > 1500 * modes.len(), "only {checked} loads checked");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
