@@ -801,3 +801,18 @@ fn bad_external_options_are_errors() {
         }
     ));
 }
+
+#[test]
+fn converting_next_to_the_input_never_overwrites_the_files_it_reads() {
+    let dir = Scratch::new("sibling");
+    let input = dir.path("in.onnx");
+    let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
+    io::save(&model(17), &input, &options).unwrap();
+    // Lazy load (weights stay in in.onnx's w.bin), then save a sibling with the same
+    // data file name: w.bin is being read, so the copy gets another name.
+    let lazy = io::load_with(&input, &ParseOptions::default().structure_only(true)).unwrap();
+    let output = dir.path("out.onnx");
+    io::save(&lazy, &output, &options).unwrap();
+    assert_eq!(io::load(&input).unwrap(), model(17));
+    assert_eq!(io::load(&output).unwrap(), model(17));
+}

@@ -83,15 +83,34 @@ struct Job {
     len: u64,
 }
 
-/// Checks a tensor's reference against its opened file and its own dims and type.
-fn plan_one(
+/// A tensor's external data, checked: the opened file, and the range in it.
+#[derive(Debug, Clone)]
+pub struct ResolvedExternal {
+    /// The opened data file.
+    pub file: Arc<DataFile>,
+    /// Byte offset of the payload.
+    pub offset: u64,
+    /// Byte length of the payload.
+    pub len: u64,
+    /// The `checksum` the tensor records, if any.
+    pub checksum: Option<String>,
+}
+
+/// Checks one tensor's external-data reference: its metadata, its location (through the
+/// resolver), its range against the opened file, and its length against its own dims and
+/// data type. Nothing is read. `location_override` replaces the recorded location.
+///
+/// # Errors
+/// `InvalidExternalData` naming the tensor, the location and the reason; I/O errors
+/// naming the tensor and file.
+pub fn resolve_tensor(
     t: &TensorProto<'_>,
     resolver: &Resolver,
-    load: &ExternalLoad<'_>,
-) -> Result<(Job, Option<String>)> {
+    location_override: Option<&str>,
+) -> Result<ResolvedExternal> {
     let name = t.name();
     let mut r = ExternalDataRef::from_tensor(t)?;
-    if let Some(over) = load.location_override {
+    if let Some(over) = location_override {
         r.location = over.to_string();
     }
     let file = resolver.open(name, &r.location)?;
@@ -127,14 +146,37 @@ fn plan_one(
             ));
         }
     }
+    Ok(ResolvedExternal {
+        file,
+        offset: r.offset,
+        len,
+        checksum: r.checksum,
+    })
+}
+
+/// Checks a tensor's reference against its opened file and its own dims and type.
+fn plan_one(
+    t: &TensorProto<'_>,
+    resolver: &Resolver,
+    load: &ExternalLoad<'_>,
+) -> Result<(Job, Option<String>)> {
+    let r = resolve_tensor(t, resolver, load.location_override)?;
     Ok((
         Job {
-            file,
+            file: r.file,
             offset: r.offset,
-            len,
+            len: r.len,
         },
         r.checksum,
     ))
+}
+
+/// The SHA-1 of a whole data file, lowercase hex (the spec's `checksum`).
+///
+/// # Errors
+/// I/O errors naming the file.
+pub fn file_sha1(file: &DataFile) -> Result<String> {
+    sha1_hex(file)
 }
 
 /// SHA-1 of a whole file, lowercase hex.

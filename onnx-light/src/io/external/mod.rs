@@ -7,6 +7,7 @@ mod reference;
 mod resolve;
 mod save;
 
+pub use load::{file_sha1, resolve_tensor, ResolvedExternal};
 pub(crate) use load::{is_external, load_external, ExternalLoad, ExternalMode};
 pub use reference::ExternalDataRef;
 pub use resolve::{validate_location, DataFile, Resolver};

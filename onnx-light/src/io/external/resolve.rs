@@ -66,6 +66,16 @@ pub struct DataFile {
 }
 
 impl DataFile {
+    /// The file's real path (symlinks resolved).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's size when it was opened.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
     /// Wraps an already opened file (its size is read now).
     ///
     /// # Errors

@@ -310,8 +310,21 @@ pub(crate) fn save_external(
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    // Final names: a name the current model uses gets a second generation instead.
-    let in_use = names_in_use(path);
+    // Final names: a name the current model at `path` uses, or a file this save reads
+    // lazily (e.g. converting a model in its own directory), gets a second generation.
+    let mut in_use = names_in_use(path);
+    if let Ok(real_dir) = dir.canonicalize() {
+        model.visit_tensors(|_, t| {
+            if let Some(lazy) = &t.lazy_data {
+                let source = PathBuf::from(lazy.source());
+                if source.parent() == Some(real_dir.as_path()) {
+                    if let Some(n) = source.file_name() {
+                        in_use.insert(n.to_string_lossy().into_owned());
+                    }
+                }
+            }
+        });
+    }
     let mut taken: HashSet<String> = HashSet::new();
     let final_names: Vec<String> = plan
         .files
