@@ -816,3 +816,34 @@ fn converting_next_to_the_input_never_overwrites_the_files_it_reads() {
     assert_eq!(io::load(&input).unwrap(), model(17));
     assert_eq!(io::load(&output).unwrap(), model(17));
 }
+
+#[test]
+fn a_save_never_drops_the_weights_of_a_lazily_loaded_tensor() {
+    let dir = Scratch::new("nodrop");
+    let path = dir.path("m.onnx");
+    // Some tensors external (>= 100 kB), others inline but large enough (> 1 kB) that a
+    // structure-only load leaves them on disk too.
+    let ext = ExternalDataOptions::new("w.bin").size_threshold(100_000);
+    io::save(
+        &model(18),
+        &path,
+        &SerializeOptions::default().external_data(ext),
+    )
+    .unwrap();
+    let lazy = io::load_with(&path, &ParseOptions::default().structure_only(true)).unwrap();
+    // A plain save writes the external tensors to their files, but nothing would write
+    // the inline ones: refused, nothing written.
+    let out_dir = Scratch::new("nodrop-out");
+    let out = out_dir.path("out.onnx");
+    let err = io::save(&lazy, &out, &SerializeOptions::default()).unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::IncompleteModel { .. }),
+        "{err}"
+    );
+    assert!(out_dir.entries().is_empty(), "{:?}", out_dir.entries());
+    // With the weights fetched, the same save works.
+    let mut complete = lazy.clone();
+    io::materialize_lazy_data(&mut complete).unwrap();
+    io::save(&complete, &out, &SerializeOptions::default()).unwrap();
+    assert_eq!(io::load(&out).unwrap(), model(18));
+}

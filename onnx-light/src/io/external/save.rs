@@ -210,6 +210,16 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
                     || t.raw_data.is_none() && t.lazy_data.is_some()
             });
         if !wanted {
+            if t.raw_data.is_none() && t.lazy_data.is_some() {
+                // Its bytes are on disk and nothing would write them: refuse rather than
+                // save a tensor without its weights.
+                failure = Some(
+                    Error::new(ErrorKind::IncompleteModel {
+                        reason: "its weights are still on disk (structure-only load) and this save would not write them; call io::materialize_lazy_data first".into(),
+                    })
+                    .in_tensor(t.name()),
+                );
+            }
             placements.push(None);
             return;
         }
