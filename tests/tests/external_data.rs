@@ -133,19 +133,12 @@ fn one_file_save_moves_large_tensors_out_and_loads_back_equal_in_every_mode() {
         .into_iter()
         .map(|(n, _)| n)
         .collect();
-    // Large initializers, sparse parts and the subgraph's tensor; not the 12-byte one,
-    // not the attribute tensor (convert_attributes is off).
+    // Large initializers and the subgraph's tensor; not the 12-byte one, not the
+    // attribute tensor (convert_attributes is off), not the sparse parts (onnx and
+    // onnxruntime only read dense external tensors).
     assert_eq!(
         names,
-        vec![
-            "layer/0:w",
-            "layer/2:w",
-            "layer/3:w",
-            "layer/4:w",
-            "sp_values",
-            "sp_indices",
-            "sub_w"
-        ]
+        vec!["layer/0:w", "layer/2:w", "layer/3:w", "layer/4:w", "sub_w"]
     );
     // Offsets are 4096-aligned.
     raw.visit_tensors(|_, t| {
@@ -831,19 +824,52 @@ fn a_save_never_drops_the_weights_of_a_lazily_loaded_tensor() {
     )
     .unwrap();
     let lazy = io::load_with(&path, &ParseOptions::default().structure_only(true)).unwrap();
-    // A plain save writes the external tensors to their files, but nothing would write
-    // the inline ones: refused, nothing written.
+    // A plain save keeps the layout: the external tensors stream to their file, the
+    // inline ones are fetched; nothing is dropped and the model is not mutated.
     let out_dir = Scratch::new("nodrop-out");
     let out = out_dir.path("out.onnx");
-    let err = io::save(&lazy, &out, &SerializeOptions::default()).unwrap_err();
+    io::save(&lazy, &out, &SerializeOptions::default()).unwrap();
+    assert_eq!(io::load(&out).unwrap(), model(18));
+    assert!(lazy.tensors().iter().any(|t| t.lazy_data.is_some()));
+    // In-memory saves cannot fetch into a view: they refuse, naming the tensor.
+    let err = io::save_to_vec(&lazy, &SerializeOptions::default()).unwrap_err();
     assert!(
         matches!(err.kind(), ErrorKind::IncompleteModel { .. }),
         "{err}"
     );
-    assert!(out_dir.entries().is_empty(), "{:?}", out_dir.entries());
-    // With the weights fetched, the same save works.
-    let mut complete = lazy.clone();
-    io::materialize_lazy_data(&mut complete).unwrap();
-    io::save(&complete, &out, &SerializeOptions::default()).unwrap();
-    assert_eq!(io::load(&out).unwrap(), model(18));
+    assert!(err.tensor().is_some());
+}
+
+#[test]
+fn explicit_options_override_the_layout_a_lazy_model_came_with() {
+    let dir = Scratch::new("relayout");
+    let path = dir.path("m.onnx");
+    io::save(
+        &model(19),
+        &path,
+        &SerializeOptions::default().external_data(ExternalDataOptions::new("old.bin")),
+    )
+    .unwrap();
+    let lazy = io::load_with(&path, &ParseOptions::default().structure_only(true)).unwrap();
+    let out_dir = Scratch::new("relayout-out");
+    let out = out_dir.path("m.onnx");
+    io::save(
+        &lazy,
+        &out,
+        &SerializeOptions::default()
+            .external_data(ExternalDataOptions::new("new.bin").size_threshold(50_000)),
+    )
+    .unwrap();
+    assert_eq!(out_dir.entries(), vec!["m.onnx", "new.bin"]);
+    let locations: Vec<_> = external_locations(&raw_model(&out));
+    // Only the tensors over the new threshold are external, all in new.bin.
+    assert_eq!(
+        locations
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>(),
+        vec!["layer/2:w", "layer/4:w"]
+    );
+    assert!(locations.iter().all(|(_, l)| l == "new.bin"));
+    assert_eq!(io::load(&out).unwrap(), model(19));
 }

@@ -315,6 +315,8 @@ pub fn save_with_hook(
     hook: &dyn SaveHook,
 ) -> Result<()> {
     options.buffer.validate()?;
+    // External data, or tensors whose bytes are still on disk: the path that writes a
+    // view of the model (data files and fetched tensors) without mutating it.
     if let Some(plan) = super::external::plan(model, options)? {
         return super::external::save_external(model, path, options, hook, plan);
     }

@@ -197,34 +197,28 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
             placements.push(None);
             return;
         };
-        // A tensor marked external in memory (convert_model_to_external_data) keeps its
-        // own file; otherwise the options decide.
-        let marked = is_external(t);
-        let wanted = marked
-            || ext.is_some_and(|e| {
+        // With options, the options decide (an old layout is not kept); without, a
+        // tensor marked external in memory (convert_model_to_external_data, or a lazy
+        // load that kept its metadata) goes to the file it names. Sparse tensors stay
+        // inline: onnx never writes them externally and onnxruntime cannot read them.
+        let wanted = match ext {
+            Some(e) => {
                 let site_ok = match site {
-                    TensorSite::Attribute | TensorSite::SparseAttribute => e.convert_attributes,
+                    TensorSite::Attribute => e.convert_attributes,
+                    TensorSite::SparseInitializer | TensorSite::SparseAttribute => false,
                     _ => true,
                 };
-                site_ok && t.raw_data.is_some() && len >= e.size_threshold as u64
-                    || t.raw_data.is_none() && t.lazy_data.is_some()
-            });
-        if !wanted {
-            if t.raw_data.is_none() && t.lazy_data.is_some() {
-                // Its bytes are on disk and nothing would write them: refuse rather than
-                // save a tensor without its weights.
-                failure = Some(
-                    Error::new(ErrorKind::IncompleteModel {
-                        reason: "its weights are still on disk (structure-only load) and this save would not write them; call io::materialize_lazy_data first".into(),
-                    })
-                    .in_tensor(t.name()),
-                );
+                site_ok && len >= e.size_threshold as u64
             }
+            None => is_external(t),
+        };
+        if !wanted {
+            // A lazily loaded tensor that stays inline is fetched while saving.
             placements.push(None);
             return;
         }
         any = true;
-        let requested = if marked {
+        let requested = if ext.is_none() {
             match ExternalDataRef::from_tensor(t)
                 .and_then(|r| bare_name("location", &r.location).map_err(|e| e.in_tensor(t.name())))
             {
@@ -286,7 +280,14 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
     if let Some(e) = failure {
         return Err(e);
     }
-    Ok(any.then_some(Plan { placements, files }))
+    let lazy = !placements.is_empty() && {
+        let mut any_lazy = false;
+        model.visit_tensors(|_, t| any_lazy |= t.raw_data.is_none() && t.lazy_data.is_some());
+        any_lazy
+    };
+    // A model with lazily loaded tensors always goes through this path, which fetches
+    // the ones that stay inline.
+    Ok((any || lazy).then_some(Plan { placements, files }))
 }
 
 /// The external-data file names the model currently at `path` uses (empty when there is
@@ -369,8 +370,41 @@ pub(crate) fn save_external(
         }
         index += 1;
     });
+    // Tensors that stay inline but whose bytes are on disk are fetched now.
+    let mut fetched: Vec<Option<Bytes<'static>>> = Vec::with_capacity(plan.placements.len());
+    let mut fetch_error = None;
+    let mut index = 0usize;
+    model.visit_tensors(|_, t| {
+        let stays = matches!(plan.placements.get(index), Some(None));
+        let mut got = None;
+        if stays && t.raw_data.is_none() && fetch_error.is_none() {
+            if let Some(lazy) = &t.lazy_data {
+                match lazy.fetch() {
+                    Ok(b) => got = Some(b),
+                    Err(e) => fetch_error = Some(e.in_tensor(t.name())),
+                }
+            }
+        }
+        fetched.push(got);
+        index += 1;
+    });
+    if let Some(e) = fetch_error {
+        return Err(e);
+    }
     let mut index = 0usize;
     view.visit_tensors_mut(|_, t| {
+        if let Some(bytes) = fetched.get_mut(index).and_then(Option::take) {
+            t.raw_data = Some(bytes);
+            t.lazy_data = None;
+        }
+        if matches!(plan.placements.get(index), Some(None))
+            && t.raw_data.is_some()
+            && is_external(t)
+        {
+            // Written inline now: its old external description no longer applies.
+            t.data_location = None;
+            t.external_data.clear();
+        }
         if let Some(Some(p)) = plan.placements.get(index) {
             t.raw_data = None;
             t.lazy_data = None;
