@@ -1,6 +1,12 @@
 //! `onnx-light`: the command-line tool over the onnx-light library.
 
+mod bench;
+mod check;
+mod convert;
+mod info;
+mod progress;
 mod sample;
+mod size;
 mod table;
 mod tour;
 
@@ -9,10 +15,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Read, write and check ONNX models without the protobuf runtime.
+use progress::Progress;
+
+/// Read, write, convert and check ONNX models without the protobuf runtime.
 #[derive(Debug, Parser)]
 #[command(name = "onnx-light", version, about)]
 struct Cli {
+    /// Print nothing but errors (and what a command is asked to print, like --json).
+    #[arg(long, short, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -25,16 +36,156 @@ enum Command {
         /// A model to use instead of the built-in sample (it is not modified).
         model: Option<PathBuf>,
     },
+    /// Write the built-in sample model (a small transformer, ~340 MB of weights) to OUT.
+    Sample {
+        output: PathBuf,
+        /// Transformer layers (each about 40 MB of weights).
+        #[arg(long, default_value_t = 6)]
+        layers: usize,
+        /// Replace OUT if it exists.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Describe a model: IR version, opsets, inputs, outputs, nodes, weights, files.
+    Info {
+        model: PathBuf,
+        /// One JSON object (schema in the README).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rewrite a model, moving weights into or out of external data files.
+    Convert {
+        input: PathBuf,
+        output: PathBuf,
+        /// Write tensors to this external data file next to OUTPUT.
+        #[arg(long, value_name = "NAME", conflicts_with = "inline")]
+        external_data: Option<String>,
+        /// Tensors at least this large go external (default 1024; suffixes like 4k).
+        #[arg(long, value_name = "BYTES", value_parser = size::parse)]
+        size_threshold: Option<u64>,
+        /// Align each external tensor to this power of two (default 4096).
+        #[arg(long, value_name = "BYTES", value_parser = size::parse)]
+        align: Option<u64>,
+        /// Split external data into files of at most this size (NAME, NAME.1, ...).
+        #[arg(long, value_name = "BYTES", value_parser = size::parse)]
+        max_file_size: Option<u64>,
+        /// Bring every external tensor back into the model file.
+        #[arg(long)]
+        inline: bool,
+        /// Worker threads (default: all cores).
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        threads: usize,
+        /// Replace OUTPUT if it exists.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Validate a model and everything it refers to; exit 1 with one line per problem.
+    Check {
+        model: PathBuf,
+        /// Also verify external data checksums (SHA-1 of each file).
+        #[arg(long)]
+        checksums: bool,
+    },
+    /// Time loading and saving MODEL in every mode on this machine.
+    Bench {
+        model: PathBuf,
+        /// One JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Runs per step (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+    },
+}
+
+type Failure = Box<dyn std::error::Error>;
+
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    let say = |s: &str| {
+        if !cli.quiet {
+            println!("{s}");
+        }
+    };
+    match cli.command {
+        None => tour::run(None, cli.quiet)?,
+        Some(Command::Tour { model }) => tour::run(model.as_deref(), cli.quiet)?,
+        Some(Command::Sample {
+            output,
+            layers,
+            force,
+        }) => {
+            if output.exists() && !force {
+                return Err(
+                    format!("{} exists; pass --force to replace it", output.display()).into(),
+                );
+            }
+            let spec = sample::SampleSpec {
+                layers,
+                ..sample::SampleSpec::DEFAULT
+            };
+            let progress = Progress::new(cli.quiet);
+            progress.step("building the sample model");
+            let model = sample::build(spec);
+            progress.step(format!("writing {}", output.display()));
+            onnx_light::io::save(
+                &model,
+                &output,
+                &onnx_light::io::SerializeOptions::default(),
+            )?;
+            drop(progress);
+            say(&format!("wrote {} ({} layers)", output.display(), layers));
+        }
+        Some(Command::Info { model, json }) => info::run(&model, json)?,
+        Some(Command::Convert {
+            input,
+            output,
+            external_data,
+            size_threshold,
+            align,
+            max_file_size,
+            inline,
+            threads,
+            force,
+        }) => {
+            let progress = Progress::new(cli.quiet);
+            let c = convert::Convert {
+                external_data,
+                size_threshold,
+                align,
+                max_file_size,
+                inline,
+                threads,
+                force,
+            };
+            let done = convert::run(&input, &output, &c, &progress)?;
+            drop(progress);
+            say(&done);
+        }
+        Some(Command::Check { model, checksums }) => {
+            let report = check::run(&model, checksums);
+            for l in &report.lines {
+                say(l);
+            }
+            for p in &report.problems {
+                eprintln!("error: {p}");
+            }
+            if !report.problems.is_empty() {
+                return Ok(ExitCode::FAILURE);
+            }
+            say(&format!("{}: valid", model.display()));
+        }
+        Some(Command::Bench { model, json, runs }) => {
+            let progress = Progress::new(cli.quiet || json);
+            bench::run(&model, runs, json, &progress)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        None => tour::run(None),
-        Some(Command::Tour { model }) => tour::run(model.as_deref()),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    match run(cli) {
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
             let mut source = e.source();

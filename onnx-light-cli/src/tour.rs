@@ -80,7 +80,7 @@ impl Report {
 }
 
 /// Runs the tour on `model` (a path, not modified) or on the built-in sample.
-pub fn run(model: Option<&Path>) -> Result<(), Failure> {
+pub fn run(model: Option<&Path>, quiet: bool) -> Result<(), Failure> {
     let dir = ScratchDir::new()?;
     let mut r = Report {
         table: Table::new(&["step", "size", "time", "throughput", "check"]),
@@ -177,6 +177,9 @@ pub fn run(model: Option<&Path>) -> Result<(), Failure> {
         same,
     )?;
 
+    if quiet {
+        return Ok(());
+    }
     println!(
         "onnx-light tour: {} ({} tensors, {} nodes)",
         model

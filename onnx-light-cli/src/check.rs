@@ -1,0 +1,182 @@
+//! `onnx-light check MODEL`: validates a model and everything it refers to, reporting
+//! every problem (one line each), not just the first.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use onnx_light::io::external::{file_sha1, resolve_tensor, Resolver};
+use onnx_light::io::{self, ParseOptions};
+use onnx_light::onnx::Model;
+use onnx_light::prelude::*;
+use onnx_light::wire::Sink;
+
+/// Compares encoded bytes with a file as they are produced, without holding either.
+struct CompareSink {
+    file: BufReader<File>,
+    pos: u64,
+    first_difference: Option<u64>,
+    buf: Vec<u8>,
+}
+
+impl Sink for CompareSink {
+    fn put(&mut self, bytes: &[u8]) -> onnx_light::Result<()> {
+        if self.first_difference.is_some() {
+            self.pos += bytes.len() as u64;
+            return Ok(());
+        }
+        self.buf.resize(bytes.len(), 0);
+        let mut got = 0;
+        while got < bytes.len() {
+            let n = self.file.read(&mut self.buf[got..])?;
+            if n == 0 {
+                break;
+            }
+            got += n;
+        }
+        if let Some(i) = self.buf[..got].iter().zip(bytes).position(|(a, b)| a != b) {
+            self.first_difference = Some(self.pos + i as u64);
+        } else if got < bytes.len() {
+            self.first_difference = Some(self.pos + got as u64);
+        }
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+}
+
+pub struct Report {
+    pub lines: Vec<String>,
+    pub problems: Vec<String>,
+}
+
+pub fn run(path: &Path, checksums: bool) -> Report {
+    let mut r = Report {
+        lines: Vec::new(),
+        problems: Vec::new(),
+    };
+    // Structure: mapped, weights untouched; external data resolved separately below.
+    let model: Model = match io::load_with(
+        path,
+        &ParseOptions::default()
+            .no_copy(true)
+            .load_external_data(false),
+    ) {
+        Ok(m) => m,
+        Err(e) => {
+            r.problems.push(format!("cannot parse the model: {e}"));
+            return r;
+        }
+    };
+    let nodes = model.graph.as_ref().map_or(0, |g| g.node.len());
+    r.lines.push(format!(
+        "parsed: {nodes} nodes, {} tensors",
+        model.tensors().len()
+    ));
+
+    // External references: path rules, bounds, length vs shape, checksums.
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut external = 0usize;
+    let mut files = std::collections::BTreeMap::new();
+    match Resolver::new(dir) {
+        Ok(resolver) => {
+            model.visit_tensors(|_, t| {
+                if !t.is_external() {
+                    return;
+                }
+                external += 1;
+                match resolve_tensor(t, &resolver, None) {
+                    Ok(res) => {
+                        let entry = files
+                            .entry(res.file.path().to_path_buf())
+                            .or_insert((res.file.clone(), Vec::new()));
+                        if let Some(sum) = res.checksum {
+                            entry.1.push((t.name().to_string(), sum));
+                        }
+                    }
+                    Err(e) => r.problems.push(e.to_string()),
+                }
+            });
+        }
+        Err(e) => r
+            .problems
+            .push(format!("cannot open the model's directory: {e}")),
+    }
+    if external > 0 {
+        r.lines.push(format!(
+            "external data: {external} tensors in {} files checked (paths, bounds, lengths)",
+            files.len()
+        ));
+    }
+    if checksums {
+        let mut verified = 0;
+        for (file, sums) in files.values() {
+            if sums.is_empty() {
+                continue;
+            }
+            match file_sha1(file) {
+                Ok(actual) => {
+                    for (tensor, expected) in sums {
+                        verified += 1;
+                        if !actual.eq_ignore_ascii_case(expected.trim()) {
+                            r.problems.push(format!(
+                                "checksum mismatch for tensor `{tensor}`: {} has SHA-1 {actual}, the model records {expected}",
+                                file.path().display()
+                            ));
+                        }
+                    }
+                }
+                Err(e) => r.problems.push(e.to_string()),
+            }
+        }
+        r.lines.push(format!("checksums: {verified} verified"));
+    }
+
+    // Inline tensor data against shapes and types.
+    let mut inline = 0usize;
+    model.visit_tensors(|_, t| {
+        if t.is_external() {
+            return;
+        }
+        inline += 1;
+        if let Err(e) = t.validate_data() {
+            r.problems.push(e.to_string());
+        }
+    });
+    r.lines.push(format!(
+        "tensor data: {inline} inline tensors checked against their shapes"
+    ));
+
+    // Round trip: re-encoding gives the file's bytes.
+    match File::open(path) {
+        Ok(f) => {
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            let mut sink = CompareSink {
+                file: BufReader::new(f),
+                pos: 0,
+                first_difference: None,
+                buf: Vec::new(),
+            };
+            match model.encode(&mut sink) {
+                Ok(written) => {
+                    let diff = sink
+                        .first_difference
+                        .or((written != len).then_some(written.min(len)));
+                    match diff {
+                        None => r.lines.push("round trip: byte-identical".into()),
+                        Some(at) => r.problems.push(format!(
+                            "round trip: re-encoding differs from the file at byte {at} (written by a non-canonical encoder?)"
+                        )),
+                    }
+                }
+                Err(e) => r.problems.push(format!("round trip: {e}")),
+            }
+        }
+        Err(e) => r
+            .problems
+            .push(format!("cannot reopen {}: {e}", path.display())),
+    }
+    r
+}

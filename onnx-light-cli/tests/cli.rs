@@ -1,0 +1,410 @@
+//! The `onnx-light` binary: every command, its output, and its error paths (exit 1 with
+//! `error: ...` for bad input, exit 2 for usage errors, never a panic).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use assert_cmd::Command;
+use onnx_light::io::{self, SerializeOptions};
+use onnx_light::onnx::*;
+use onnx_light::prelude::*;
+use predicates::prelude::*;
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "cli-{name}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn cli() -> Command {
+    Command::cargo_bin("onnx-light").unwrap()
+}
+
+/// A small model: two float initializers, one big enough to go external.
+fn model() -> Model {
+    let mut g = GraphProto::named("g");
+    g.input
+        .push(ValueInfoProto::tensor("x", DataType::Float, &[1, 64]));
+    g.output
+        .push(ValueInfoProto::tensor("y", DataType::Float, &[1, 64]));
+    let w: Vec<u8> = (0..64 * 64 * 4).map(|i| (i % 251) as u8).collect();
+    g.initializer
+        .push(TensorProto::from_raw("w", DataType::Float, [64, 64], w));
+    g.initializer.push(TensorProto::from_raw(
+        "b",
+        DataType::Float,
+        [64],
+        vec![0u8; 256],
+    ));
+    g.node.push(NodeProto::new("MatMul", ["x", "w"], ["xw"]));
+    g.node.push(NodeProto::new("Add", ["xw", "b"], ["y"]));
+    let mut m = ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)]);
+    m.producer_name = Some("cli-test".into());
+    m.metadata_props
+        .push(StringStringEntryProto::new("author", "tests"));
+    m
+}
+
+fn write_model(dir: &Scratch, name: &str) -> PathBuf {
+    let p = dir.path(name);
+    io::save(&model(), &p, &SerializeOptions::default()).unwrap();
+    p
+}
+
+#[test]
+fn info_json_describes_the_model() {
+    let dir = Scratch::new("info");
+    let p = write_model(&dir, "m.onnx");
+    let out = cli()
+        .args(["info", "--json"])
+        .arg(&p)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["ir_version"], 14);
+    assert_eq!(v["producer_name"], "cli-test");
+    assert_eq!(v["opset_import"][0]["domain"], "");
+    assert_eq!(v["opset_import"][0]["version"], 21);
+    assert_eq!(v["nodes"], 2);
+    assert_eq!(v["initializers"], 2);
+    assert_eq!(v["weight_bytes"], 64 * 64 * 4 + 256);
+    assert_eq!(v["inputs"][0]["name"], "x");
+    assert_eq!(v["inputs"][0]["elem_type"], "FLOAT");
+    assert_eq!(v["inputs"][0]["shape"], serde_json::json!([1, 64]));
+    assert_eq!(v["outputs"][0]["name"], "y");
+    assert_eq!(v["external_files"], serde_json::json!([]));
+    assert_eq!(v["op_types"]["MatMul"], 1);
+    assert_eq!(v["metadata"]["author"], "tests");
+    // The text form mentions the same facts.
+    cli()
+        .arg("info")
+        .arg(&p)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("MatMul").and(predicate::str::contains("ai.onnx:21")));
+}
+
+#[test]
+fn info_counts_external_weights_and_lists_their_files() {
+    let dir = Scratch::new("info-ext");
+    let p = write_model(&dir, "m.onnx");
+    let out = dir.path("ext.onnx");
+    cli()
+        .args(["convert", "--external-data", "w.bin"])
+        .arg(&p)
+        .arg(&out)
+        .assert()
+        .success();
+    let json = cli()
+        .args(["info", "--json"])
+        .arg(&out)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(v["weight_bytes"], 64 * 64 * 4 + 256);
+    assert_eq!(v["external_files"], serde_json::json!(["w.bin"]));
+}
+
+#[test]
+fn convert_without_options_is_byte_identical_and_round_trips_external_layouts() {
+    let dir = Scratch::new("convert");
+    let p = write_model(&dir, "m.onnx");
+    let same = dir.path("same.onnx");
+    cli().arg("convert").arg(&p).arg(&same).assert().success();
+    assert_eq!(std::fs::read(&p).unwrap(), std::fs::read(&same).unwrap());
+    let ext = dir.path("ext.onnx");
+    cli()
+        .args([
+            "convert",
+            "--external-data",
+            "data.bin",
+            "--size-threshold",
+            "1k",
+            "--align",
+            "4k",
+            "--max-file-size",
+            "8KiB",
+            "--threads",
+            "2",
+        ])
+        .arg(&p)
+        .arg(&ext)
+        .assert()
+        .success();
+    assert!(dir.path("data.bin").exists());
+    let back = dir.path("back.onnx");
+    cli()
+        .args(["convert", "--inline"])
+        .arg(&ext)
+        .arg(&back)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read(&p).unwrap(), std::fs::read(&back).unwrap());
+}
+
+#[test]
+fn convert_refuses_an_existing_output_unless_forced() {
+    let dir = Scratch::new("exists");
+    let p = write_model(&dir, "m.onnx");
+    let out = dir.path("out.onnx");
+    std::fs::write(&out, b"precious").unwrap();
+    cli()
+        .arg("convert")
+        .arg(&p)
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with("error: ").and(predicate::str::contains("--force")));
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+    cli()
+        .args(["convert", "--force"])
+        .arg(&p)
+        .arg(&out)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&p).unwrap());
+}
+
+#[test]
+fn check_passes_valid_models_and_reports_every_problem() {
+    let dir = Scratch::new("check");
+    let p = write_model(&dir, "m.onnx");
+    cli()
+        .arg("check")
+        .arg(&p)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("byte-identical"));
+    // External data with a truncated file and a length mismatch: both reported.
+    let ext = dir.path("ext.onnx");
+    cli()
+        .args([
+            "convert",
+            "--external-data",
+            "w.bin",
+            "--size-threshold",
+            "1",
+        ])
+        .arg(&p)
+        .arg(&ext)
+        .assert()
+        .success();
+    cli()
+        .args(["check", "--checksums"])
+        .arg(&ext)
+        .assert()
+        .success();
+    let data = std::fs::read(dir.path("w.bin")).unwrap();
+    std::fs::write(dir.path("w.bin"), &data[..100]).unwrap();
+    cli().arg("check").arg(&ext).assert().code(1).stderr(
+        predicate::str::contains("tensor `w`")
+            .and(predicate::str::contains("tensor `b`"))
+            .and(predicate::str::contains("past the end")),
+    );
+}
+
+#[test]
+fn check_verifies_checksums_on_request() {
+    let dir = Scratch::new("checksums");
+    let p = write_model(&dir, "m.onnx");
+    let ext = dir.path("ext.onnx");
+    cli()
+        .args(["convert", "--external-data", "w.bin"])
+        .arg(&p)
+        .arg(&ext)
+        .assert()
+        .success();
+    let mut m =
+        io::load_with(&ext, &io::ParseOptions::default().load_external_data(false)).unwrap();
+    m.visit_tensors_mut(|_, t| {
+        if t.is_external() {
+            t.external_data
+                .push(StringStringEntryProto::new("checksum", "0".repeat(40)));
+        }
+    });
+    io::save(&m, &ext, &SerializeOptions::default()).unwrap();
+    cli().arg("check").arg(&ext).assert().success();
+    cli()
+        .args(["check", "--checksums"])
+        .arg(&ext)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("checksum mismatch"));
+}
+
+#[test]
+fn hostile_external_paths_are_reported_not_followed() {
+    let dir = Scratch::new("hostile");
+    let mut g = GraphProto::named("g");
+    g.initializer.push(TensorProto {
+        name: Some("evil".into()),
+        data_type: Some(DataType::Uint8.to_i32()),
+        dims: vec![4],
+        data_location: Some(DataLocation::External.into()),
+        external_data: vec![StringStringEntryProto::new("location", "../../etc/passwd")],
+        ..TensorProto::default()
+    });
+    let p = dir.path("evil.onnx");
+    std::fs::write(&p, ModelProto::new(g, vec![]).encode_to_vec().unwrap()).unwrap();
+    cli()
+        .arg("check")
+        .arg(&p)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("`..` component"));
+    cli().arg("info").arg(&p).assert().success();
+    let out = dir.path("out.onnx");
+    cli()
+        .args(["convert", "--inline"])
+        .arg(&p)
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("error: ").and(predicate::str::contains("evil")));
+    assert!(!out.exists());
+}
+
+#[test]
+fn bad_inputs_give_one_error_line_and_exit_1_never_a_panic() {
+    let dir = Scratch::new("bad");
+    let missing = dir.path("missing.onnx");
+    let garbage = dir.path("garbage.onnx");
+    std::fs::write(&garbage, [0xffu8, 0xff, 0xff, 0x0f, 0x07]).unwrap();
+    let truncated = dir.path("truncated.onnx");
+    let bytes = model().encode_to_vec().unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    for path in [&missing, &dir.0, &garbage, &truncated] {
+        for cmd in [
+            vec!["info"],
+            vec!["check"],
+            vec!["tour"],
+            vec!["bench", "--runs", "1"],
+        ] {
+            let out = dir.path("out.onnx");
+            let mut c = cli();
+            c.args(&cmd).arg(path);
+            let assert = c.assert().code(1);
+            let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+            assert!(
+                stderr.starts_with("error: "),
+                "{cmd:?} {}: {stderr}",
+                path.display()
+            );
+            assert!(!stderr.contains("panicked"), "{stderr}");
+            let _ = out;
+        }
+        cli()
+            .arg("convert")
+            .arg(path)
+            .arg(dir.path("out.onnx"))
+            .assert()
+            .code(1);
+        assert!(!dir.path("out.onnx").exists());
+    }
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    cli().arg("no-such-command").assert().code(2);
+    cli().args(["convert", "only-one-arg"]).assert().code(2);
+    cli()
+        .args(["convert", "a", "b", "--inline", "--external-data", "x"])
+        .assert()
+        .code(2);
+    cli()
+        .args([
+            "convert",
+            "a",
+            "b",
+            "--external-data",
+            "x",
+            "--align",
+            "4 furlongs",
+        ])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn quiet_silences_everything_but_errors() {
+    let dir = Scratch::new("quiet");
+    let p = write_model(&dir, "m.onnx");
+    cli()
+        .args(["--quiet", "convert"])
+        .arg(&p)
+        .arg(dir.path("o.onnx"))
+        .assert()
+        .success()
+        .stdout("")
+        .stderr("");
+    cli()
+        .args(["check", "-q"])
+        .arg(&p)
+        .assert()
+        .success()
+        .stdout("");
+}
+
+#[test]
+fn tour_and_bench_run_on_a_given_model() {
+    let dir = Scratch::new("tour");
+    let p = write_model(&dir, "m.onnx");
+    cli().arg("tour").arg(&p).assert().success().stdout(
+        predicate::str::contains("load no-copy").and(predicate::str::contains("DIFFERENT").not()),
+    );
+    let out = cli()
+        .args(["bench", "--json", "--runs", "2"])
+        .arg(&p)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert!(v["results"].as_array().unwrap().len() >= 6);
+    // The tour never modifies the model it is given.
+    assert_eq!(std::fs::read(&p).unwrap(), model().encode_to_vec().unwrap());
+}
+
+#[test]
+fn sample_writes_the_built_in_model() {
+    let dir = Scratch::new("sample");
+    let p = dir.path("s.onnx");
+    cli()
+        .args(["sample", "--layers", "1"])
+        .arg(&p)
+        .assert()
+        .success();
+    let m = io::load_with(&p, &io::ParseOptions::default().structure_only(true)).unwrap();
+    assert!(m.tensors().len() >= 8);
+    cli()
+        .args(["sample", "--layers", "1"])
+        .arg(&p)
+        .assert()
+        .code(1);
+}
