@@ -1084,20 +1084,20 @@ fn merge_cases() -> Vec<Case> {
         cat(&[
             &enc(&AttributeProto {
                 name: Some("x".into()),
-                t: Some(TensorProto {
+                t: Some(Box::new(TensorProto {
                     dims: vec![1],
                     name: Some("t".into()),
                     ..TensorProto::default()
-                }),
+                })),
                 g: Some(Box::new(GraphProto::named("first"))),
                 ..AttributeProto::default()
             }),
             &enc(&AttributeProto {
-                t: Some(TensorProto {
+                t: Some(Box::new(TensorProto {
                     dims: vec![2],
                     data_type: Some(1),
                     ..TensorProto::default()
-                }),
+                })),
                 g: Some(Box::new(GraphProto {
                     node: vec![n1.clone()],
                     ..GraphProto::default()
@@ -1107,12 +1107,12 @@ fn merge_cases() -> Vec<Case> {
         ]),
         enc(&AttributeProto {
             name: Some("x".into()),
-            t: Some(TensorProto {
+            t: Some(Box::new(TensorProto {
                 dims: vec![1, 2],
                 data_type: Some(1),
                 name: Some("t".into()),
                 ..TensorProto::default()
-            }),
+            })),
             g: Some(Box::new(GraphProto {
                 node: vec![n1.clone()],
                 name: Some("first".into()),

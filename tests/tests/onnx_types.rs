@@ -39,7 +39,7 @@ fn graph(prefix: &str, depth: usize) -> GraphProto<'static> {
             tensor(&format!("{prefix}.attr_ts0")),
             tensor(&format!("{prefix}.attr_ts1")),
         ],
-        sparse_tensor: Some(sparse(&format!("{prefix}.attr_sparse"))),
+        sparse_tensor: Some(Box::new(sparse(&format!("{prefix}.attr_sparse")))),
         sparse_tensors: vec![sparse(&format!("{prefix}.attr_sparses"))],
         ..AttributeProto::default()
     });

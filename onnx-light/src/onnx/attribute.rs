@@ -38,8 +38,10 @@ pub struct AttributeProto<'a> {
     pub i: Option<i64>,
     #[proto(4)]
     pub s: Option<Bytes<'a>>,
+    // The three large, rarely set message fields are boxed so that an attribute holding
+    // an int costs a few hundred bytes, not two kilobytes.
     #[proto(5)]
-    pub t: Option<TensorProto<'a>>,
+    pub t: Option<Box<TensorProto<'a>>>,
     #[proto(6)]
     pub g: Option<Box<GraphProto<'a>>>,
     #[proto(7)]
@@ -55,7 +57,7 @@ pub struct AttributeProto<'a> {
     #[proto(13)]
     pub doc_string: Option<Str<'a>>,
     #[proto(14)]
-    pub tp: Option<TypeProto<'a>>,
+    pub tp: Option<Box<TypeProto<'a>>>,
     #[proto(15)]
     pub type_protos: Vec<TypeProto<'a>>,
     #[proto(20)]
@@ -63,7 +65,7 @@ pub struct AttributeProto<'a> {
     #[proto(21)]
     pub ref_attr_name: Option<Str<'a>>,
     #[proto(22)]
-    pub sparse_tensor: Option<SparseTensorProto<'a>>,
+    pub sparse_tensor: Option<Box<SparseTensorProto<'a>>>,
     #[proto(23)]
     pub sparse_tensors: Vec<SparseTensorProto<'a>>,
     #[proto(unknown_fields)]
@@ -106,7 +108,7 @@ impl<'a> AttributeProto<'a> {
     /// A `TENSOR` attribute (e.g. the value of a `Constant` node).
     pub fn tensor(name: impl Into<Str<'a>>, value: TensorProto<'a>) -> Self {
         AttributeProto {
-            t: Some(value),
+            t: Some(Box::new(value)),
             ..Self::named(name, AttributeType::Tensor)
         }
     }

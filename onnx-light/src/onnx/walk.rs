@@ -40,13 +40,13 @@ macro_rules! walker {
         }
 
         fn $attr<'s, 'a>(a: &'s $($m)* AttributeProto<'a>, f: &mut dyn FnMut(TensorSite, &'s $($m)* TensorProto<'a>)) {
-            if let Some(t) = a.t.$as_ref() {
+            if let Some(t) = a.t.$as_deref() {
                 f(TensorSite::Attribute, t);
             }
             for t in a.tensors.$iter() {
                 f(TensorSite::Attribute, t);
             }
-            if let Some(s) = a.sparse_tensor.$as_ref() {
+            if let Some(s) = a.sparse_tensor.$as_deref() {
                 $sparse(s, TensorSite::SparseAttribute, f);
             }
             for s in a.sparse_tensors.$iter() {
