@@ -188,3 +188,65 @@ impl<'a> Codec<'a> for VecBytesCodec {
         value.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::field::merge_repeated_scalar;
+    use crate::codec::Int64;
+    use crate::wire::FieldKey;
+
+    /// Records the offsets the codecs hand to the context.
+    struct Offsets(Vec<u64>);
+
+    impl<'b> DecodeContext<'b, 'b> for Offsets {
+        fn bytes(&mut self, data: &'b [u8], offset: u64) -> Bytes<'b> {
+            self.0.push(offset);
+            Bytes::Borrowed(data)
+        }
+        fn str(&mut self, text: &'b str) -> Cow<'b, str> {
+            Cow::Borrowed(text)
+        }
+    }
+
+    #[test]
+    fn payload_offsets_are_absolute() {
+        // Two payloads (a 1-byte and a 200-byte one, whose prefix takes two bytes) in a
+        // reader that starts at absolute offset 1000.
+        let mut input = vec![1, 0xaa, 0xc8, 0x01];
+        input.extend_from_slice(&[7; 200]);
+        let mut r = Reader::new(&input).rebased(1000);
+        let mut ctx = Offsets(Vec::new());
+        let mut v = Bytes::default();
+        BytesCodec::merge(&mut v, &mut r, &mut ctx).unwrap();
+        assert_eq!(&*v, &[0xaa]);
+        BytesCodec::merge(&mut v, &mut r, &mut ctx).unwrap();
+        assert_eq!(v.len(), 200);
+        assert_eq!(ctx.0, vec![1001, 1004]);
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn invalid_utf8_is_reported_at_the_bad_byte() {
+        let input = [4, b'o', b'k', 0xff, b'!'];
+        let mut r = Reader::new(&input).rebased(50);
+        let mut s = Cow::Borrowed("");
+        let e = StrCodec::merge(&mut s, &mut r, &mut Offsets(Vec::new())).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::InvalidUtf8);
+        assert_eq!(e.offset(), Some(53));
+    }
+
+    #[test]
+    fn packed_errors_are_reported_at_absolute_offsets() {
+        // A packed run of 3 bytes whose last varint is cut off, at absolute offset 20.
+        let input = [3, 1, 0x80, 0x80];
+        let mut r = Reader::new(&input).rebased(20);
+        let key = FieldKey::new(1, WireType::LengthDelimited).unwrap();
+        let mut list = Vec::new();
+        let e = merge_repeated_scalar::<Int64, _>(&mut list, key, &mut r, &mut Offsets(Vec::new()))
+            .unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Truncated { .. }));
+        assert_eq!(e.offset(), Some(22));
+        assert_eq!(list, vec![1]);
+    }
+}

@@ -1,5 +1,75 @@
-//! Loading and saving models: buffers, options, consolidation. Knows files and memory;
-//! builds on the message types and never the other way round.
+//! Loading and saving models: files, memory, readers, external data. Knows files and
+//! memory; builds on the message types and never the other way round.
+//!
+//! # Loading
+//!
+//! ```
+//! # use onnx_light::io::{self, ParseOptions, SerializeOptions};
+//! # use onnx_light::onnx::*;
+//! # let dir = std::env::temp_dir().join(format!("io-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir)?;
+//! # let path = dir.join("model.onnx");
+//! # let mut g = GraphProto::named("g");
+//! # g.initializer.push(TensorProto::from_raw("w", DataType::Float, [256], vec![0u8; 1024]));
+//! # io::save(&ModelProto::new(g, vec![]), &path, &SerializeOptions::default())?;
+//! // Owned: the file is read once; the model borrows nothing.
+//! let model: Model = io::load(&path)?;
+//!
+//! // No-copy: the file is mapped and large payloads are slices of the map; the result is
+//! // still `'static` (the map lives as long as any tensor does).
+//! let mapped = io::load_with(&path, &ParseOptions::default().no_copy(true))?;
+//!
+//! // Structure only: weights stay on disk until fetched.
+//! let lazy = io::load_with(&path, &ParseOptions::default().structure_only(true))?;
+//! let w = &lazy.graph.as_ref().unwrap().initializer[0];
+//! assert!(w.raw_data.is_none() && w.lazy_data.as_ref().unwrap().fetch()?.len() == 1024);
+//!
+//! // From memory: borrowing (compiler-checked) or copying into one shared buffer.
+//! let bytes = std::fs::read(&path)?;
+//! let view = io::load_from_slice(&bytes, &ParseOptions::default())?;
+//! let copy = io::load_from_bytes(&bytes, &ParseOptions::default().alignment(64))?;
+//! assert_eq!(model, mapped);
+//! assert_eq!(view, copy);
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Saving
+//!
+//! ```
+//! # use onnx_light::io::{self, ParseOptions, SerializeOptions};
+//! # use onnx_light::io::external::ExternalDataOptions;
+//! # use onnx_light::onnx::*;
+//! # let dir = std::env::temp_dir().join(format!("io-doc-save-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir)?;
+//! # let mut g = GraphProto::named("g");
+//! # g.initializer.push(TensorProto::from_raw("w", DataType::Float, [4096], vec![0u8; 16384]));
+//! # let model = ModelProto::new(g, vec![]);
+//! // One file, written atomically (a temporary file renamed over the target), payloads
+//! // written in parallel: the bytes are the same for any thread count.
+//! io::save(&model, dir.join("model.onnx"), &SerializeOptions::default())?;
+//!
+//! // External data: large tensors in weights.bin, split at 2 GiB, 4096-aligned so that a
+//! // no-copy load gives page-aligned tensors.
+//! let external = ExternalDataOptions::new("weights.bin").alignment(4096).max_file_size(2 << 30);
+//! io::save(&model, dir.join("split.onnx"), &SerializeOptions::default().external_data(external))?;
+//! assert_eq!(io::load(dir.join("split.onnx"))?, model);
+//!
+//! // To memory or any writer.
+//! let bytes = io::save_to_vec(&model, &SerializeOptions::default())?;
+//! io::save_to_writer(&model, std::io::sink(), &SerializeOptions::default().num_threads(1))?;
+//! # assert_eq!(bytes, std::fs::read(dir.join("model.onnx"))?);
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Memory-mapped models
+//!
+//! A no-copy model reads its weights from the mapped file for as long as it lives.
+//! Truncating or rewriting that file in place meanwhile is undefined behaviour on every
+//! platform (reads of vanished pages raise `SIGBUS`). This crate never does that itself:
+//! its saves write a new file and rename it, so the mapped old file stays intact. If
+//! other programs may rewrite your files in place, use the copying loads.
 
 mod buffer;
 mod consolidate;

@@ -1,7 +1,7 @@
 //! A bounds-checked cursor over protobuf-encoded bytes.
 
 use super::key::{FieldKey, WireType};
-use super::varint::decode_varint;
+use super::varint::{decode_varint, decode_varint_unrolled, MAX_VARINT_LEN};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Default nesting limit for messages and groups, as in protobuf.
@@ -119,6 +119,16 @@ impl<'b> Reader<'b> {
 
     #[inline(never)]
     fn read_varint_slow(&mut self) -> Result<u64> {
+        if let Some(bytes) = self.unread().first_chunk::<MAX_VARINT_LEN>() {
+            // Away from the end: decode in registers, no `Result` through memory.
+            return match decode_varint_unrolled(bytes) {
+                Some((v, n)) => {
+                    self.pos += n;
+                    Ok(v)
+                }
+                None => Err(self.err(ErrorKind::VarintOverflow)),
+            };
+        }
         match decode_varint(self.unread()) {
             Ok((v, n)) => {
                 self.pos += n;

@@ -50,7 +50,7 @@ fn decode_varint_slow(buf: &[u8]) -> Result<(u64, usize), ErrorKind> {
     // Away from the end of the input, ten bytes are known to be there: a fixed-size
     // array lets the loop unroll without a bounds check per byte.
     if let Some(bytes) = buf.first_chunk::<MAX_VARINT_LEN>() {
-        return decode_varint_unrolled(bytes);
+        return decode_varint_unrolled(bytes).ok_or(ErrorKind::VarintOverflow);
     }
     let mut value: u64 = 0;
     for (i, &b) in buf.iter().take(MAX_VARINT_LEN).enumerate() {
@@ -73,20 +73,22 @@ fn decode_varint_slow(buf: &[u8]) -> Result<(u64, usize), ErrorKind> {
     }
 }
 
+/// Decodes a varint from ten bytes known to be there: `(value, bytes used)`, or `None`
+/// for a varint longer than ten bytes or over 64 bits. Fully unrolled, no bounds checks.
 #[inline(always)]
-fn decode_varint_unrolled(bytes: &[u8; MAX_VARINT_LEN]) -> Result<(u64, usize), ErrorKind> {
+pub(crate) fn decode_varint_unrolled(bytes: &[u8; MAX_VARINT_LEN]) -> Option<(u64, usize)> {
     let mut value: u64 = 0;
     for (i, &b) in bytes.iter().enumerate() {
         value |= u64::from(b & 0x7f) << (7 * i);
         if b < 0x80 {
             // The 10th byte may only contribute the 64th bit.
             if i == MAX_VARINT_LEN - 1 && b > 1 {
-                return Err(ErrorKind::VarintOverflow);
+                return None;
             }
-            return Ok((value, i + 1));
+            return Some((value, i + 1));
         }
     }
-    Err(ErrorKind::VarintOverflow)
+    None
 }
 
 /// Maps signed to unsigned so that small magnitudes stay small (`sint32`).
