@@ -3,6 +3,7 @@
 mod bench;
 mod check;
 mod convert;
+mod crypt;
 mod info;
 mod progress;
 mod sample;
@@ -85,6 +86,31 @@ enum Command {
         /// Also verify external data checksums (SHA-1 of each file).
         #[arg(long)]
         checksums: bool,
+    },
+    /// Encrypt a model file (authenticated ONNXAE01 by default; ONNXCRY1 for compatibility).
+    Encrypt {
+        input: PathBuf,
+        output: PathBuf,
+        /// `onnxae01` (authenticated, default) or `onnxcry1` (onnx_light's, no MAC).
+        #[arg(long, default_value = "onnxae01")]
+        format: String,
+        /// Read the passphrase from this file (else ONNX_LIGHT_PASSPHRASE, else a prompt).
+        #[arg(long, value_name = "FILE")]
+        passphrase_file: Option<PathBuf>,
+        /// Replace OUTPUT if it exists.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Decrypt an encrypted model file (either format, detected from its first bytes).
+    Decrypt {
+        input: PathBuf,
+        output: PathBuf,
+        /// Read the passphrase from this file (else ONNX_LIGHT_PASSPHRASE, else a prompt).
+        #[arg(long, value_name = "FILE")]
+        passphrase_file: Option<PathBuf>,
+        /// Replace OUTPUT if it exists.
+        #[arg(long)]
+        force: bool,
     },
     /// Time loading and saving MODEL in every mode on this machine.
     Bench {
@@ -173,6 +199,36 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 return Ok(ExitCode::FAILURE);
             }
             say(&format!("{}: valid", model.display()));
+        }
+        Some(Command::Encrypt {
+            input,
+            output,
+            format,
+            passphrase_file,
+            force,
+        }) => {
+            let progress = Progress::new(cli.quiet);
+            let done = crypt::encrypt(
+                &input,
+                &output,
+                &format,
+                passphrase_file.as_ref(),
+                force,
+                &progress,
+            )?;
+            drop(progress);
+            say(&done);
+        }
+        Some(Command::Decrypt {
+            input,
+            output,
+            passphrase_file,
+            force,
+        }) => {
+            let progress = Progress::new(cli.quiet);
+            let done = crypt::decrypt(&input, &output, passphrase_file.as_ref(), force, &progress)?;
+            drop(progress);
+            say(&done);
         }
         Some(Command::Bench { model, json, runs }) => {
             let progress = Progress::new(cli.quiet || json);

@@ -408,3 +408,112 @@ fn sample_writes_the_built_in_model() {
         .assert()
         .code(1);
 }
+
+#[test]
+fn encrypt_and_decrypt_round_trip_with_a_passphrase_file_or_the_environment() {
+    let dir = Scratch::new("crypt");
+    let p = write_model(&dir, "m.onnx");
+    let key = dir.path("key.txt");
+    std::fs::write(&key, "correct horse battery staple\n").unwrap();
+    let enc = dir.path("m.enc");
+    cli()
+        .arg("encrypt")
+        .arg(&p)
+        .arg(&enc)
+        .arg("--passphrase-file")
+        .arg(&key)
+        .assert()
+        .success();
+    assert!(std::fs::read(&enc).unwrap().starts_with(b"ONNXAE01"));
+    // The environment works too (the file's trailing newline is not part of it).
+    let out = dir.path("out.onnx");
+    cli()
+        .arg("decrypt")
+        .arg(&enc)
+        .arg(&out)
+        .env("ONNX_LIGHT_PASSPHRASE", "correct horse battery staple")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("authenticated"));
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&p).unwrap());
+    // ONNXCRY1 on request, reported as unauthenticated.
+    let cry = dir.path("m.cry");
+    cli()
+        .args(["encrypt", "--format", "onnxcry1"])
+        .arg(&p)
+        .arg(&cry)
+        .arg("--passphrase-file")
+        .arg(&key)
+        .assert()
+        .success();
+    assert!(std::fs::read(&cry).unwrap().starts_with(b"ONNXCRY1"));
+    let out2 = dir.path("out2.onnx");
+    cli()
+        .arg("decrypt")
+        .arg(&cry)
+        .arg(&out2)
+        .arg("--passphrase-file")
+        .arg(&key)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("not authenticated"));
+    assert_eq!(std::fs::read(&out2).unwrap(), std::fs::read(&p).unwrap());
+}
+
+#[test]
+fn a_wrong_passphrase_fails_cleanly_and_leaves_no_output() {
+    let dir = Scratch::new("wrongpass");
+    let p = write_model(&dir, "m.onnx");
+    let enc = dir.path("m.enc");
+    cli()
+        .arg("encrypt")
+        .arg(&p)
+        .arg(&enc)
+        .env("ONNX_LIGHT_PASSPHRASE", "right")
+        .assert()
+        .success();
+    let out = dir.path("out.onnx");
+    let assert = cli()
+        .arg("decrypt")
+        .arg(&enc)
+        .arg(&out)
+        .env("ONNX_LIGHT_PASSPHRASE", "wrong")
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.starts_with("error: ") && stderr.contains("passphrase"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("wrong\n") && !stderr.contains("\"wrong\""),
+        "the passphrase leaked: {stderr}"
+    );
+    assert!(!out.exists());
+    // Not an encrypted file at all: a clear error.
+    cli()
+        .arg("decrypt")
+        .arg(&p)
+        .arg(&out)
+        .env("ONNX_LIGHT_PASSPHRASE", "right")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("not an encrypted"));
+    // No passphrase source and no terminal: an error, not a hang.
+    cli()
+        .arg("decrypt")
+        .arg(&enc)
+        .arg(&out)
+        .env_remove("ONNX_LIGHT_PASSPHRASE")
+        .write_stdin("")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no passphrase"));
+    // The passphrase is never an argument.
+    cli()
+        .args(["encrypt", "--passphrase", "x"])
+        .arg(&p)
+        .arg(dir.path("x.enc"))
+        .assert()
+        .code(2);
+}

@@ -138,6 +138,21 @@ pub enum ErrorKind {
         /// The checksum of the file.
         actual: String,
     },
+    /// Input given to a decryption function that does not start with a known encrypted
+    /// format's magic (`ONNXLE01` or `ONNXCRY1`).
+    NotEncrypted,
+    /// An encrypted model in a version, key-derivation function or with parameters this
+    /// library does not read (checked before any key is derived).
+    UnsupportedEncryption {
+        /// What is unsupported, e.g. `format version 02`.
+        reason: String,
+    },
+    /// Decryption failed authentication: the passphrase is wrong, or the encrypted bytes
+    /// were modified, reordered or corrupted. Nothing was parsed or returned.
+    WrongPassphraseOrCorrupted,
+    /// The encrypted input ends early: its header or a chunk is cut off, or its final
+    /// chunk is missing.
+    TruncatedEncryption,
     /// A tensor's payload does not match its shape and data type (or a list of values
     /// does not match the shape it is given).
     TensorDataMismatch {
@@ -379,6 +394,16 @@ impl fmt::Display for ErrorKind {
                 f,
                 "external data checksum mismatch: the model records {expected}, the file's SHA-1 is {actual}"
             ),
+            ErrorKind::NotEncrypted => f.write_str(
+                "not an encrypted model: the input starts with neither ONNXLE01 nor ONNXCRY1",
+            ),
+            ErrorKind::UnsupportedEncryption { reason } => {
+                write!(f, "unsupported encrypted model: {reason}")
+            }
+            ErrorKind::WrongPassphraseOrCorrupted => f.write_str(
+                "wrong passphrase, or the encrypted model was modified or corrupted",
+            ),
+            ErrorKind::TruncatedEncryption => f.write_str("the encrypted model is truncated"),
             ErrorKind::TensorDataMismatch {
                 field,
                 expected,

@@ -75,6 +75,7 @@
 extern crate self as onnx_light;
 
 pub mod codec;
+pub mod crypto;
 pub mod descriptor;
 mod error;
 pub mod field;

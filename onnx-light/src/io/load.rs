@@ -44,7 +44,8 @@ pub struct ParseOptions {
     pub recursion_limit: u32,
     /// Refuse inputs larger than this many bytes.
     pub max_model_size: Option<u64>,
-    /// Refuse models with a tensor whose data is larger than this many bytes.
+    /// Refuse models with a tensor whose data is larger than this many bytes (external
+    /// data is checked against its recorded range before anything is read or mapped).
     pub max_tensor_size: Option<u64>,
     /// Load the data of tensors stored in external files (default true). Copied,
     /// mapped or left lazy following `no_copy` / `structure_only`.
@@ -162,6 +163,7 @@ impl ParseOptions {
             verify_checksums: self.verify_checksums,
             keep_metadata: self.keep_external_metadata || self.structure_only,
             alignment: self.buffer.alignment,
+            max_tensor_size: self.max_tensor_size,
         }
     }
 
@@ -280,7 +282,9 @@ pub fn load_with(path: impl AsRef<Path>, options: &ParseOptions) -> Result<Model
             Some(path),
         ));
     }
-    options.check_model_size(meta.len())?;
+    options
+        .check_model_size(meta.len())
+        .map_err(|e| e.in_file(path))?;
     let mut model = with_threads(options.num_threads, || {
         load_file(&file, path, meta.len(), options)
     })?
@@ -408,14 +412,57 @@ pub fn load_from_slice<'a>(bytes: &'a [u8], options: &ParseOptions) -> Result<Mo
 /// Decodes a model that owns its data. Large payloads are copied once, in parallel, into
 /// one buffer (aligned as `options.buffer.alignment` asks) that the tensors share.
 ///
+/// With the default alignment (1), the input is first copied whole, in parallel, into a
+/// huge-page buffer and decoded in shared mode from it: strings are copied once while
+/// decoding, and large payloads become slices of the buffer. When those payloads fill
+/// less than half of the buffer (a model that is mostly structure), they are moved to a
+/// buffer of their own so that the copy of the structure bytes is released.
+///
 /// # Errors
 /// Decoding errors; `InvalidOption` for `structure_only` or `no_copy`.
 pub fn load_from_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Model> {
-    let mut view = load_from_slice(bytes, options)?;
+    if options.buffer.alignment > 1 {
+        // Aligned payloads need a copy of their own anyway: decode in borrow mode and
+        // copy each large payload once, into its aligned place.
+        let mut view = load_from_slice(bytes, options)?;
+        with_threads(options.num_threads, || {
+            consolidate_tensors_to_buffer(&mut view, &options.buffer)
+        })??;
+        return Ok(view.into_owned());
+    }
+    validate_in_memory(options)?;
+    options.check_model_size(bytes.len() as u64)?;
+    let mut buffer = PayloadBuffer::new(bytes.len())?;
     with_threads(options.num_threads, || {
-        consolidate_tensors_to_buffer(&mut view, &options.buffer)
-    })??;
-    Ok(view.into_owned())
+        copy_parallel(buffer.as_mut_slice(), bytes)
+    })?;
+    let owner = buffer.freeze()?;
+    let mut model = Model::decode_shared(owner.clone(), &options.decode_options())?;
+    let mut in_buffer = 0u64;
+    model.visit_tensors(|_, t| {
+        if let Some(Bytes::Shared(s)) = &t.raw_data {
+            if Arc::ptr_eq(s.owner(), &owner) {
+                in_buffer += s.len() as u64;
+            }
+        }
+    });
+    drop(owner);
+    if in_buffer > 0 && in_buffer < bytes.len() as u64 / 2 {
+        with_threads(options.num_threads, || {
+            consolidate_tensors_to_buffer(&mut model, &options.buffer)
+        })??;
+    }
+    options.load_external_into(&mut model, None)?;
+    options.check_tensors(&model)?;
+    Ok(model)
+}
+
+/// Copies `src` into `dst` (of the same length) in chunks, in parallel.
+fn copy_parallel(dst: &mut [u8], src: &[u8]) {
+    const CHUNK: usize = 16 << 20;
+    dst.par_chunks_mut(CHUNK)
+        .zip(src.par_chunks(CHUNK))
+        .for_each(|(d, s)| d.copy_from_slice(s));
 }
 
 /// Decodes a model from a buffer shared with it: large payloads become slices of
@@ -481,4 +528,78 @@ fn validate_in_memory(options: &ParseOptions) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::Message;
+    use crate::onnx::{DataType, GraphProto, NodeProto, TensorProto};
+
+    fn model(nodes: usize, payloads: &[usize]) -> Model {
+        let mut g = GraphProto::named("g");
+        for i in 0..nodes {
+            g.node.push(NodeProto::new(
+                "Relu",
+                [format!("value_{i}")],
+                [format!("value_{}", i + 1)],
+            ));
+        }
+        for (i, &n) in payloads.iter().enumerate() {
+            g.initializer.push(TensorProto::from_raw(
+                format!("t{i}"),
+                DataType::Uint8,
+                [n as i64],
+                vec![i as u8 + 1; n],
+            ));
+        }
+        ModelProto::new(g, vec![])
+    }
+
+    fn owners(m: &Model) -> Vec<(usize, usize)> {
+        let mut v = Vec::new();
+        m.visit_tensors(|_, t| {
+            if let Some(Bytes::Shared(s)) = &t.raw_data {
+                v.push((
+                    Arc::as_ptr(s.owner()) as *const u8 as usize,
+                    s.owner().bytes().len(),
+                ));
+            }
+        });
+        v
+    }
+
+    #[test]
+    fn copy_load_of_a_weight_heavy_model_shares_one_copy_of_the_input() {
+        let original = model(10, &[5000, 100, 70_000]);
+        let bytes = original.encode_to_vec().unwrap();
+        let m = load_from_bytes(&bytes, &ParseOptions::default()).unwrap();
+        assert_eq!(m, original);
+        let o = owners(&m);
+        assert_eq!(o.len(), 2);
+        assert!(o.iter().all(|&(p, len)| p == o[0].0 && len == bytes.len()));
+    }
+
+    #[test]
+    fn copy_load_of_a_structure_heavy_model_keeps_only_the_payloads() {
+        let original = model(5000, &[2000, 10]);
+        let bytes = original.encode_to_vec().unwrap();
+        let m = load_from_bytes(&bytes, &ParseOptions::default()).unwrap();
+        assert_eq!(m, original);
+        let o = owners(&m);
+        assert_eq!(o.len(), 1);
+        assert_eq!(o[0].1, 2000, "the copy of the structure bytes is released");
+    }
+
+    #[test]
+    fn copy_load_with_alignment_aligns_payloads() {
+        let original = model(3, &[3000, 5000]);
+        let bytes = original.encode_to_vec().unwrap();
+        let m = load_from_bytes(&bytes, &ParseOptions::default().alignment(4096)).unwrap();
+        assert_eq!(m, original);
+        m.visit_tensors(|_, t| {
+            let raw = t.raw_data.as_deref().unwrap();
+            assert_eq!(raw.as_ptr() as usize % 4096, 0);
+        });
+    }
 }

@@ -86,6 +86,7 @@ pub use load::{
     load_from_slice, load_with, materialize_lazy_data, ParseOptions,
 };
 pub use options::TensorBufferOptions;
+pub(crate) use save::AtomicTarget;
 pub use save::{
     save, save_to_vec, save_to_writer, save_with_hook, SaveHook, SaveStep, SerializeOptions,
 };

@@ -69,13 +69,13 @@ pub(crate) fn thread_count(num_threads: usize) -> usize {
     }
 }
 
-/// Runs `f` on a pool of `num_threads` threads (0 = all cores); with one thread, on the
-/// calling thread.
+/// Runs `f` on a pool of `num_threads` threads (0 = all cores), so that the parallel
+/// iterators inside it use that many threads: with one thread, they run sequentially
+/// (on a one-thread pool: running `f` on the calling thread would hand its parallel
+/// iterators to the global pool, which has one thread per core). Runs `f` directly when
+/// the current pool already has that size.
 pub(crate) fn with_threads<T: Send>(num_threads: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
     let n = thread_count(num_threads);
-    if n <= 1 {
-        return Ok(f());
-    }
     if rayon::current_num_threads() == n {
         return Ok(f());
     }
@@ -86,4 +86,20 @@ pub(crate) fn with_threads<T: Send>(num_threads: usize, f: impl FnOnce() -> T + 
             Error::invalid_option("num_threads", format!("cannot start {n} threads: {e}"))
         })?;
     Ok(pool.install(f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_iterators_inside_use_the_requested_number_of_threads() {
+        for n in [1, 2, 3] {
+            assert_eq!(with_threads(n, rayon::current_num_threads).unwrap(), n);
+        }
+        assert_eq!(
+            with_threads(0, rayon::current_num_threads).unwrap(),
+            thread_count(0)
+        );
+    }
 }

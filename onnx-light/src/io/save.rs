@@ -178,6 +178,11 @@ impl<'m> Payloads<'m> {
     fn keys(&self) -> HashSet<(usize, usize)> {
         self.by_key.keys().copied().collect()
     }
+
+    /// The length of the shortest payload (`usize::MAX` when there is none).
+    fn min_len(&self) -> usize {
+        self.by_key.keys().map(|k| k.1).min().unwrap_or(usize::MAX)
+    }
 }
 
 /// A sink over an exactly sized slice that skips recognised payloads, recording where
@@ -186,6 +191,9 @@ struct DeferringSliceSink<'o> {
     out: &'o mut [u8],
     pos: usize,
     payloads: HashSet<(usize, usize)>,
+    /// The shortest payload in `payloads`: shorter writes (keys, varints, most strings)
+    /// are copied without a lookup.
+    min_payload: usize,
     jobs: Vec<(usize, (usize, usize))>,
 }
 
@@ -200,13 +208,37 @@ impl Sink for DeferringSliceSink<'_> {
             }));
         }
         let key = (bytes.as_ptr() as usize, bytes.len());
-        if self.payloads.contains(&key) {
+        if bytes.len() >= self.min_payload && self.payloads.contains(&key) {
             self.jobs.push((self.pos, key));
         } else {
             self.out[self.pos..end].copy_from_slice(bytes);
         }
         self.pos = end;
         Ok(())
+    }
+
+    #[inline]
+    fn put_u8(&mut self, b: u8) -> Result<()> {
+        match self.out.get_mut(self.pos) {
+            Some(slot) => {
+                *slot = b;
+                self.pos += 1;
+                Ok(())
+            }
+            None => Err(Error::new(ErrorKind::BufferTooSmall {
+                needed: 1,
+                remaining: 0,
+            })),
+        }
+    }
+
+    #[inline]
+    fn put_varint(&mut self, mut v: u64) -> Result<()> {
+        while v >= 0x80 {
+            self.put_u8((v as u8) | 0x80)?;
+            v >>= 7;
+        }
+        self.put_u8(v as u8)
     }
 }
 
@@ -227,17 +259,19 @@ pub fn save_to_vec(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
             what: "encoded model larger than the address space",
         })
     })?;
-    if !parallel {
+    let payloads = Payloads::collect(model, options.buffer.raw_data_threshold, parallel);
+    if payloads.by_key.is_empty() {
+        // Sequential, or nothing to copy in parallel.
         let mut out = Vec::with_capacity(total);
         model.encode_fields(&mut out, &mut sizes.cursor())?;
         return Ok(out);
     }
-    let payloads = Payloads::collect(model, options.buffer.raw_data_threshold, true);
     let mut out = vec![0u8; total];
     let mut sink = DeferringSliceSink {
         out: &mut out,
         pos: 0,
         payloads: payloads.keys(),
+        min_payload: payloads.min_len(),
         jobs: Vec::new(),
     };
     model.encode_fields(&mut sink, &mut sizes.cursor())?;
@@ -345,6 +379,8 @@ struct PositionalSink<'f> {
     buf: Vec<u8>,
     buf_start: u64,
     payloads: HashSet<(usize, usize)>,
+    /// The shortest payload in `payloads`: shorter writes are buffered without a lookup.
+    min_payload: usize,
     jobs: Vec<(u64, (usize, usize))>,
 }
 
@@ -368,9 +404,22 @@ impl PositionalSink<'_> {
 impl Sink for PositionalSink<'_> {
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
         let key = (bytes.as_ptr() as usize, bytes.len());
-        if self.payloads.contains(&key) {
+        if bytes.len() >= self.min_payload && self.payloads.contains(&key) {
             self.flush_buf()?;
             self.jobs.push((self.pos, key));
+            self.pos += bytes.len() as u64;
+            self.buf_start = self.pos;
+            return Ok(());
+        }
+        if bytes.len() >= WRITE_CHUNK {
+            // A large payload written sequentially: straight from the model, not
+            // through the buffer (one copy less).
+            self.flush_buf()?;
+            self.hook.before(SaveStep::Write {
+                offset: self.pos,
+                len: bytes.len() as u64,
+            })?;
+            self.file.write_all_at(bytes, self.pos)?;
             self.pos += bytes.len() as u64;
             self.buf_start = self.pos;
             return Ok(());
@@ -381,6 +430,25 @@ impl Sink for PositionalSink<'_> {
             self.flush_buf()?;
         }
         Ok(())
+    }
+
+    #[inline]
+    fn put_u8(&mut self, b: u8) -> Result<()> {
+        self.buf.push(b);
+        self.pos += 1;
+        if self.buf.len() >= WRITE_CHUNK {
+            self.flush_buf()?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn put_varint(&mut self, mut v: u64) -> Result<()> {
+        while v >= 0x80 {
+            self.put_u8((v as u8) | 0x80)?;
+            v >>= 7;
+        }
+        self.put_u8(v as u8)
     }
 }
 
@@ -403,6 +471,7 @@ pub(crate) fn write_model_file(
         buf: Vec::with_capacity(WRITE_CHUNK),
         buf_start: 0,
         payloads: payloads.keys(),
+        min_payload: payloads.min_len(),
         jobs: Vec::new(),
     };
     model.encode_fields(&mut sink, &mut sizes.cursor())?;
@@ -508,5 +577,48 @@ impl AtomicTarget {
     /// Removes the temporary file.
     pub(crate) fn abandon(self) {
         let _ = std::fs::remove_file(&self.temp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::onnx::{DataType, GraphProto, NodeProto, TensorProto};
+
+    /// Large payloads (written straight from the model), small ones and structure
+    /// (buffered), in every thread count: the same bytes as `encode_to_vec`.
+    #[test]
+    fn every_path_writes_the_same_bytes() {
+        let mut g = GraphProto::named("g");
+        for i in 0..2000 {
+            g.node.push(NodeProto::new(
+                "Relu",
+                [format!("v{i}")],
+                [format!("v{}", i + 1)],
+            ));
+        }
+        for (i, n) in [3 << 20, 10, WRITE_CHUNK, 100, WRITE_CHUNK - 1, 70_000]
+            .into_iter()
+            .enumerate()
+        {
+            g.initializer.push(TensorProto::from_raw(
+                format!("t{i}"),
+                DataType::Uint8,
+                [n as i64],
+                (0..n).map(|j| (j * 7 + i) as u8).collect::<Vec<u8>>(),
+            ));
+        }
+        let model = ModelProto::new(g, vec![]);
+        let expected = model.encode_to_vec().unwrap();
+        let dir = std::env::temp_dir().join(format!("onnx-light-save-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for threads in [1, 2, 4] {
+            let options = SerializeOptions::default().num_threads(threads);
+            assert_eq!(save_to_vec(&model, &options).unwrap(), expected);
+            let path = dir.join(format!("m{threads}.onnx"));
+            save(&model, &path, &options).unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), expected);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -33,6 +33,9 @@ pub(crate) struct ExternalLoad<'o> {
     pub verify_checksums: bool,
     pub keep_metadata: bool,
     pub alignment: usize,
+    /// `ParseOptions::max_tensor_size`: checked against each reference before anything
+    /// is read or mapped.
+    pub max_tensor_size: Option<u64>,
 }
 
 impl PayloadSource for DataFile {
@@ -161,6 +164,14 @@ fn plan_one(
     load: &ExternalLoad<'_>,
 ) -> Result<(Job, Option<String>)> {
     let r = resolve_tensor(t, resolver, load.location_override)?;
+    if let Some(limit) = load.max_tensor_size.filter(|&limit| r.len > limit) {
+        return Err(Error::new(ErrorKind::LimitExceeded {
+            what: "tensor size",
+            limit,
+            actual: r.len,
+        })
+        .in_tensor(t.name()));
+    }
     Ok((
         Job {
             file: r.file,

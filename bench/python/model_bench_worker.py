@@ -1,0 +1,145 @@
+"""model-bench's Python peer: the official `onnx` package, timed from inside Python.
+
+Started once by `model-bench` in the pinned test venv; reads one JSON command per line on
+stdin and answers one JSON line on stdout, so that its operations are sampled round-robin
+with the Rust ones and process start-up is never part of a timing. Each timed command
+runs its operation `iters` times between two `time.perf_counter()` calls and reports the
+total; results are kept until the clock has stopped (freeing them is not timed, as on the
+Rust side).
+
+Commands (`{"cmd": ...}`):
+  read      key, path          read a file into memory (bytes), untimed
+  parse     key                parse the bytes stored under key into a ModelProto, untimed
+  free      key                drop what is stored under key
+  info      key                size of the stored bytes and of the parsed model's encoding
+  time      op, iters, ...     time an operation, answer {"secs": total}
+     op = load_from_string  key       onnx.load_from_string(bytes)
+     op = serialize         key       parsed.SerializeToString()
+     op = load              path, external (bool)   onnx.load(path, load_external_data=...)
+     op = save              key, path                onnx.save(parsed, path)
+  quit
+
+`--peak MODE PATH` instead measures the peak memory of one operation in a fresh process
+and prints {"baseline_kb", "peak_kb"}: MODE is `load` (onnx.load of PATH, external data
+included) or `load_from_string` (PATH read first, then parsed: the decode alone).
+"""
+
+import json
+import sys
+import time
+
+import onnx
+
+
+def status_kb(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(field + " not found")
+
+
+def reset_peak():
+    # Writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0).
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def peak(mode, path):
+    data = None
+    if mode == "load_from_string":
+        with open(path, "rb") as f:
+            data = f.read()
+    reset_peak()
+    baseline = status_kb("VmRSS")
+    if mode == "load":
+        model = onnx.load(path, load_external_data=True)
+    elif mode == "load_from_string":
+        model = onnx.load_from_string(data)
+    else:
+        raise SystemExit("unknown mode " + mode)
+    hwm = status_kb("VmHWM")
+    assert model.graph is not None
+    print(json.dumps({"baseline_kb": baseline, "peak_kb": hwm}))
+
+
+def timed(op, cmd, store, models):
+    iters = int(cmd.get("iters", 1))
+    keep = []
+    if op == "load_from_string":
+        data = store[cmd["key"]]
+        start = time.perf_counter()
+        for _ in range(iters):
+            keep.append(onnx.load_from_string(data))
+        secs = time.perf_counter() - start
+    elif op == "serialize":
+        model = models[cmd["key"]]
+        start = time.perf_counter()
+        for _ in range(iters):
+            keep.append(model.SerializeToString())
+        secs = time.perf_counter() - start
+    elif op == "load":
+        path = cmd["path"]
+        external = bool(cmd.get("external", True))
+        start = time.perf_counter()
+        for _ in range(iters):
+            keep.append(onnx.load(path, load_external_data=external))
+        secs = time.perf_counter() - start
+    elif op == "save":
+        model = models[cmd["key"]]
+        path = cmd["path"]
+        start = time.perf_counter()
+        for _ in range(iters):
+            onnx.save(model, path)
+        secs = time.perf_counter() - start
+    else:
+        raise ValueError("unknown op " + op)
+    del keep
+    return {"secs": secs}
+
+
+def serve():
+    store = {}
+    models = {}
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        cmd = json.loads(line)
+        name = cmd["cmd"]
+        try:
+            if name == "quit":
+                break
+            if name == "read":
+                with open(cmd["path"], "rb") as f:
+                    store[cmd["key"]] = f.read()
+                reply = {"ok": True}
+            elif name == "parse":
+                models[cmd["key"]] = onnx.load_from_string(store[cmd["key"]])
+                reply = {"ok": True}
+            elif name == "free":
+                store.pop(cmd["key"], None)
+                models.pop(cmd["key"], None)
+                reply = {"ok": True}
+            elif name == "info":
+                key = cmd["key"]
+                reply = {
+                    "bytes": len(store[key]) if key in store else None,
+                    "encoded": models[key].ByteSize() if key in models else None,
+                }
+            elif name == "time":
+                reply = timed(cmd["op"], cmd, store, models)
+            else:
+                raise ValueError("unknown command " + name)
+        except Exception as e:  # reported to the Rust side, which fails loudly
+            reply = {"error": "%s: %s" % (type(e).__name__, e)}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--peak":
+        peak(sys.argv[2], sys.argv[3])
+    else:
+        print(json.dumps({"ready": True, "onnx": onnx.__version__}), flush=True)
+        serve()

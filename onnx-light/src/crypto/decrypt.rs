@@ -1,0 +1,185 @@
+//! Decryption: opening an input of either format (magic, header, key, header MAC) and
+//! decrypting it whole into one buffer or window by window into a writer.
+
+use std::io::Write;
+
+use super::authenticated::{ChunkCipher, Header, Layout, HEADER_LEN};
+use super::encrypt::{ae_window_chunks, ONNXCRY1_WINDOW};
+use super::format::EncryptionFormat;
+use super::onnxcry1;
+use super::options::DecryptOptions;
+use super::passphrase::Passphrase;
+use super::source::{Memory, Source};
+use super::workers::Workers;
+use crate::error::{Error, ErrorKind, Result};
+
+/// An input whose format is known, whose header is checked and whose key is derived.
+pub(crate) enum Opened {
+    OnnxAe01 {
+        cipher: Box<ChunkCipher>,
+        layout: Layout,
+    },
+    OnnxCry1(Box<onnxcry1::Opener>),
+}
+
+impl Opened {
+    /// Detects the format and prepares decryption. For `ONNXAE01` the header's
+    /// parameters are checked before the KDF runs, and the header MAC right after: a
+    /// wrong passphrase fails here, before any ciphertext is read.
+    pub(crate) fn open(
+        source: &dyn Source,
+        passphrase: &Passphrase,
+        options: &DecryptOptions,
+    ) -> Result<Opened> {
+        let len = source.len();
+        let mut prefix = [0u8; HEADER_LEN];
+        let have = (len.min(HEADER_LEN as u64)) as usize;
+        source.read_at(0, &mut prefix[..have])?;
+        let format = EncryptionFormat::detect(&prefix[..have])?;
+        if options.require_authenticated && !format.is_authenticated() {
+            return Err(Error::at(
+                ErrorKind::UnsupportedEncryption {
+                    reason: format!("{format} input refused: require_authenticated is set"),
+                },
+                0,
+            ));
+        }
+        match format {
+            EncryptionFormat::OnnxAe01 => {
+                let header = Header::parse(&prefix[..have])?;
+                let layout = Layout::new(len, header.chunk_size)?;
+                let cipher = Box::new(ChunkCipher::open(&options.kdf, passphrase, &header)?);
+                Ok(Opened::OnnxAe01 { cipher, layout })
+            }
+            EncryptionFormat::OnnxCry1 => Ok(Opened::OnnxCry1(Box::new(onnxcry1::Opener::new(
+                source,
+                passphrase,
+                &options.kdf,
+            )?))),
+        }
+    }
+
+    /// The format.
+    pub(crate) fn format(&self) -> EncryptionFormat {
+        match self {
+            Opened::OnnxAe01 { .. } => EncryptionFormat::OnnxAe01,
+            Opened::OnnxCry1(_) => EncryptionFormat::OnnxCry1,
+        }
+    }
+
+    /// Buffer bytes [`decrypt_all`](Self::decrypt_all) needs: the plaintext length plus
+    /// at most 16 (never more than the input's length).
+    pub(crate) fn capacity(&self) -> u64 {
+        match self {
+            Opened::OnnxAe01 { layout, .. } => layout.capacity(0..layout.chunks()),
+            Opened::OnnxCry1(opener) => opener.ct_len(),
+        }
+    }
+
+    /// Decrypts everything into `dst` ([`capacity`](Self::capacity) bytes), in
+    /// parallel on the current rayon pool; returns the plaintext length. On error the
+    /// contents of `dst` are meaningless and must not be used.
+    pub(crate) fn decrypt_all(&self, source: &dyn Source, dst: &mut [u8]) -> Result<usize> {
+        match self {
+            Opened::OnnxAe01 { cipher, layout } => {
+                cipher.open_chunks(source, layout, 0..layout.chunks(), dst)
+            }
+            Opened::OnnxCry1(opener) => {
+                opener.decrypt_range(source, 0, dst)?;
+                let pad = opener.padding(&dst[dst.len() - 16..])?;
+                Ok(dst.len() - pad)
+            }
+        }
+    }
+
+    /// Decrypts window by window into `out`, using `workers` for each window; memory
+    /// is one window (see [`crate::crypto::decrypt_file`]). What reaches `out` before an
+    /// error must be discarded: a later chunk may still fail.
+    pub(crate) fn decrypt_to(
+        &self,
+        source: &dyn Source,
+        out: &mut dyn Write,
+        workers: &Workers,
+    ) -> Result<()> {
+        match self {
+            Opened::OnnxAe01 { cipher, layout } => {
+                let per_window = ae_window_chunks(cipher.chunk_size(), workers.count()) as u64;
+                let total = layout.chunks();
+                let mut buf = vec![0u8; layout.capacity(0..per_window.min(total)) as usize + 16];
+                let mut first = 0;
+                while first < total {
+                    let chunks = first..(first + per_window).min(total);
+                    let dst = &mut buf[..layout.capacity(chunks.clone()) as usize];
+                    let n =
+                        workers.run(|| cipher.open_chunks(source, layout, chunks.clone(), dst))?;
+                    out.write_all(&buf[..n])?;
+                    first = chunks.end;
+                }
+                Ok(())
+            }
+            Opened::OnnxCry1(opener) => {
+                let window = ONNXCRY1_WINDOW.max(2 * workers.count() * onnxcry1::PIECE) as u64;
+                let total = opener.ct_len();
+                let mut buf = vec![0u8; window.min(total) as usize];
+                let mut start = 0;
+                while start < total {
+                    let end = (start + window).min(total);
+                    let dst = &mut buf[..(end - start) as usize];
+                    workers.run(|| opener.decrypt_range(source, start, dst))?;
+                    let mut n = dst.len();
+                    if end == total {
+                        n -= opener.padding(&dst[n - 16..])?;
+                    }
+                    out.write_all(&dst[..n])?;
+                    start = end;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Plaintext decrypted from bytes, and the format it was in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DecryptedBytes {
+    /// The plaintext.
+    pub bytes: Vec<u8>,
+    /// The format of the input: see [`is_authenticated`](Self::is_authenticated).
+    pub format: EncryptionFormat,
+}
+
+impl DecryptedBytes {
+    /// Whether the plaintext was verified to be exactly what was encrypted (`ONNXAE01`).
+    /// `false` for `ONNXCRY1`, which a third party can modify undetected.
+    pub fn is_authenticated(&self) -> bool {
+        self.format.is_authenticated()
+    }
+}
+
+/// Decrypts `data` in either format (detected from its magic), in parallel.
+///
+/// # Errors
+/// `NotEncrypted`, `UnsupportedEncryption` (another version, KDF or parameters out of
+/// range, or `ONNXCRY1` with `require_authenticated`), `WrongPassphraseOrCorrupted`,
+/// `TruncatedEncryption`; the error's offset says where the problem was found.
+///
+/// # Examples
+/// See [`encrypt_bytes`](super::encrypt_bytes).
+pub fn decrypt_bytes(
+    data: &[u8],
+    passphrase: &Passphrase,
+    options: &DecryptOptions,
+) -> Result<DecryptedBytes> {
+    let workers = Workers::new(options.num_threads)?;
+    let source = Memory(data);
+    let opened = Opened::open(&source, passphrase, options)?;
+    // Bounded by the input's length: a header cannot make this allocate more.
+    let mut bytes = vec![0u8; opened.capacity() as usize];
+    let n = workers.run(|| opened.decrypt_all(&source, &mut bytes))?;
+    bytes.truncate(n);
+    Ok(DecryptedBytes {
+        bytes,
+        format: opened.format(),
+    })
+}

@@ -1,0 +1,335 @@
+//! Encryption: in memory ([`encrypt_bytes`]) and as a stream ([`EncryptingWriter`]),
+//! in either format. Streams hold one window of chunks at a time, whatever the input's
+//! size.
+
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+use super::authenticated::{self, ChunkCipher};
+use super::format::EncryptionFormat;
+use super::onnxcry1;
+use super::options::EncryptOptions;
+use super::passphrase::Passphrase;
+use super::random::{fill_random, IvSource};
+use super::workers::Workers;
+use crate::error::{Error, Result};
+
+/// Plaintext an `ONNXCRY1` stream encrypts per write to the inner writer.
+pub(crate) const ONNXCRY1_WINDOW: usize = 1 << 20;
+
+/// Chunks an `ONNXAE01` stream seals or opens per window: four per thread (at least
+/// eight) so that threads stay busy when chunks take unequal time, but no more than
+/// 256 MiB (at least two chunks) so that memory stays bounded whatever the chunk size.
+pub(crate) fn ae_window_chunks(chunk_size: usize, threads: usize) -> usize {
+    let wanted = (4 * threads).max(8);
+    let cap = ((256usize << 20) / chunk_size).max(2);
+    wanted.min(cap)
+}
+
+/// The cipher state of one stream.
+enum Sealing {
+    OnnxAe01 {
+        cipher: Box<ChunkCipher>,
+        ivs: IvSource,
+        next_index: u64,
+    },
+    OnnxCry1(Box<onnxcry1::Sealer>),
+}
+
+/// Checks `options` and `passphrase`, draws the salt and derives the keys; returns the
+/// cipher state and the header to write first.
+fn start(passphrase: &Passphrase, options: &EncryptOptions) -> Result<(Sealing, Vec<u8>)> {
+    options.validate()?;
+    if passphrase.is_empty() {
+        return Err(Error::invalid_option(
+            "passphrase",
+            "is empty; an empty passphrase protects nothing",
+        ));
+    }
+    match options.format {
+        EncryptionFormat::OnnxAe01 => {
+            let mut salt = [0u8; authenticated::SALT_LEN];
+            let ivs = match &options.fixed {
+                Some(fixed) => {
+                    salt.copy_from_slice(&fixed.salt);
+                    IvSource::Fixed(fixed.iv)
+                }
+                None => {
+                    fill_random(&mut salt)?;
+                    IvSource::Random
+                }
+            };
+            let (cipher, header) = ChunkCipher::create(
+                &options.kdf,
+                passphrase,
+                options.effective_iterations(),
+                options.chunk_size,
+                salt,
+            );
+            let sealing = Sealing::OnnxAe01 {
+                cipher: Box::new(cipher),
+                ivs,
+                next_index: 0,
+            };
+            Ok((sealing, header.to_bytes().to_vec()))
+        }
+        EncryptionFormat::OnnxCry1 => {
+            let mut salt = [0u8; onnxcry1::SALT_LEN];
+            let mut iv = [0u8; 16];
+            match &options.fixed {
+                Some(fixed) => {
+                    salt.copy_from_slice(&fixed.salt);
+                    iv = fixed.iv;
+                }
+                None => {
+                    fill_random(&mut salt)?;
+                    fill_random(&mut iv)?;
+                }
+            }
+            let (sealer, header) = onnxcry1::Sealer::new(&options.kdf, passphrase, salt, iv);
+            Ok((Sealing::OnnxCry1(Box::new(sealer)), header.to_vec()))
+        }
+    }
+}
+
+/// Encrypts `plaintext` in memory; `ONNXAE01` chunks are sealed in parallel.
+///
+/// # Errors
+/// `InvalidOption` for invalid options or an empty passphrase; an I/O error if the
+/// operating system's random generator fails.
+///
+/// # Examples
+/// ```
+/// use onnx_light::crypto::{self, DecryptOptions, EncryptOptions, Passphrase};
+/// let passphrase = Passphrase::new("s3cret");
+/// let sealed = crypto::encrypt_bytes(b"weights", &passphrase, &EncryptOptions::default().iterations(1_000))?;
+/// let opened = crypto::decrypt_bytes(&sealed, &passphrase, &DecryptOptions::default())?;
+/// assert_eq!(opened.bytes, b"weights");
+/// # Ok::<(), onnx_light::Error>(())
+/// ```
+pub fn encrypt_bytes(
+    plaintext: &[u8],
+    passphrase: &Passphrase,
+    options: &EncryptOptions,
+) -> Result<Vec<u8>> {
+    let (sealing, mut out) = start(passphrase, options)?;
+    match sealing {
+        Sealing::OnnxAe01 { cipher, ivs, .. } => {
+            let header_len = out.len();
+            out.resize(header_len + cipher.sealed_len(plaintext.len(), true), 0);
+            let workers = Workers::new(options.num_threads)?;
+            workers.run(|| cipher.seal_chunks(&ivs, 0, plaintext, true, &mut out[header_len..]))?;
+        }
+        Sealing::OnnxCry1(mut sealer) => {
+            let header_len = out.len();
+            out.reserve_exact(plaintext.len() + 16);
+            out.extend_from_slice(plaintext);
+            out.resize(out.len() + 16, 0);
+            let n = sealer.finish(&mut out[header_len..], plaintext.len());
+            out.truncate(header_len + n);
+        }
+    }
+    Ok(out)
+}
+
+/// A writer that encrypts what is written to it and passes the ciphertext on to an
+/// inner writer, holding one window of plaintext at a time (for `ONNXAE01`, four chunks
+/// per thread and at least eight, sealed in parallel; 1 MiB for `ONNXCRY1`).
+///
+/// Call [`finish`](Self::finish) at the end: it writes the final chunk (and padding).
+/// A writer dropped without `finish` leaves a stream that decryption reports as
+/// truncated (`ONNXAE01`) or, usually, as wrong passphrase or corrupted (`ONNXCRY1`).
+///
+/// # Examples
+/// ```
+/// use std::io::Write;
+/// use onnx_light::crypto::{self, DecryptOptions, EncryptOptions, EncryptingWriter, Passphrase};
+/// let passphrase = Passphrase::new("s3cret");
+/// let options = EncryptOptions::default().iterations(1_000).chunk_size(64);
+/// let mut writer = EncryptingWriter::new(Vec::new(), &passphrase, &options)?;
+/// writer.write_all(b"first part, ")?;
+/// writer.write_all(b"second part")?;
+/// let sealed = writer.finish()?;
+/// let opened = crypto::decrypt_bytes(&sealed, &passphrase, &DecryptOptions::default())?;
+/// assert_eq!(opened.bytes, b"first part, second part");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct EncryptingWriter<W: Write> {
+    inner: W,
+    sealing: Sealing,
+    /// Threads for `ONNXAE01` windows (`ONNXCRY1` is one chain and needs none).
+    workers: Option<Workers>,
+    /// Set when sealing or writing failed: the stream is then unusable.
+    failed: bool,
+    /// Plaintext, `window + unit` bytes; `filled` of them hold data.
+    buf: Vec<u8>,
+    filled: usize,
+    /// Bytes sealed at a time, once more data is known to follow.
+    window: usize,
+    /// Sealed records of one window.
+    out: Vec<u8>,
+}
+
+impl<W: Write> EncryptingWriter<W> {
+    /// Derives the keys (this runs the KDF) and writes the header to `inner`.
+    ///
+    /// # Errors
+    /// `InvalidOption` for invalid options or an empty passphrase; I/O errors of
+    /// `inner` or of the random generator.
+    pub fn new(mut inner: W, passphrase: &Passphrase, options: &EncryptOptions) -> Result<Self> {
+        let (sealing, header) = start(passphrase, options)?;
+        let (workers, window, unit) = match &sealing {
+            Sealing::OnnxAe01 { cipher, .. } => {
+                let workers = Workers::new(options.num_threads)?;
+                let cs = cipher.chunk_size();
+                let window = ae_window_chunks(cs, workers.count()) * cs;
+                (Some(workers), window, cs)
+            }
+            Sealing::OnnxCry1(_) => (None, ONNXCRY1_WINDOW, 16),
+        };
+        inner.write_all(&header)?;
+        Ok(EncryptingWriter {
+            inner,
+            sealing,
+            workers,
+            failed: false,
+            buf: vec![0; window + unit],
+            filled: 0,
+            window,
+            out: Vec::new(),
+        })
+    }
+
+    /// Seals the first `window` buffered bytes, which are known not to end the stream,
+    /// writes them and moves the rest to the front.
+    fn seal_window(&mut self) -> Result<()> {
+        self.check_usable()?;
+        self.failed = true; // until this window is written
+        let window = self.window;
+        match &mut self.sealing {
+            Sealing::OnnxAe01 {
+                cipher,
+                ivs,
+                next_index,
+            } => {
+                let need = cipher.sealed_len(window, false);
+                if self.out.len() < need {
+                    self.out.resize(need, 0);
+                }
+                let (buf, out, first) = (&self.buf[..window], &mut self.out, *next_index);
+                let workers = self.workers.as_ref().expect("ONNXAE01 has workers");
+                let n = workers.run(|| cipher.seal_chunks(ivs, first, buf, false, out))?;
+                *next_index += (window / cipher.chunk_size()) as u64;
+                self.inner.write_all(&self.out[..n])?;
+            }
+            Sealing::OnnxCry1(sealer) => {
+                sealer.encrypt(&mut self.buf[..window]);
+                self.inner.write_all(&self.buf[..window])?;
+            }
+        }
+        self.buf.copy_within(window..self.filled, 0);
+        self.filled -= window;
+        self.failed = false;
+        Ok(())
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        if self.failed {
+            return Err(Error::io(
+                io::Error::other("an earlier write to this encrypting writer failed"),
+                None,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Seals what remains as the end of the stream and flushes the inner writer.
+    ///
+    /// # Errors
+    /// I/O errors of the inner writer or of the random generator.
+    pub fn finish(mut self) -> Result<W> {
+        self.check_usable()?;
+        let filled = self.filled;
+        match &mut self.sealing {
+            Sealing::OnnxAe01 {
+                cipher,
+                ivs,
+                next_index,
+            } => {
+                let need = cipher.sealed_len(filled, true);
+                if self.out.len() < need {
+                    self.out.resize(need, 0);
+                }
+                let (buf, out, first) = (&self.buf[..filled], &mut self.out, *next_index);
+                let workers = self.workers.as_ref().expect("ONNXAE01 has workers");
+                let n = workers.run(|| cipher.seal_chunks(ivs, first, buf, true, out))?;
+                self.inner.write_all(&self.out[..n])?;
+            }
+            Sealing::OnnxCry1(sealer) => {
+                // `buf` is 16 bytes longer than a window, and `filled` is at most one.
+                let n = sealer.finish(&mut self.buf, filled);
+                self.inner.write_all(&self.buf[..n])?;
+            }
+        }
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+
+    /// Encrypts everything `reader` (the file `path`) yields, reading straight into
+    /// the window. Returns the number of plaintext bytes read.
+    pub(crate) fn write_from(&mut self, reader: &mut impl Read, path: &Path) -> Result<u64> {
+        self.check_usable()?;
+        let mut total = 0u64;
+        loop {
+            let n = match reader.read(&mut self.buf[self.filled..]) {
+                Ok(0) => return Ok(total),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::io(e, Some(path))),
+            };
+            self.filled += n;
+            total += n as u64;
+            if self.filled > self.window {
+                self.seal_window()?;
+            }
+        }
+    }
+}
+
+impl<W: Write> Write for EncryptingWriter<W> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.check_usable().map_err(io::Error::other)?;
+        let mut rest = data;
+        while !rest.is_empty() {
+            let take = (self.buf.len() - self.filled).min(rest.len());
+            self.buf[self.filled..self.filled + take].copy_from_slice(&rest[..take]);
+            self.filled += take;
+            rest = &rest[take..];
+            if self.filled > self.window {
+                self.seal_window().map_err(io::Error::other)?;
+            }
+        }
+        Ok(data.len())
+    }
+
+    /// Flushes the inner writer. Buffered plaintext stays buffered: a chunk is sealed
+    /// only once it is known whether it is the last.
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> fmt::Debug for EncryptingWriter<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let format = match self.sealing {
+            Sealing::OnnxAe01 { .. } => EncryptionFormat::OnnxAe01,
+            Sealing::OnnxCry1(_) => EncryptionFormat::OnnxCry1,
+        };
+        f.debug_struct("EncryptingWriter")
+            .field("format", &format)
+            .field("buffered", &self.filled)
+            .field("window", &self.window)
+            .finish_non_exhaustive()
+    }
+}

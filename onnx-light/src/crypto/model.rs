@@ -1,0 +1,238 @@
+//! Encrypted models: saving them to files and bytes, loading them back. Loading
+//! decrypts straight into the buffer the model's large payloads then share, so no
+//! second plaintext copy is made; saving streams the encoding through the cipher, so
+//! no plaintext copy of the whole encoding is made either.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::decrypt::Opened;
+use super::encrypt::EncryptingWriter;
+use super::format::EncryptionFormat;
+use super::options::{DecryptOptions, EncryptOptions};
+use super::passphrase::Passphrase;
+use super::source::{FileSource, Memory, Source};
+use super::stream::write_atomically;
+use super::workers::Workers;
+use crate::error::{Error, ErrorKind, Result};
+use crate::field::{ByteOwner, SharedOwner};
+use crate::io::{load_from_owner, save_to_writer, ParseOptions, PayloadBuffer, SerializeOptions};
+use crate::onnx::{Model, ModelProto};
+
+/// A decrypted model, and the format it was stored in.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DecryptedModel {
+    /// The model.
+    pub model: Model,
+    /// The format of the input: see [`is_authenticated`](Self::is_authenticated).
+    pub format: EncryptionFormat,
+}
+
+impl DecryptedModel {
+    /// Whether the model was verified to be exactly what was encrypted (`ONNXAE01`).
+    /// `false` for `ONNXCRY1`: such a file can be modified by anyone without the
+    /// passphrase and still load.
+    pub fn is_authenticated(&self) -> bool {
+        self.format.is_authenticated()
+    }
+}
+
+/// The decrypted plaintext: a prefix of the buffer it was decrypted into (the rest
+/// held the final block's padding).
+struct Plaintext {
+    buffer: ByteOwner,
+    len: usize,
+}
+
+impl SharedOwner for Plaintext {
+    fn bytes(&self) -> &[u8] {
+        &self.buffer.bytes()[..self.len]
+    }
+}
+
+fn serialize_options(options: &EncryptOptions) -> SerializeOptions {
+    SerializeOptions::default().num_threads(options.num_threads)
+}
+
+/// Encodes and encrypts `model` into a new vector, in the format `options` names.
+///
+/// # Errors
+/// As [`encrypt_bytes`](super::encrypt_bytes); `IncompleteModel` for tensors whose
+/// weights were left on disk.
+///
+/// # Examples
+/// ```
+/// use onnx_light::crypto::{self, DecryptOptions, EncryptOptions, Passphrase};
+/// use onnx_light::io::ParseOptions;
+/// use onnx_light::onnx::*;
+///
+/// let model = ModelProto::new(GraphProto::named("g"), vec![OperatorSetIdProto::new("", 21)]);
+/// let passphrase = Passphrase::new("s3cret");
+/// let sealed = crypto::encrypt_model(&model, &passphrase, &EncryptOptions::default().iterations(1_000))?;
+/// let opened = crypto::load_encrypted_from_bytes(
+///     &sealed, &passphrase, &DecryptOptions::default(), &ParseOptions::default())?;
+/// assert!(opened.is_authenticated());
+/// assert_eq!(opened.model, model);
+/// # Ok::<(), onnx_light::Error>(())
+/// ```
+pub fn encrypt_model(
+    model: &ModelProto<'_>,
+    passphrase: &Passphrase,
+    options: &EncryptOptions,
+) -> Result<Vec<u8>> {
+    let mut writer = EncryptingWriter::new(Vec::new(), passphrase, options)?;
+    save_to_writer(model, &mut writer, &serialize_options(options))?;
+    writer.finish()
+}
+
+/// Encodes, encrypts and saves `model` to `path` atomically (a temporary file renamed
+/// over `path` once complete and flushed; on error `path` is left as it was). The
+/// encoding streams through the cipher: memory beyond the model is one window.
+///
+/// # Errors
+/// As [`encrypt_model`]; I/O errors naming the file.
+///
+/// # Examples
+/// ```no_run
+/// use onnx_light::crypto::{self, EncryptOptions, Passphrase};
+/// let model = onnx_light::io::load("model.onnx")?;
+/// let passphrase = Passphrase::new(std::env::var("MODEL_KEY").unwrap());
+/// crypto::save_encrypted(&model, "model.onnx.enc", &passphrase, &EncryptOptions::default())?;
+/// # Ok::<(), onnx_light::Error>(())
+/// ```
+pub fn save_encrypted(
+    model: &ModelProto<'_>,
+    path: impl AsRef<Path>,
+    passphrase: &Passphrase,
+    options: &EncryptOptions,
+) -> Result<()> {
+    let path = path.as_ref();
+    write_atomically(path, |file| {
+        let mut writer = EncryptingWriter::new(file, passphrase, options)?;
+        save_to_writer(model, &mut writer, &serialize_options(options))?;
+        writer.finish()?;
+        Ok(())
+    })
+    .map_err(|e| e.in_file(path))
+}
+
+/// Loads an encrypted model file (either format) with default options.
+///
+/// # Errors
+/// See [`load_encrypted_with`].
+///
+/// # Examples
+/// ```no_run
+/// use onnx_light::crypto::{self, Passphrase};
+/// let passphrase = Passphrase::new(std::env::var("MODEL_KEY").unwrap());
+/// let opened = crypto::load_encrypted("model.onnx.enc", &passphrase)?;
+/// assert!(opened.is_authenticated(), "refusing a model that could have been tampered with");
+/// println!("{} tensors", opened.model.tensors().len());
+/// # Ok::<(), onnx_light::Error>(())
+/// ```
+pub fn load_encrypted(path: impl AsRef<Path>, passphrase: &Passphrase) -> Result<DecryptedModel> {
+    load_encrypted_with(
+        path,
+        passphrase,
+        &DecryptOptions::default(),
+        &ParseOptions::default(),
+    )
+}
+
+/// Loads an encrypted model file (either format, detected from its magic).
+///
+/// The file is read and decrypted in parallel (`decrypt.num_threads`), chunk by chunk,
+/// into one buffer; the model's large payloads are slices of it (no second plaintext
+/// copy). Decoding starts only once every chunk authenticated. `parse` applies to the
+/// decoding, except `no_copy` and `structure_only`, which an encrypted file cannot
+/// honour.
+///
+/// # Errors
+/// `NotEncrypted`, `UnsupportedEncryption`, `WrongPassphraseOrCorrupted`,
+/// `TruncatedEncryption`, I/O errors, all naming the file; `InvalidOption` for
+/// `no_copy` or `structure_only`; decoding errors (for `ONNXCRY1`, bytes decrypted with
+/// a wrong passphrase that happen to end in valid padding, about 1 in 256, fail here).
+pub fn load_encrypted_with(
+    path: impl AsRef<Path>,
+    passphrase: &Passphrase,
+    decrypt: &DecryptOptions,
+    parse: &ParseOptions,
+) -> Result<DecryptedModel> {
+    let path = path.as_ref();
+    check_parse_options(parse)?;
+    let file = File::open(path).map_err(|e| Error::io(e, Some(path)))?;
+    let source = FileSource::new(&file, path)?;
+    load(&source, passphrase, decrypt, parse).map_err(|e| e.in_file(path))
+}
+
+/// Decrypts and decodes an encrypted model held in memory (either format). Large
+/// payloads share the decryption buffer, as with [`load_encrypted_with`].
+///
+/// # Errors
+/// As [`load_encrypted_with`], without file names.
+pub fn load_encrypted_from_bytes(
+    bytes: &[u8],
+    passphrase: &Passphrase,
+    decrypt: &DecryptOptions,
+    parse: &ParseOptions,
+) -> Result<DecryptedModel> {
+    check_parse_options(parse)?;
+    load(&Memory(bytes), passphrase, decrypt, parse)
+}
+
+fn check_parse_options(parse: &ParseOptions) -> Result<()> {
+    parse.validate()?;
+    if parse.no_copy {
+        return Err(Error::invalid_option(
+            "no_copy",
+            "an encrypted file cannot be mapped: its payloads must be decrypted into memory",
+        ));
+    }
+    if parse.structure_only {
+        return Err(Error::invalid_option(
+            "structure_only",
+            "an encrypted file's payloads cannot be read from disk later; load the whole model",
+        ));
+    }
+    Ok(())
+}
+
+fn load(
+    source: &dyn Source,
+    passphrase: &Passphrase,
+    decrypt: &DecryptOptions,
+    parse: &ParseOptions,
+) -> Result<DecryptedModel> {
+    let workers = Workers::new(decrypt.num_threads)?;
+    let opened = Opened::open(source, passphrase, decrypt)?;
+    let capacity = opened.capacity();
+    // The plaintext is at least `capacity - 16` bytes: refuse before decrypting.
+    if let Some(limit) = parse.max_model_size {
+        let at_least = capacity.saturating_sub(16);
+        if at_least > limit {
+            return Err(Error::new(ErrorKind::LimitExceeded {
+                what: "model size",
+                limit,
+                actual: at_least,
+            }));
+        }
+    }
+    let capacity = usize::try_from(capacity).map_err(|_| {
+        Error::new(ErrorKind::ValueOutOfRange {
+            what: "encrypted model larger than the address space",
+        })
+    })?;
+    let mut buffer = PayloadBuffer::new(capacity)?;
+    let len = workers.run(|| opened.decrypt_all(source, buffer.as_mut_slice()))?;
+    let owner: ByteOwner = Arc::new(Plaintext {
+        buffer: buffer.freeze()?,
+        len,
+    });
+    let model = load_from_owner(owner, parse)?;
+    Ok(DecryptedModel {
+        model,
+        format: opened.format(),
+    })
+}

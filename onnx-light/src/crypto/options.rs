@@ -1,0 +1,198 @@
+//! Options for encrypting and decrypting, with documented defaults. Invalid values are
+//! errors, never silently corrected.
+
+use super::format::EncryptionFormat;
+use super::kdf::{check_iterations, Kdf, TestKdf, DEFAULT_ITERATIONS, ONNXCRY1_ITERATIONS};
+use crate::error::{Error, Result};
+
+/// Plaintext bytes per `ONNXAE01` chunk unless told otherwise (1 MiB).
+pub const DEFAULT_CHUNK_SIZE: u32 = 1 << 20;
+/// Smallest `ONNXAE01` chunk size accepted (64 bytes).
+pub const MIN_CHUNK_SIZE: u32 = 64;
+/// Largest `ONNXAE01` chunk size accepted (64 MiB): one chunk per thread is in memory
+/// at a time, so this bounds what a hostile header can make a reader allocate.
+pub const MAX_CHUNK_SIZE: u32 = 64 << 20;
+
+/// How to encrypt. Start from `EncryptOptions::default()` (`ONNXAE01`, 600 000 PBKDF2
+/// iterations, 1 MiB chunks, all cores):
+///
+/// ```
+/// use onnx_light::crypto::{EncryptOptions, EncryptionFormat};
+/// let options = EncryptOptions::default().iterations(1_000_000).num_threads(4);
+/// let legacy = EncryptOptions::default().format(EncryptionFormat::OnnxCry1);
+/// # options.validate()?; legacy.validate()?;
+/// # Ok::<(), onnx_light::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct EncryptOptions {
+    /// The format to write (default [`EncryptionFormat::OnnxAe01`]).
+    pub format: EncryptionFormat,
+    /// PBKDF2 iterations; `None` means the format's default: 600 000 for `ONNXAE01`
+    /// (accepted: [`MIN_ITERATIONS`](super::MIN_ITERATIONS) ..=
+    /// [`MAX_ITERATIONS`](super::MAX_ITERATIONS)); `ONNXCRY1` fixes 100 000 and refuses
+    /// any other value.
+    pub iterations: Option<u32>,
+    /// Plaintext bytes per `ONNXAE01` chunk: a multiple of 16 in
+    /// [`MIN_CHUNK_SIZE`] ..= [`MAX_CHUNK_SIZE`] (default 1 MiB). `ONNXCRY1` has no
+    /// chunks and does not use it.
+    pub chunk_size: u32,
+    /// Worker threads; 0 means all cores (default 0). `ONNXCRY1` encryption is one CBC
+    /// chain and runs on one thread whatever this says.
+    pub num_threads: usize,
+    pub(crate) kdf: Kdf,
+    pub(crate) fixed: Option<FixedRandomness>,
+}
+
+impl Default for EncryptOptions {
+    fn default() -> Self {
+        EncryptOptions {
+            format: EncryptionFormat::OnnxAe01,
+            iterations: None,
+            chunk_size: DEFAULT_CHUNK_SIZE,
+            num_threads: 0,
+            kdf: Kdf::default(),
+            fixed: None,
+        }
+    }
+}
+
+/// Salt and IVs chosen by a test instead of the operating system's random generator.
+#[derive(Debug, Clone)]
+pub(crate) struct FixedRandomness {
+    pub(crate) salt: Vec<u8>,
+    pub(crate) iv: [u8; 16],
+}
+
+impl EncryptOptions {
+    /// Sets `format`.
+    pub fn format(mut self, format: EncryptionFormat) -> Self {
+        self.format = format;
+        self
+    }
+    /// Sets `iterations`.
+    pub fn iterations(mut self, iterations: u32) -> Self {
+        self.iterations = Some(iterations);
+        self
+    }
+    /// Sets `chunk_size`.
+    pub fn chunk_size(mut self, bytes: u32) -> Self {
+        self.chunk_size = bytes;
+        self
+    }
+    /// Sets `num_threads` (0 = all cores).
+    pub fn num_threads(mut self, n: usize) -> Self {
+        self.num_threads = n;
+        self
+    }
+
+    /// Replaces PBKDF2 by `kdf`. **Insecure; for tests only** (thousands of decryptions
+    /// in a debug build). Not part of the stable API.
+    #[doc(hidden)]
+    pub fn insecure_test_kdf(mut self, kdf: TestKdf) -> Self {
+        self.kdf = Kdf::test(kdf);
+        self
+    }
+
+    /// Uses `salt` (16 bytes for `ONNXCRY1`, 32 for `ONNXAE01`) and `iv` instead of
+    /// random ones, so that known-answer tests can compare bytes. `ONNXAE01` chunk `i`
+    /// gets `iv` with its last 8 bytes XORed with `i` (u64 little-endian). **Insecure;
+    /// for tests only.** Not part of the stable API.
+    #[doc(hidden)]
+    pub fn insecure_fixed_salt_and_iv(mut self, salt: &[u8], iv: [u8; 16]) -> Self {
+        self.fixed = Some(FixedRandomness {
+            salt: salt.to_vec(),
+            iv,
+        });
+        self
+    }
+
+    /// The PBKDF2 iteration count that will be used.
+    pub fn effective_iterations(&self) -> u32 {
+        match self.format {
+            EncryptionFormat::OnnxAe01 => self.iterations.unwrap_or(DEFAULT_ITERATIONS),
+            EncryptionFormat::OnnxCry1 => ONNXCRY1_ITERATIONS,
+        }
+    }
+
+    /// Checks that the options make sense for the chosen format.
+    ///
+    /// # Errors
+    /// `InvalidOption` naming the option and why.
+    pub fn validate(&self) -> Result<()> {
+        match self.format {
+            EncryptionFormat::OnnxAe01 => {
+                check_iterations(self.effective_iterations())
+                    .map_err(|reason| Error::invalid_option("iterations", reason))?;
+                check_chunk_size(self.chunk_size)
+                    .map_err(|reason| Error::invalid_option("chunk_size", reason))?;
+            }
+            EncryptionFormat::OnnxCry1 => {
+                if let Some(n) = self.iterations.filter(|&n| n != ONNXCRY1_ITERATIONS) {
+                    return Err(Error::invalid_option(
+                        "iterations",
+                        format!("ONNXCRY1 fixes {ONNXCRY1_ITERATIONS} PBKDF2 iterations, not {n}"),
+                    ));
+                }
+            }
+        }
+        if let Some(fixed) = &self.fixed {
+            let want = match self.format {
+                EncryptionFormat::OnnxAe01 => super::authenticated::SALT_LEN,
+                EncryptionFormat::OnnxCry1 => super::onnxcry1::SALT_LEN,
+            };
+            if fixed.salt.len() != want {
+                return Err(Error::invalid_option(
+                    "salt",
+                    format!("{} bytes given, {want} needed", fixed.salt.len()),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why `chunk_size` is refused, if it is.
+pub(crate) fn check_chunk_size(chunk_size: u32) -> std::result::Result<(), String> {
+    if !(MIN_CHUNK_SIZE..=MAX_CHUNK_SIZE).contains(&chunk_size) || !chunk_size.is_multiple_of(16) {
+        return Err(format!(
+            "chunk size {chunk_size} is not a multiple of 16 in {MIN_CHUNK_SIZE} ..= {MAX_CHUNK_SIZE}"
+        ));
+    }
+    Ok(())
+}
+
+/// How to decrypt. `DecryptOptions::default()` uses all cores and accepts both formats:
+///
+/// ```
+/// use onnx_light::crypto::DecryptOptions;
+/// let strict = DecryptOptions::default().require_authenticated(true).num_threads(2);
+/// ```
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct DecryptOptions {
+    /// Worker threads; 0 means all cores (default 0).
+    pub num_threads: usize,
+    /// Refuse `ONNXCRY1` input, which cannot be checked for tampering (default false).
+    pub require_authenticated: bool,
+    pub(crate) kdf: Kdf,
+}
+
+impl DecryptOptions {
+    /// Sets `num_threads` (0 = all cores).
+    pub fn num_threads(mut self, n: usize) -> Self {
+        self.num_threads = n;
+        self
+    }
+    /// Sets `require_authenticated`.
+    pub fn require_authenticated(mut self, yes: bool) -> Self {
+        self.require_authenticated = yes;
+        self
+    }
+    /// Replaces PBKDF2 by `kdf`. **Insecure; for tests only.** Not part of the stable API.
+    #[doc(hidden)]
+    pub fn insecure_test_kdf(mut self, kdf: TestKdf) -> Self {
+        self.kdf = Kdf::test(kdf);
+        self
+    }
+}

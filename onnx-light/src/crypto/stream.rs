@@ -1,0 +1,130 @@
+//! File-to-file encryption and decryption with bounded memory: one window of chunks
+//! is in memory at a time, so files larger than RAM go through. Outputs are written
+//! atomically: to a temporary file that is renamed over the target only once
+//! everything succeeded (for decryption: once every chunk authenticated).
+
+use std::fs::File;
+use std::path::Path;
+
+use super::decrypt::Opened;
+use super::encrypt::EncryptingWriter;
+use super::format::EncryptionFormat;
+use super::options::{DecryptOptions, EncryptOptions};
+use super::passphrase::Passphrase;
+use super::source::FileSource;
+use super::workers::Workers;
+use crate::error::{Error, Result};
+use crate::io::{AtomicTarget, SaveHook, SaveStep};
+
+/// The save hook of operations that have no fault injection.
+pub(crate) struct NoHook;
+
+impl SaveHook for NoHook {
+    fn before(&self, _: SaveStep) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs `write` against a new temporary file next to `path`, then flushes it and
+/// renames it over `path`; on any error removes it, leaving `path` as it was.
+pub(crate) fn write_atomically(path: &Path, write: impl FnOnce(&File) -> Result<()>) -> Result<()> {
+    let target = AtomicTarget::new(path, &NoHook)?;
+    let result = write(&target.file)
+        .and_then(|()| target.file.sync_all().map_err(|e| Error::io(e, Some(path))));
+    match result {
+        Ok(()) => target.commit(&NoHook),
+        Err(e) => {
+            target.abandon();
+            Err(e)
+        }
+    }
+}
+
+fn open(path: &Path) -> Result<File> {
+    File::open(path).map_err(|e| Error::io(e, Some(path)))
+}
+
+/// Encrypts the file `src` into `dst`, streaming: memory stays at one window (four
+/// chunks per thread, at least eight; see the [module docs](super)), whatever the
+/// file's size.
+///
+/// # Errors
+/// `InvalidOption` for invalid options or an empty passphrase; I/O errors naming the
+/// file. On error `dst` is left as it was.
+///
+/// # Examples
+/// ```no_run
+/// use onnx_light::crypto::{self, EncryptOptions, Passphrase};
+/// let passphrase = Passphrase::new(std::env::var("MODEL_KEY").unwrap());
+/// crypto::encrypt_file("model.onnx", "model.onnx.enc", &passphrase, &EncryptOptions::default())?;
+/// # Ok::<(), onnx_light::Error>(())
+/// ```
+pub fn encrypt_file(
+    src: impl AsRef<Path>,
+    dst: impl AsRef<Path>,
+    passphrase: &Passphrase,
+    options: &EncryptOptions,
+) -> Result<()> {
+    let (src, dst) = (src.as_ref(), dst.as_ref());
+    options.validate()?;
+    let input = open(src)?;
+    FileSource::new(&input, src)?; // a regular file, not a directory or a pipe
+    write_atomically(dst, |file| {
+        let mut writer =
+            EncryptingWriter::new(file, passphrase, options).map_err(|e| e.in_file(dst))?;
+        writer
+            .write_from(&mut &input, src)
+            .map_err(|e| with_path(e, src, dst))?;
+        writer.finish().map_err(|e| e.in_file(dst))?;
+        Ok(())
+    })
+}
+
+/// Decrypts the file `src` (either format, detected from its magic) into `dst`,
+/// streaming: memory stays at one window, whatever the file's size. Returns the
+/// format, whose [`is_authenticated`](EncryptionFormat::is_authenticated) says whether
+/// the output was verified.
+///
+/// `dst` appears only once all of `src` decrypted (and, for `ONNXAE01`, every chunk
+/// authenticated); on any error it is left as it was and no partial output remains.
+///
+/// # Errors
+/// As [`decrypt_bytes`](super::decrypt_bytes), naming `src`; I/O errors naming the file.
+///
+/// # Examples
+/// ```no_run
+/// use onnx_light::crypto::{self, DecryptOptions, Passphrase};
+/// let passphrase = Passphrase::new(std::env::var("MODEL_KEY").unwrap());
+/// let format = crypto::decrypt_file("model.onnx.enc", "model.onnx", &passphrase, &DecryptOptions::default())?;
+/// assert!(format.is_authenticated());
+/// # Ok::<(), onnx_light::Error>(())
+/// ```
+pub fn decrypt_file(
+    src: impl AsRef<Path>,
+    dst: impl AsRef<Path>,
+    passphrase: &Passphrase,
+    options: &DecryptOptions,
+) -> Result<EncryptionFormat> {
+    let (src, dst) = (src.as_ref(), dst.as_ref());
+    let input = open(src)?;
+    let source = FileSource::new(&input, src)?;
+    let workers = Workers::new(options.num_threads)?;
+    let opened = Opened::open(&source, passphrase, options).map_err(|e| e.in_file(src))?;
+    write_atomically(dst, |file| {
+        opened
+            .decrypt_to(&source, &mut &*file, &workers)
+            .map_err(|e| with_path(e, src, dst))
+    })?;
+    Ok(opened.format())
+}
+
+/// Names `dst` on I/O errors of writing and `src` on everything else.
+fn with_path(e: Error, src: &Path, dst: &Path) -> Error {
+    if e.file().is_some() {
+        e
+    } else if matches!(e.kind(), crate::ErrorKind::Io(_)) {
+        e.in_file(dst)
+    } else {
+        e.in_file(src)
+    }
+}

@@ -1,0 +1,47 @@
+//! The thread pool an encryption or decryption runs its chunks on.
+
+use crate::error::{Error, Result};
+
+/// Runs work on exactly the requested number of threads: the current rayon pool when
+/// it already has that many, else a pool built for the operation (so that one thread
+/// really means one, which matters for benchmarks and for callers sharing a machine).
+pub(crate) struct Workers {
+    pool: Option<rayon::ThreadPool>,
+}
+
+impl Workers {
+    /// `num_threads` workers; 0 means one per core.
+    pub(crate) fn new(num_threads: usize) -> Result<Self> {
+        let n = if num_threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            num_threads
+        };
+        if rayon::current_num_threads() == n {
+            return Ok(Workers { pool: None });
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map_err(|e| {
+                Error::invalid_option("num_threads", format!("cannot start {n} threads: {e}"))
+            })?;
+        Ok(Workers { pool: Some(pool) })
+    }
+
+    /// The number of threads `run` uses.
+    pub(crate) fn count(&self) -> usize {
+        match &self.pool {
+            Some(p) => p.current_num_threads(),
+            None => rayon::current_num_threads(),
+        }
+    }
+
+    /// Runs `f` so that rayon's parallel iterators inside it use these workers.
+    pub(crate) fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(p) => p.install(f),
+            None => f(),
+        }
+    }
+}
