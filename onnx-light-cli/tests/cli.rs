@@ -1,39 +1,14 @@
 //! The `onnx-light` binary: every command, its output, and its error paths (exit 1 with
 //! `error: ...` for bad input, exit 2 for usage errors, never a panic).
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::PathBuf;
 
 use assert_cmd::Command;
 use onnx_light::io::{self, SerializeOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
+use onnx_light_tests::scratch::Scratch;
 use predicates::prelude::*;
-
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-            "cli-{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn cli() -> Command {
     Command::cargo_bin("onnx-light").unwrap()

@@ -3,3 +3,4 @@
 
 pub mod kat;
 pub mod python;
+pub mod scratch;

@@ -11,7 +11,6 @@
 
 use std::fs;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use onnx_light::crypto::{
@@ -22,46 +21,10 @@ use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::{Bytes, Error, ErrorKind};
 use onnx_light_tests::python::{python_dir, run_python, workspace_root};
+use onnx_light_tests::scratch::Scratch;
 
 // ---------------------------------------------------------------------------------------
 // Helpers.
-
-/// A scratch directory under target/, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = workspace_root()
-            .join("target")
-            .join("test-scratch")
-            .join(format!(
-                "encryption-{name}-{}-{}",
-                std::process::id(),
-                N.fetch_add(1, Ordering::Relaxed)
-            ));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-    fn entries(&self) -> Vec<String> {
-        let mut v: Vec<String> = fs::read_dir(&self.0)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A cheap stand-in for PBKDF2 (splitmix64 over every input bit), for tests that
 /// decrypt thousands of times. 0xff never occurs in UTF-8, so it separates the inputs.

@@ -2,7 +2,7 @@
 //! no-copy, lazy, later from a directory), the hostile-path matrix, checksums, and
 //! crash safety of saves that write several files.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use onnx_light::io::external::{convert_model_to_external_data, ExternalDataOptions};
@@ -10,42 +10,7 @@ use onnx_light::io::{self, ParseOptions, SaveHook, SaveStep, SerializeOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::ErrorKind;
-
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = onnx_light_tests::python::workspace_root()
-            .join("target")
-            .join("test-scratch")
-            .join(format!(
-                "ext-{name}-{}-{}",
-                std::process::id(),
-                N.fetch_add(1, Ordering::Relaxed)
-            ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-    fn entries(&self) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(&self.0)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use onnx_light_tests::scratch::Scratch;
 
 fn payload(n: usize, seed: u8) -> Vec<u8> {
     (0..n)

@@ -2,7 +2,7 @@
 //! payloads, atomic saves under injected faults, and parallel output identical to
 //! sequential output.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -10,43 +10,7 @@ use onnx_light::io::{self, ParseOptions, SaveHook, SaveStep, SerializeOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::{ByteOwner, ErrorKind};
-
-/// A scratch directory under target/, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = onnx_light_tests::python::workspace_root()
-            .join("target")
-            .join("test-scratch")
-            .join(format!(
-                "{name}-{}-{}",
-                std::process::id(),
-                N.fetch_add(1, Ordering::Relaxed)
-            ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-    fn entries(&self) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(&self.0)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use onnx_light_tests::scratch::Scratch;
 
 /// A model with payloads around every threshold, typed data, strings and a subgraph.
 fn model(seed: u8) -> Model {

@@ -6,43 +6,13 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use onnx_light::io::{self, ParseOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::{ByteOwner, DecodeOptions, ErrorKind};
-
-/// A scratch directory under target/, removed on drop.
-pub struct Scratch(pub PathBuf);
-
-impl Scratch {
-    pub fn new(name: &str) -> Self {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = onnx_light_tests::python::workspace_root()
-            .join("target")
-            .join("test-scratch")
-            .join(format!(
-                "{name}-{}-{}",
-                std::process::id(),
-                N.fetch_add(1, Ordering::Relaxed)
-            ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+pub use onnx_light_tests::scratch::Scratch;
 
 /// A small but complete model: every top-level field kind, nodes with every attribute
 /// kind (including a subgraph), raw / packed / string tensors, one payload above the
