@@ -10,8 +10,10 @@
 //!
 //! Throughput is plaintext bytes per second (GB = 10^9 bytes), best of five runs (1- and
 //! 2-thread runs alternate), through the public API (so it includes allocating and
-//! faulting in the output). The load average before and after is printed: figures taken
-//! while other processes compete for the cores understate the parallel speed-up.
+//! faulting in the output). "cores busy" is the process's CPU time over wall time in that
+//! run: a 2-thread run well below 2 with a low speed-up means the process did not get
+//! two cores (other processes competing), not that the code does not scale. The load
+//! average before and after is printed too.
 //! In-memory runs use 1 000 PBKDF2 iterations (about 1 ms, reported separately).
 //! Streaming runs in a child process, so that its peak RSS (`VmHWM`) is its own.
 
@@ -98,7 +100,7 @@ fn main() {
         "ONNXCRY1 encrypt (one CBC chain), KDF excluded",
         1,
         len,
-        t.saturating_sub(kdf),
+        t.minus(kdf),
     );
     let t = compare(|threads| {
         let options = DecryptOptions::default().num_threads(threads);
@@ -107,7 +109,7 @@ fn main() {
     table.pair(
         "ONNXCRY1 decrypt, KDF excluded",
         len,
-        t.map(|t| t.saturating_sub(kdf)),
+        t.map(|t| t.minus(kdf)),
     );
     drop(sealed);
 
@@ -122,7 +124,11 @@ fn main() {
     }
     for (place, dir) in &places {
         std::fs::write(dir.join("plain.onnx"), &plaintext).unwrap();
-        let mut times = [[Duration::ZERO; 2]; 2];
+        let zero = Sample {
+            wall: Duration::ZERO,
+            cpu: Duration::ZERO,
+        };
+        let mut times = [[zero; 2]; 2];
         for threads in [1usize, 2] {
             let out = Command::new(std::env::current_exe().unwrap())
                 .arg("--stream-child")
@@ -140,11 +146,15 @@ fn main() {
                 .split_whitespace()
                 .map(|x| x.parse().unwrap())
                 .collect();
-            times[0][threads - 1] = Duration::from_secs_f64(v[0]);
-            times[1][threads - 1] = Duration::from_secs_f64(v[1]);
+            for (step, at) in [(0, 0), (1, 2)] {
+                times[step][threads - 1] = Sample {
+                    wall: Duration::from_secs_f64(v[at]),
+                    cpu: Duration::from_secs_f64(v[at + 1]),
+                };
+            }
             table.note(format!(
                 "peak RSS of the {threads}-thread file-to-file child ({place}; encrypt then decrypt): {:.1} MiB for a {:.2} GiB file",
-                v[2] / 1024.0,
+                v[4] / 1024.0,
                 len as f64 / (1u64 << 30) as f64
             ));
         }
@@ -169,34 +179,35 @@ fn main() {
     table.print();
 }
 
-/// Encrypts and decrypts `dir/plain.onnx` file to file; prints the two times in
-/// seconds and the peak RSS in KiB.
+/// Encrypts and decrypts `dir/plain.onnx` file to file; prints the wall and CPU time
+/// of each step in seconds and the peak RSS in KiB.
 fn stream_child(dir: &Path, threads: &str) {
     let threads: usize = threads.parse().unwrap();
     let passphrase = Passphrase::new("benchmark passphrase");
     let options = EncryptOptions::default()
         .iterations(crypto::MIN_ITERATIONS)
         .num_threads(threads);
-    let t = Instant::now();
-    crypto::encrypt_file(
-        dir.join("plain.onnx"),
-        dir.join("enc"),
-        &passphrase,
-        &options,
-    )
-    .unwrap();
-    let enc = t.elapsed();
-    let t = Instant::now();
+    let enc = Sample::of(|| {
+        let (src, dst) = (dir.join("plain.onnx"), dir.join("enc"));
+        crypto::encrypt_file(src, dst, &passphrase, &options).unwrap();
+    });
     let options = DecryptOptions::default().num_threads(threads);
-    crypto::decrypt_file(dir.join("enc"), dir.join("dec"), &passphrase, &options).unwrap();
-    let dec = t.elapsed();
+    let dec = Sample::of(|| {
+        crypto::decrypt_file(dir.join("enc"), dir.join("dec"), &passphrase, &options).unwrap();
+    });
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let hwm = status
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .unwrap_or(0);
-    println!("{} {} {hwm}", enc.as_secs_f64(), dec.as_secs_f64());
+    println!(
+        "{} {} {} {} {hwm}",
+        enc.wall.as_secs_f64(),
+        enc.cpu.as_secs_f64(),
+        dec.wall.as_secs_f64(),
+        dec.cpu.as_secs_f64()
+    );
 }
 
 fn load_average() -> String {
@@ -281,6 +292,7 @@ fn time_kdf(iterations: u32) -> Duration {
         pbkdf2::pbkdf2_hmac::<Sha256>(b"benchmark passphrase", &[1; 32], iterations, &mut out);
         std::hint::black_box(out);
     })
+    .wall
 }
 
 fn kdf_cost(table: &mut Table) {
@@ -299,28 +311,64 @@ fn kdf_cost(table: &mut Table) {
     }
 }
 
-/// Times `f(1)` and `f(2)` alternately, `RUNS` times each, and keeps the best of each:
-/// alternating gives both thread counts the same share of a noisy machine.
-fn compare(mut f: impl FnMut(usize)) -> [Duration; 2] {
-    let mut best = [Duration::MAX; 2];
-    for _ in 0..RUNS {
-        for threads in [1, 2] {
-            let t = Instant::now();
-            f(threads);
-            best[threads - 1] = best[threads - 1].min(t.elapsed());
-        }
-    }
-    best
+/// Wall-clock and CPU time (all threads of the process) of one run.
+#[derive(Clone, Copy)]
+struct Sample {
+    wall: Duration,
+    cpu: Duration,
 }
 
-fn best(mut f: impl FnMut()) -> Duration {
+impl Sample {
+    fn of(f: impl FnOnce()) -> Sample {
+        let (wall, cpu) = (Instant::now(), cpu_time());
+        f();
+        Sample {
+            wall: wall.elapsed(),
+            cpu: cpu_time().saturating_sub(cpu),
+        }
+    }
+    fn minus(self, d: Duration) -> Sample {
+        Sample {
+            wall: self.wall.saturating_sub(d),
+            cpu: self.cpu.saturating_sub(d),
+        }
+    }
+}
+
+/// CPU time of this process so far (user + system, all threads), from
+/// `/proc/self/stat` in clock ticks of 10 ms (Linux's usual `USER_HZ`).
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after_name = stat.rsplit(')').next().unwrap_or("");
+    let fields: Vec<u64> = after_name
+        .split_whitespace()
+        .skip(11) // state .. cmajflt; then utime, stime
+        .take(2)
+        .map(|v| v.parse().unwrap_or(0))
+        .collect();
+    Duration::from_millis(10 * fields.iter().sum::<u64>())
+}
+
+/// Runs `f(1)` and `f(2)` alternately, `RUNS` times each, and keeps the fastest run of
+/// each: alternating gives both thread counts the same share of a noisy machine.
+fn compare(mut f: impl FnMut(usize)) -> [Sample; 2] {
+    let mut best: [Option<Sample>; 2] = [None, None];
+    for _ in 0..RUNS {
+        for threads in [1, 2] {
+            let run = Sample::of(|| f(threads));
+            let slot = &mut best[threads - 1];
+            if slot.is_none_or(|b| run.wall < b.wall) {
+                *slot = Some(run);
+            }
+        }
+    }
+    best.map(Option::unwrap)
+}
+
+fn best(mut f: impl FnMut()) -> Sample {
     (0..RUNS)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .min()
+        .map(|_| Sample::of(&mut f))
+        .min_by_key(|s| s.wall)
         .unwrap()
 }
 
@@ -334,38 +382,40 @@ fn scratch_dir(parent: PathBuf) -> PathBuf {
 
 #[derive(Default)]
 struct Table {
-    rows: Vec<(String, usize, usize, Duration)>,
+    rows: Vec<(String, usize, usize, Sample)>,
     notes: Vec<String>,
 }
 
 impl Table {
-    fn row(&mut self, what: &str, threads: usize, bytes: usize, time: Duration) {
-        self.rows.push((what.to_string(), threads, bytes, time));
+    fn row(&mut self, what: &str, threads: usize, bytes: usize, sample: Sample) {
+        self.rows.push((what.to_string(), threads, bytes, sample));
     }
-    fn pair(&mut self, what: &str, bytes: usize, times: [Duration; 2]) {
-        self.row(what, 1, bytes, times[0]);
-        self.row(what, 2, bytes, times[1]);
+    fn pair(&mut self, what: &str, bytes: usize, samples: [Sample; 2]) {
+        self.row(what, 1, bytes, samples[0]);
+        self.row(what, 2, bytes, samples[1]);
     }
     fn note(&mut self, text: String) {
         self.notes.push(text);
     }
     fn print(&self) {
-        println!("| operation | threads | time | GB/s | vs 1 thread |");
-        println!("|---|---:|---:|---:|---:|");
-        for (what, threads, bytes, time) in &self.rows {
-            let gbps = *bytes as f64 / time.as_secs_f64() / 1e9;
+        println!("| operation | threads | time | GB/s | vs 1 thread | cores busy |");
+        println!("|---|---:|---:|---:|---:|---:|");
+        let gbps = |bytes: usize, s: &Sample| bytes as f64 / s.wall.as_secs_f64() / 1e9;
+        for (what, threads, bytes, sample) in &self.rows {
             let one = self
                 .rows
                 .iter()
                 .find(|(w, t, _, _)| w == what && *t == 1)
-                .map(|(_, _, b, t)| *b as f64 / t.as_secs_f64() / 1e9);
+                .map(|(_, _, b, s)| gbps(*b, s));
             let ratio = match one {
-                Some(one) if *threads > 1 => format!("{:.2}x", gbps / one),
+                Some(one) if *threads > 1 => format!("{:.2}x", gbps(*bytes, sample) / one),
                 _ => String::new(),
             };
             println!(
-                "| {what} | {threads} | {:.3} s | {gbps:.2} | {ratio} |",
-                time.as_secs_f64()
+                "| {what} | {threads} | {:.3} s | {:.2} | {ratio} | {:.2} |",
+                sample.wall.as_secs_f64(),
+                gbps(*bytes, sample),
+                sample.cpu.as_secs_f64() / sample.wall.as_secs_f64(),
             );
         }
         println!();

@@ -1,25 +1,38 @@
 //! `model-bench`: onnx-light on real-sized ONNX models, side by side in one run with
-//! `prost` (types generated at build time from `schema/onnx.proto`), the official Python
-//! `onnx` package (in the pinned test venv) and the physical references (`memcpy`,
-//! `std::fs::read` / `write`). Prints markdown tables: medians, ratios to each peer, and
-//! the performance targets of the issues with a verdict.
+//! `prost` (types generated at build time from `schema/onnx.proto` by `build.rs`: protox +
+//! prost-build, no `protoc`), the official Python `onnx` package (in the pinned test venv)
+//! and the physical references (`memcpy`, `std::fs::read` / `write`). Prints markdown
+//! tables: medians, ratios to each peer, and the performance targets of the issues with a
+//! verdict.
 //!
 //! ```text
-//! cargo run --release -p onnx-light-bench --bin model-bench [-- --quick] [-- --keep]
+//! cargo run --release -p onnx-light-bench --bin model-bench              # ~6 min
+//! cargo run --release -p onnx-light-bench --bin model-bench -- --quick   # < 3 min
 //! ```
 //!
-//! Options: `--quick` (3 rounds instead of 7, shorter samples), `--rounds N`, `--keep` (keep the
-//! generated files in `target/bench-data`), `--only SECTIONS` (comma-separated among
-//! `mem,struct,file,save,ext,rss`). The hidden `--child MODE PATH` runs one load in a
-//! fresh process for the peak-memory table.
+//! Models (generated, written to `target/bench-data`, deleted at the end unless `--keep`):
+//! a ~1 GiB weight-heavy transformer-style model (single file; with one 4096-aligned
+//! external data file; split into 256 MiB files), the same graph with 1/16 of the weights,
+//! and a ~24 MB structure-heavy model of ~200 000 nodes (see `model_bench/models.rs`).
+//!
+//! Sections (`--only` takes a comma-separated list): `mem` (decode and encode of the
+//! weight-heavy model in memory, memcpy references), `save`, `file` (loads from a warm
+//! page cache), `ext` (external data), `struct` (structure-heavy model in memory), `rss`
+//! (peak memory, each load in a fresh process). Other options: `--quick` (3 rounds
+//! instead of 7, shorter samples, no 1-thread or `fsync` rows), `--rounds N`, `--keep`.
 //!
 //! Method: every operation is run once (warm-up and calibration: fast ones are repeated
 //! so that a sample lasts ≥ 20 ms, 5 ms with `--quick`), then the operations of a section
 //! are sampled round-robin, one sample of each per round, the order reversed every other
-//! round; the tables give the median (and range) over the rounds. Decoded values are
-//! dropped after the clock stops, for every library. The Python peer times itself
-//! inside a long-lived worker (`bench/python/model_bench_worker.py`), so interpreter
-//! start-up is never measured. Files are read from a warm page cache.
+//! round; the tables give the median (and range) over the rounds, and each target also
+//! shows the per-round ratio (the two samples of a round are taken moments apart).
+//! Decoded values are dropped after the clock stops, for every library. The Python peer
+//! times itself inside a long-lived worker (`bench/python/model_bench_worker.py`), so
+//! interpreter start-up is never measured.
+//!
+//! Hidden modes: `--child MODE PATH` (one load in a fresh process, for the peak-memory
+//! table) and `--profile OP PATH [ITERS]` (one operation in a loop, for `valgrind
+//! --tool=callgrind --toggle-collect='*profile_target*'`).
 
 #[path = "model_bench/child.rs"]
 mod child;
@@ -95,7 +108,36 @@ struct Config {
     only: Option<Vec<String>>,
 }
 
+/// Operations `--quick` leaves out: the 1-thread variants, the `fsync` references and
+/// prost's zero-copy decode (their rows are then absent from the tables).
+const QUICK_SKIP: &[&str] = &[
+    "w.dec.copy1",
+    "w.dec.prost_bytes",
+    "w.enc.ours1",
+    "memcpy.huge2",
+    "sv.save1",
+    "sv.write_sync",
+    "sv.atomic",
+    "f.load1",
+    "x.load1",
+    "x.save1",
+    "x.write_sync",
+    "x.atomic",
+    "s.enc.ours1",
+];
+
 impl Config {
+    /// The operations to measure: all of them, or the `--quick` subset.
+    fn select<'a>(&self, ops: Vec<Op<'a>>) -> Vec<Op<'a>> {
+        if self.quick {
+            ops.into_iter()
+                .filter(|op| !QUICK_SKIP.contains(&op.key))
+                .collect()
+        } else {
+            ops
+        }
+    }
+
     fn wants(&self, section: &str) -> bool {
         self.only
             .as_ref()
@@ -365,7 +407,7 @@ fn section_mem(cx: &mut Ctx, inp: &Inputs) {
     ];
     measure(
         "weight-heavy in memory",
-        ops,
+        cx.cfg.select(ops),
         cx.cfg.sampling,
         &mut cx.results,
     );
@@ -384,10 +426,11 @@ fn section_mem(cx: &mut Ctx, inp: &Inputs) {
             inp.tensor_count
         ),
         intro: "Ratios: the peer's median ÷ this row's (> 1: this row is faster). \
-            Ours: `io::load_from_slice` (borrow), `io::load_from_bytes` (copy: payloads \
-            copied in parallel into one huge-page buffer), `io::load_from_owner` (shared, \
-            owner an `Arc<Vec<u8>>`). prost: `ModelProto::decode(&[u8])` with `bytes` as \
-            `Vec<u8>`, and as `bytes::Bytes` from a `Bytes` input (zero-copy). onnx: \
+            Ours: `io::load_from_slice` (borrow), `io::load_from_bytes` (copy: the input \
+            copied in parallel into one huge-page buffer, decoded in shared mode from it), \
+            `io::load_from_owner` (shared, owner an `Arc<Vec<u8>>`). prost: \
+            `ModelProto::decode(&[u8])` with `bytes` as `Vec<u8>`, and as `bytes::Bytes` \
+            from a `Bytes` input (zero-copy). onnx: \
             `onnx.load_from_string(bytes)` (upb). memcpy: the same number of bytes into \
             fresh 4 KiB-page memory (`Vec`), into a fresh `MADV_HUGEPAGE` map (1 and 2 \
             threads), into warm memory."
@@ -402,7 +445,7 @@ fn section_mem(cx: &mut Ctx, inp: &Inputs) {
                 .target(Target::Faster("w.dec.prost", 1.5)),
             Row::new("ours: copy, 1 thread", "w.dec.copy1")
                 .bytes(n)
-                .target(Target::Faster("w.dec.prost", 1.5)),
+                .note("no target: the targets apply to the default (all cores)"),
             Row::new("ours: shared", "w.dec.shared"),
             Row::new("prost: decode, `Vec<u8>`", "w.dec.prost").bytes(n),
             Row::new("prost: decode, `bytes::Bytes`", "w.dec.prost_bytes"),
@@ -450,10 +493,11 @@ fn section_save(cx: &mut Ctx, inp: &Inputs) {
     let n = bytes.len() as u64;
     let model = &inp.weights;
     let worker = &cx.worker;
-    let (ours, plain, synced, py) = (
+    let (ours, plain, synced, atomic, py) = (
         dir.join("ours.onnx"),
         dir.join("plain.onnx"),
         dir.join("synced.onnx"),
+        dir.join("atomic.onnx"),
         dir.join("onnx.onnx"),
     );
     let ops = vec![
@@ -465,15 +509,21 @@ fn section_save(cx: &mut Ctx, inp: &Inputs) {
         }),
         Op::rust("sv.write", || std::fs::write(&plain, bytes).expect("write")),
         Op::rust("sv.write_sync", || write_synced(&synced, bytes)),
+        Op::rust("sv.atomic", || write_atomic(&atomic, bytes)),
         Op::timed("sv.onnx", |iters| {
             worker
                 .borrow_mut()
                 .time("save", iters, json!({"key": "w", "path": py}))
         }),
     ];
-    measure("weight-heavy save", ops, cx.cfg.sampling, &mut cx.results);
+    measure(
+        "weight-heavy save",
+        cx.cfg.select(ops),
+        cx.cfg.sampling,
+        &mut cx.results,
+    );
     cx.worker.borrow_mut().free("w");
-    for p in [&ours, &plain, &synced, &py] {
+    for p in [&ours, &plain, &synced, &atomic, &py] {
         let _ = std::fs::remove_file(p);
     }
     cx.tables.push(Table {
@@ -481,12 +531,15 @@ fn section_save(cx: &mut Ctx, inp: &Inputs) {
         title: "Save to a file: weight-heavy model".into(),
         intro: "Ours: `io::save` (atomic: a temporary file in the same directory, \
             pre-sized, positional writes, `fsync`, rename). `fs::write`: the same bytes, \
-            no `fsync`; `fs::write + fsync`: then `File::sync_all`. onnx: `onnx.save` \
-            (`SerializeToString` + write, no `fsync`)."
+            no `fsync` (rewritten in place: `O_TRUNC`); `fs::write + fsync`: then \
+            `File::sync_all`; std atomic: what `io::save` guarantees, done with `std` alone \
+            (`fs::write` to a new file, `sync_all`, `rename` over the target, directory \
+            `sync_all`). onnx: `onnx.save` (`SerializeToString` + write, no `fsync`)."
             .into(),
         peers: vec![
             ("sv.write", "fs::write"),
             ("sv.write_sync", "write+fsync"),
+            ("sv.atomic", "std atomic"),
             ("sv.onnx", "onnx"),
         ],
         rows: vec![
@@ -496,13 +549,32 @@ fn section_save(cx: &mut Ctx, inp: &Inputs) {
                 .target(Target::Faster("sv.onnx", 3.0)),
             Row::new("ours: `io::save`, 1 thread", "sv.save1")
                 .bytes(n)
-                .target(Target::Within("sv.write", 1.3))
-                .target(Target::Faster("sv.onnx", 3.0)),
+                .note("no target: the targets apply to the default (all cores)"),
             Row::new("`std::fs::write`", "sv.write").bytes(n),
             Row::new("`std::fs::write` + `sync_all`", "sv.write_sync").bytes(n),
+            Row::new(
+                "std atomic save: `fs::write` to a new file + `sync_all` + `rename`",
+                "sv.atomic",
+            )
+            .bytes(n),
             Row::new("onnx: `onnx.save`", "sv.onnx").bytes(n),
         ],
     });
+}
+
+/// What an atomic, durable save costs with `std` alone: the bytes written to a new file
+/// next to `path`, flushed to disk, renamed over `path` (then the directory flushed).
+fn write_atomic(path: &Path, bytes: &[u8]) {
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(".tmp");
+    let temp = PathBuf::from(temp);
+    write_synced(&temp, bytes);
+    std::fs::rename(&temp, path).expect("rename");
+    if let Some(dir) = path.parent() {
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .expect("fsync the directory");
+    }
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) {
@@ -548,7 +620,7 @@ fn section_file(cx: &mut Ctx, inp: &Inputs) {
     ];
     measure(
         "weight-heavy file load",
-        ops,
+        cx.cfg.select(ops),
         cx.cfg.sampling,
         &mut cx.results,
     );
@@ -585,9 +657,7 @@ fn section_file(cx: &mut Ctx, inp: &Inputs) {
                 .target(Target::Faster("f.prost", 2.0)),
             Row::new("ours: owned, 1 thread", "f.load1")
                 .bytes(n)
-                .target(Target::Within("f.read", 1.0))
-                .target(Target::Faster("f.onnx", 4.0))
-                .target(Target::Faster("f.prost", 2.0)),
+                .note("no target: the targets apply to the default (all cores)"),
             Row::new("ours: no-copy", "f.nocopy")
                 .target(Target::Faster("f.onnx", 100.0))
                 .target(Target::Within("f.nocopy_small", 1.5))
@@ -599,6 +669,17 @@ fn section_file(cx: &mut Ctx, inp: &Inputs) {
             Row::new("onnx: `onnx.load`", "f.onnx").bytes(n),
         ],
     });
+}
+
+/// How the `std` peers of a save write their files.
+#[derive(Clone, Copy)]
+enum Write {
+    /// `std::fs::write`.
+    Plain,
+    /// Then `File::sync_all`.
+    Synced,
+    /// A new file, `sync_all`, renamed over the old one: an atomic, durable save.
+    Atomic,
 }
 
 /// Section: external data (one aligned file; split save).
@@ -633,13 +714,14 @@ fn section_ext(cx: &mut Ctx, inp: &Inputs) {
     let split_total: u64 = files.iter().map(|f| f.1).sum();
     let src: &[u8] = &inp.weights_bytes;
     assert!(files.iter().all(|(_, len)| *len as usize <= src.len()));
-    let write_all = |sync: bool| {
+    let write_all = |how: Write| {
         for (name, len) in &files {
             let p = write_dir.join(name);
-            if sync {
-                write_synced(&p, &src[..*len as usize]);
-            } else {
-                std::fs::write(&p, &src[..*len as usize]).expect("write");
+            let bytes = &src[..*len as usize];
+            match how {
+                Write::Plain => std::fs::write(&p, bytes).expect("write"),
+                Write::Synced => write_synced(&p, bytes),
+                Write::Atomic => write_atomic(&p, bytes),
             }
         }
     };
@@ -676,10 +758,16 @@ fn section_ext(cx: &mut Ctx, inp: &Inputs) {
         Op::rust("x.save1", || {
             io::save(model, &save_path, &split.clone().num_threads(1)).expect("split save")
         }),
-        Op::rust("x.write", || write_all(false)),
-        Op::rust("x.write_sync", || write_all(true)),
+        Op::rust("x.write", || write_all(Write::Plain)),
+        Op::rust("x.write_sync", || write_all(Write::Synced)),
+        Op::rust("x.atomic", || write_all(Write::Atomic)),
     ];
-    measure("external data", ops, cx.cfg.sampling, &mut cx.results);
+    measure(
+        "external data",
+        cx.cfg.select(ops),
+        cx.cfg.sampling,
+        &mut cx.results,
+    );
     let _ = std::fs::remove_dir_all(&save_dir);
     let _ = std::fs::remove_dir_all(&write_dir);
     let per_tensor = cx
@@ -703,7 +791,9 @@ fn section_ext(cx: &mut Ctx, inp: &Inputs) {
             `onnx.load(path, load_external_data=True)`. Save: `io::save` with \
             `ExternalDataOptions::new(\"w.bin\").alignment(4096).max_file_size(256 MiB)` \
             ({} files, {:.2} GiB in all, each `fsync`ed, renamed into place) against \
-            writing files of the same sizes with `std::fs::write` (and + `sync_all`).",
+            writing files of the same sizes with `std::fs::write` (rewritten in place), \
+            then `sync_all`, and the std atomic equivalent (each file new, `sync_all`, \
+            `rename`).",
             file_len(path) / 1000,
             files.len(),
             split_total as f64 / GIB
@@ -712,6 +802,7 @@ fn section_ext(cx: &mut Ctx, inp: &Inputs) {
             ("x.read", "fs::read data"),
             ("x.onnx", "onnx"),
             ("x.write", "fs::write"),
+            ("x.atomic", "std atomic"),
         ],
         rows: vec![
             Row::new("ours: no-copy", "x.nocopy")
@@ -722,7 +813,7 @@ fn section_ext(cx: &mut Ctx, inp: &Inputs) {
                 .target(Target::Within("x.read", 1.3)),
             Row::new("ours: owned, 1 thread", "x.load1")
                 .bytes(data_len)
-                .target(Target::Within("x.read", 1.3)),
+                .note("no target: the targets apply to the default (all cores)"),
             Row::new("ours: lazy (structure only)", "x.lazy")
                 .target(Target::Within("x.lazy_small", 1.5))
                 .target(Target::Within("x.nodata", 2.0)),
@@ -735,9 +826,14 @@ fn section_ext(cx: &mut Ctx, inp: &Inputs) {
                 .target(Target::Within("x.write", 1.3)),
             Row::new("ours: split aligned save, 1 thread", "x.save1")
                 .bytes(split_total)
-                .target(Target::Within("x.write", 1.3)),
+                .note("no target: the targets apply to the default (all cores)"),
             Row::new("`std::fs::write` of the same files", "x.write").bytes(split_total),
             Row::new("`std::fs::write` + `sync_all`", "x.write_sync").bytes(split_total),
+            Row::new(
+                "std atomic: each file new + `sync_all` + `rename`",
+                "x.atomic",
+            )
+            .bytes(split_total),
         ],
     });
 }
@@ -804,7 +900,7 @@ fn section_struct(cx: &mut Ctx) -> PathBuf {
     ];
     measure(
         "structure-heavy in memory",
-        ops,
+        cx.cfg.select(ops),
         cx.cfg.sampling,
         &mut cx.results,
     );
@@ -849,7 +945,7 @@ fn section_struct(cx: &mut Ctx) -> PathBuf {
             .target(Target::Faster("s.enc.prost", 1.0)),
             Row::new("encode, ours: `save_to_vec`, 1 thread", "s.enc.ours1")
                 .bytes(len as u64)
-                .target(Target::Faster("s.enc.prost", 1.0)),
+                .note("no target: the targets apply to the default (all cores)"),
             Row::new("encode, prost: `encode_to_vec`", "s.enc.prost").bytes(len as u64),
             Row::new("encode, onnx: `SerializeToString`", "s.enc.onnx").bytes(len as u64),
         ],
@@ -894,7 +990,8 @@ fn section_rss(cx: &mut Ctx, inp: &Inputs, structure: Option<&Path>) -> String {
     );
     let _ = writeln!(
         s,
-        "| model | operation | peak − baseline | ÷ input size | mapped file | target |\n|---|---|--:|--:|--:|---|"
+        "| model | operation | peak − baseline | ÷ input size | mapped file | target |\n\
+         |---|---|--:|--:|--:|---|"
     );
     let mut card_lines = Vec::new();
     let w = &inp.weights_path;
@@ -1197,12 +1294,12 @@ fn loadavg() -> String {
         .unwrap_or_default()
 }
 
-/// `--profile OP PATH [ITERS]`: runs one in-memory operation on the model in PATH,
-/// ITERS times, inside `profile_target` (for `valgrind --tool=callgrind
-/// --toggle-collect='*profile_target*'`; results are dropped outside it). OP: `borrow`,
-/// `copy`, `copy1`, `shared`, `prost`, `encode`, `encode1`, `prost-encode`; file loads of
-/// PATH: `load`, `load1`, `read`; and file saves into `$TMPDIR/model-bench-profile/`: `save`, `save1`, `save-split`,
-/// `save-split1`.
+/// `--profile OP PATH [ITERS]`: runs one operation on the model in PATH, ITERS times,
+/// inside `profile_target` (for `valgrind --tool=callgrind
+/// --toggle-collect='*profile_target*'`; results are dropped outside it). OP: in memory
+/// `borrow`, `copy`, `copy1`, `shared`, `prost`, `encode`, `encode1`, `prost-encode`; file
+/// loads of PATH `load`, `load1`, `read`; file saves into `$TMPDIR/model-bench-profile/`
+/// `save`, `save1`, `save-split`, `save-split1`.
 fn profile(op: &str, path: &Path, iters: usize) {
     let bytes = Arc::new(std::fs::read(path).expect("read the model"));
     let model = io::load_from_bytes(&bytes, &ParseOptions::default()).expect("decode");
