@@ -967,6 +967,34 @@ fn a_writer_dropped_without_finish_leaves_a_truncated_stream() {
     );
 }
 
+#[test]
+fn a_failing_inner_writer_fails_the_encrypting_writer_for_good() {
+    /// Accepts `left` bytes, then fails every write.
+    struct Failing {
+        left: usize,
+    }
+    impl std::io::Write for Failing {
+        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+            if self.left == 0 {
+                return Err(std::io::Error::other("disk full"));
+            }
+            let n = data.len().min(self.left);
+            self.left -= n;
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let p = Passphrase::new("k");
+    let mut w = EncryptingWriter::new(Failing { left: 1000 }, &p, &ae_fast(64)).unwrap();
+    let data = vec![7u8; 64 * 100];
+    let e = std::io::Write::write_all(&mut w, &data).unwrap_err();
+    assert!(e.to_string().contains("disk full"), "{e}");
+    assert!(std::io::Write::write_all(&mut w, b"more").is_err());
+    assert!(w.finish().is_err());
+}
+
 // ---------------------------------------------------------------------------------------
 // Models: round trips.
 

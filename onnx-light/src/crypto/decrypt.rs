@@ -92,50 +92,69 @@ impl Opened {
         }
     }
 
-    /// Decrypts window by window into `out`, using `workers` for each window; memory
-    /// is one window (see [`crate::crypto::decrypt_file`]). What reaches `out` before an
-    /// error must be discarded: a later chunk may still fail.
+    /// Decrypts window by window into `out`, using `workers` for each window while the
+    /// calling thread writes the window before; memory is two windows (see
+    /// [`crate::crypto::decrypt_file`]). What reaches `out` before an error must be
+    /// discarded: a later chunk may still fail.
     pub(crate) fn decrypt_to(
         &self,
         source: &dyn Source,
         out: &mut dyn Write,
         workers: &Workers,
     ) -> Result<()> {
-        match self {
+        // Windows as (start, end) in the unit each format counts in: chunks, or
+        // ciphertext bytes.
+        let (unit_total, per_window, buf_len) = match self {
             Opened::OnnxAe01 { cipher, layout } => {
                 let per_window = ae_window_chunks(cipher.chunk_size(), workers.count()) as u64;
                 let total = layout.chunks();
-                let mut buf = vec![0u8; layout.capacity(0..per_window.min(total)) as usize + 16];
-                let mut first = 0;
-                while first < total {
-                    let chunks = first..(first + per_window).min(total);
-                    let dst = &mut buf[..layout.capacity(chunks.clone()) as usize];
-                    let n =
-                        workers.run(|| cipher.open_chunks(source, layout, chunks.clone(), dst))?;
-                    out.write_all(&buf[..n])?;
-                    first = chunks.end;
-                }
-                Ok(())
+                (
+                    total,
+                    per_window,
+                    layout.capacity(0..per_window.min(total)) as usize + 16,
+                )
             }
             Opened::OnnxCry1(opener) => {
                 let window = ONNXCRY1_WINDOW.max(2 * workers.count() * onnxcry1::PIECE) as u64;
                 let total = opener.ct_len();
-                let mut buf = vec![0u8; window.min(total) as usize];
-                let mut start = 0;
-                while start < total {
-                    let end = (start + window).min(total);
+                (total, window, window.min(total) as usize)
+            }
+        };
+        let decrypt = |start: u64, end: u64, buf: &mut [u8]| -> Result<usize> {
+            match self {
+                Opened::OnnxAe01 { cipher, layout } => {
+                    let dst = &mut buf[..layout.capacity(start..end) as usize];
+                    cipher.open_chunks(source, layout, start..end, dst)
+                }
+                Opened::OnnxCry1(opener) => {
                     let dst = &mut buf[..(end - start) as usize];
-                    workers.run(|| opener.decrypt_range(source, start, dst))?;
+                    opener.decrypt_range(source, start, dst)?;
                     let mut n = dst.len();
-                    if end == total {
+                    if end == opener.ct_len() {
                         n -= opener.padding(&dst[n - 16..])?;
                     }
-                    out.write_all(&dst[..n])?;
-                    start = end;
+                    Ok(n)
                 }
-                Ok(())
             }
+        };
+        let (mut current, mut pending) = (vec![0u8; buf_len], vec![0u8; buf_len]);
+        let mut pending_len = 0;
+        let mut start = 0;
+        while start < unit_total {
+            let end = (start + per_window).min(unit_total);
+            let dst = &mut current;
+            let ready = &pending[..pending_len];
+            let (decrypted, written) = workers.overlap(
+                || decrypt(start, end, dst),
+                (!ready.is_empty()).then_some(|| out.write_all(ready)),
+            );
+            written.transpose()?;
+            pending_len = decrypted?;
+            std::mem::swap(&mut current, &mut pending);
+            start = end;
         }
+        out.write_all(&pending[..pending_len])?;
+        Ok(())
     }
 }
 

@@ -1,6 +1,6 @@
 //! Encryption: in memory ([`encrypt_bytes`]) and as a stream ([`EncryptingWriter`]),
-//! in either format. Streams hold one window of chunks at a time, whatever the input's
-//! size.
+//! in either format. Streams hold a few windows of chunks at a time, whatever the
+//! input's size.
 
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -134,8 +134,9 @@ pub fn encrypt_bytes(
 }
 
 /// A writer that encrypts what is written to it and passes the ciphertext on to an
-/// inner writer, holding one window of plaintext at a time (for `ONNXAE01`, four chunks
-/// per thread and at least eight, sealed in parallel; 1 MiB for `ONNXCRY1`).
+/// inner writer, a window at a time (for `ONNXAE01`, four chunks per thread and at
+/// least eight, sealed in parallel while the calling thread writes the window before;
+/// 1 MiB for `ONNXCRY1`). Memory is about three windows, whatever the stream's length.
 ///
 /// Call [`finish`](Self::finish) at the end: it writes the final chunk (and padding).
 /// A writer dropped without `finish` leaves a stream that decryption reports as
@@ -167,8 +168,11 @@ pub struct EncryptingWriter<W: Write> {
     filled: usize,
     /// Bytes sealed at a time, once more data is known to follow.
     window: usize,
-    /// Sealed records of one window.
+    /// Sealed records of the window being sealed, and of the one before, which is
+    /// written to `inner` meanwhile (`pending_len` bytes).
     out: Vec<u8>,
+    pending: Vec<u8>,
+    pending_len: usize,
 }
 
 impl<W: Write> EncryptingWriter<W> {
@@ -198,11 +202,13 @@ impl<W: Write> EncryptingWriter<W> {
             filled: 0,
             window,
             out: Vec::new(),
+            pending: Vec::new(),
+            pending_len: 0,
         })
     }
 
     /// Seals the first `window` buffered bytes, which are known not to end the stream,
-    /// writes them and moves the rest to the front.
+    /// while writing the window sealed before, and moves the rest to the front.
     fn seal_window(&mut self) -> Result<()> {
         self.check_usable()?;
         self.failed = true; // until this window is written
@@ -219,9 +225,15 @@ impl<W: Write> EncryptingWriter<W> {
                 }
                 let (buf, out, first) = (&self.buf[..window], &mut self.out, *next_index);
                 let workers = self.workers.as_ref().expect("ONNXAE01 has workers");
-                let n = workers.run(|| cipher.seal_chunks(ivs, first, buf, false, out))?;
+                let (inner, pending) = (&mut self.inner, &self.pending[..self.pending_len]);
+                let (sealed, written) = workers.overlap(
+                    || cipher.seal_chunks(ivs, first, buf, false, out),
+                    (!pending.is_empty()).then_some(|| inner.write_all(pending)),
+                );
+                written.transpose()?;
+                self.pending_len = sealed?;
+                std::mem::swap(&mut self.out, &mut self.pending);
                 *next_index += (window / cipher.chunk_size()) as u64;
-                self.inner.write_all(&self.out[..n])?;
             }
             Sealing::OnnxCry1(sealer) => {
                 sealer.encrypt(&mut self.buf[..window]);
@@ -263,7 +275,13 @@ impl<W: Write> EncryptingWriter<W> {
                 }
                 let (buf, out, first) = (&self.buf[..filled], &mut self.out, *next_index);
                 let workers = self.workers.as_ref().expect("ONNXAE01 has workers");
-                let n = workers.run(|| cipher.seal_chunks(ivs, first, buf, true, out))?;
+                let (inner, pending) = (&mut self.inner, &self.pending[..self.pending_len]);
+                let (sealed, written) = workers.overlap(
+                    || cipher.seal_chunks(ivs, first, buf, true, out),
+                    (!pending.is_empty()).then_some(|| inner.write_all(pending)),
+                );
+                written.transpose()?;
+                let n = sealed?;
                 self.inner.write_all(&self.out[..n])?;
             }
             Sealing::OnnxCry1(sealer) => {

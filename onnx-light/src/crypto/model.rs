@@ -89,7 +89,7 @@ pub fn encrypt_model(
 
 /// Encodes, encrypts and saves `model` to `path` atomically (a temporary file renamed
 /// over `path` once complete and flushed; on error `path` is left as it was). The
-/// encoding streams through the cipher: memory beyond the model is one window.
+/// encoding streams through the cipher: memory beyond the model is a few windows.
 ///
 /// # Errors
 /// As [`encrypt_model`]; I/O errors naming the file.

@@ -1,5 +1,5 @@
-//! File-to-file encryption and decryption with bounded memory: one window of chunks
-//! is in memory at a time, so files larger than RAM go through. Outputs are written
+//! File-to-file encryption and decryption with bounded memory: a few windows of chunks
+//! are in memory at a time, so files larger than RAM go through. Outputs are written
 //! atomically: to a temporary file that is renamed over the target only once
 //! everything succeeded (for decryption: once every chunk authenticated).
 
@@ -44,9 +44,9 @@ fn open(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| Error::io(e, Some(path)))
 }
 
-/// Encrypts the file `src` into `dst`, streaming: memory stays at one window (four
-/// chunks per thread, at least eight; see the [module docs](super)), whatever the
-/// file's size.
+/// Encrypts the file `src` into `dst`, streaming: memory stays at a few windows (a
+/// window is four chunks per thread, at least eight; see the [module docs](super)),
+/// whatever the file's size.
 ///
 /// # Errors
 /// `InvalidOption` for invalid options or an empty passphrase; I/O errors naming the
@@ -81,7 +81,7 @@ pub fn encrypt_file(
 }
 
 /// Decrypts the file `src` (either format, detected from its magic) into `dst`,
-/// streaming: memory stays at one window, whatever the file's size. Returns the
+/// streaming: memory stays at two windows, whatever the file's size. Returns the
 /// format, whose [`is_authenticated`](EncryptionFormat::is_authenticated) says whether
 /// the output was verified.
 ///

@@ -44,4 +44,26 @@ impl Workers {
             None => f(),
         }
     }
+
+    /// Runs `work` on these workers while the calling thread runs `io`, and returns
+    /// both results: streams write one window while the next is computed. `io` runs on
+    /// the caller's thread, so it may use what cannot cross threads (the caller's
+    /// writer); with nothing to write, `work` runs directly.
+    pub(crate) fn overlap<R: Send, S>(
+        &self,
+        work: impl FnOnce() -> R + Send,
+        io: Option<impl FnOnce() -> S>,
+    ) -> (R, Option<S>) {
+        let Some(io) = io else {
+            return (self.run(work), None);
+        };
+        std::thread::scope(|scope| {
+            let worker = scope.spawn(|| self.run(work));
+            let done = io();
+            let result = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (result, Some(done))
+        })
+    }
 }
