@@ -203,7 +203,15 @@ macro_rules! fixed_codec {
             }
 
             fn write_packed<S: Sink + ?Sized>(values: &[$ty], sink: &mut S) -> Result<()> {
-                // Convert in stack-sized chunks so large arrays cost one sink call per chunk.
+                // Short runs (dims, a few values) go straight to the sink: zeroing a 4 KiB
+                // buffer would cost more than the values. Large arrays are converted in
+                // stack-sized chunks, one sink call per chunk.
+                if values.len() * $n <= 256 {
+                    for v in values {
+                        sink.put(&v.to_le_bytes())?;
+                    }
+                    return Ok(());
+                }
                 let mut buf = [0u8; 4096];
                 for chunk in values.chunks(4096 / $n) {
                     for (dst, v) in buf.chunks_exact_mut($n).zip(chunk) {
