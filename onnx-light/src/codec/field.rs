@@ -79,9 +79,21 @@ pub fn merge_repeated<'a, 'b, K: Codec<'a>, C: DecodeContext<'b, 'a>>(
     ctx: &mut C,
 ) -> Result<()> {
     r.expect(key, K::WIRE_TYPE)?;
-    let mut v = K::Value::default();
-    K::merge(&mut v, r, ctx)?;
-    list.push(v);
+    if list.len() == list.capacity() {
+        // Allocate the run of elements that starts here at once, at its exact size: no
+        // regrowth (and copies) of long lists, no capacity of 4 for a list of one. At
+        // least doubling when the list is already there, so that a field interleaved
+        // with others still grows geometrically.
+        let run = r.count_run(key);
+        list.reserve_exact(run.max(list.len()));
+    }
+    // Decoded in place: large message values are not moved after decoding.
+    list.push(K::Value::default());
+    let index = list.len() - 1;
+    if let Err(e) = K::merge(&mut list[index], r, ctx) {
+        list.pop();
+        return Err(e);
+    }
     Ok(())
 }
 

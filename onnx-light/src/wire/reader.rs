@@ -86,6 +86,42 @@ impl<'b> Reader<'b> {
         &self.buf[self.pos..]
     }
 
+    /// How many length-delimited values of field `key` follow one another from here: the
+    /// value at the current position (whose key was just read) and each next value whose
+    /// key is the same. Nothing is consumed. Serializers write a repeated field's
+    /// elements in one run, so this is usually the field's whole length, which lets a
+    /// decoder allocate the list once at its exact size. The count stops at the first
+    /// other key or malformed length (the decode reports that); every counted value
+    /// occupies at least one byte of the input, so the count never exceeds the bytes
+    /// that are really there. At least 1.
+    pub fn count_run(&self, key: FieldKey) -> usize {
+        #[inline(always)]
+        fn varint_at(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
+            match buf.get(pos) {
+                Some(&b) if b < 0x80 => Some((u64::from(b), 1)),
+                Some(_) => decode_varint(&buf[pos..]).ok(),
+                None => None,
+            }
+        }
+        let raw_key = key.to_raw();
+        let buf = self.unread();
+        let mut pos = 0;
+        let mut count = 0;
+        while let Some((len, n)) = varint_at(buf, pos) {
+            pos += n;
+            match usize::try_from(len) {
+                Ok(len) if len <= buf.len() - pos => pos += len,
+                _ => break,
+            }
+            count += 1;
+            match varint_at(buf, pos) {
+                Some((next, n)) if next == raw_key => pos += n,
+                _ => break,
+            }
+        }
+        count.max(1)
+    }
+
     /// The nesting levels still allowed below this reader.
     pub fn depth_left(&self) -> u32 {
         self.depth_left
@@ -344,6 +380,35 @@ mod tests {
         let e = r.skip(k).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::LengthOutOfBounds { .. }));
         assert_eq!(e.offset(), Some(1));
+    }
+
+    #[test]
+    fn count_run_counts_the_values_of_one_key_that_follow_each_other() {
+        let l = key(2, WireType::LengthDelimited);
+        let other = key(3, WireType::LengthDelimited);
+        // Three values of field 2, then field 3, then field 2 again.
+        let bytes = [l, 1, b'a', l, 0, l, 2, b'b', b'c', other, 0, l, 1, b'd'];
+        let mut r = Reader::new(&bytes);
+        let k = r.read_key().unwrap();
+        assert_eq!(r.count_run(k), 3);
+        assert_eq!(r.position(), 1, "counting consumes nothing");
+        // From the last value: a run of one.
+        let mut r = Reader::new(&bytes[11..]);
+        let k = r.read_key().unwrap();
+        assert_eq!(r.count_run(k), 1);
+        // A length past the end stops the count (the decode reports it); never 0.
+        let bad = [l, 1, b'a', l, 9, b'x'];
+        let mut r = Reader::new(&bad);
+        let k = r.read_key().unwrap();
+        assert_eq!(r.count_run(k), 1);
+        let mut r = Reader::new(&bad[3..]);
+        let k = r.read_key().unwrap();
+        assert_eq!(r.count_run(k), 1);
+        // A truncated varint key after a value ends the run.
+        let cut = [l, 0, 0x80];
+        let mut r = Reader::new(&cut);
+        let k = r.read_key().unwrap();
+        assert_eq!(r.count_run(k), 1);
     }
 
     #[test]
