@@ -4,7 +4,11 @@
 use std::io;
 use std::sync::Arc;
 
-use crate::codec::{BorrowMode, CopyMode, DecodeContext, SharedMode, SizeCache, SizeCursor};
+use std::mem::size_of;
+
+use crate::codec::{
+    BorrowMode, Budget, CopyMode, DecodeContext, SharedMode, SizeCache, SizeCursor,
+};
 use crate::descriptor::MessageDescriptor;
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::{ByteOwner, SharedOwner, UnknownField, UnknownFields};
@@ -19,6 +23,17 @@ pub struct DecodeOptions {
     /// In shared mode, payloads of at least this many bytes are shared rather than
     /// copied (default 1024).
     pub shared_threshold: usize,
+    /// The most bytes the decoded message may take in memory (default `None`: no
+    /// limit). Counted as the decode goes, before each allocation: lists (elements
+    /// times their size), boxed messages, map entries, kept unknown fields, and every
+    /// string and payload the mode copies (see [`Budget`]). Past it, the decode stops
+    /// with `LimitExceeded` at the offset that asked for more.
+    ///
+    /// An N-byte input can otherwise make a decode allocate a few hundred times N
+    /// (millions of empty repeated messages, each 2 bytes on the wire and hundreds in
+    /// memory): set this when decoding input you do not trust. Real models take
+    /// between about 1x (weights) and 15x (names and nodes) their size in copy mode.
+    pub max_memory: Option<u64>,
 }
 
 impl Default for DecodeOptions {
@@ -26,6 +41,7 @@ impl Default for DecodeOptions {
         DecodeOptions {
             recursion_limit: DEFAULT_RECURSION_LIMIT,
             shared_threshold: 1024,
+            max_memory: None,
         }
     }
 }
@@ -167,6 +183,10 @@ pub trait Decode<'a>: Message + Default {
             r.skip(key)?;
             if Self::KEEPS_UNKNOWN_FIELDS {
                 let (raw, at) = r.consumed_since(start);
+                ctx.charge(
+                    size_of::<UnknownField<'a>>() as u64 + ctx.copy_cost(raw.len(), true),
+                    r.offset(),
+                )?;
                 self.push_unknown_field(UnknownField::from_raw(key, ctx.bytes(raw, at)));
             }
         }
@@ -189,7 +209,10 @@ pub trait Decode<'a>: Message + Default {
     fn decode_with(buf: &'a [u8], options: &DecodeOptions) -> Result<Self> {
         let mut msg = Self::default();
         let mut r = Reader::with_recursion_limit(buf, options.recursion_limit);
-        msg.merge_from(&mut r, &mut BorrowMode)?;
+        let mut ctx = BorrowMode {
+            budget: Budget::new(options.max_memory),
+        };
+        msg.merge_from(&mut r, &mut ctx)?;
         Ok(msg)
     }
 }
@@ -212,7 +235,10 @@ pub trait DecodeOwned: Decode<'static> {
     fn decode_owned_with(buf: &[u8], options: &DecodeOptions) -> Result<Self> {
         let mut msg = Self::default();
         let mut r = Reader::with_recursion_limit(buf, options.recursion_limit);
-        msg.merge_from(&mut r, &mut CopyMode)?;
+        let mut ctx = CopyMode {
+            budget: Budget::new(options.max_memory),
+        };
+        msg.merge_from(&mut r, &mut ctx)?;
         Ok(msg)
     }
 
@@ -225,6 +251,7 @@ pub trait DecodeOwned: Decode<'static> {
     /// Malformed input, with offset and field path.
     fn decode_shared(owner: ByteOwner, options: &DecodeOptions) -> Result<Self> {
         let mut ctx = SharedMode::new(owner.clone(), options.shared_threshold);
+        ctx.budget = Budget::new(options.max_memory);
         let mut msg = Self::default();
         let mut r = Reader::with_recursion_limit(owner.bytes(), options.recursion_limit);
         msg.merge_from(&mut r, &mut ctx)?;

@@ -138,20 +138,37 @@ fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
 /// decoded model is dropped inside the measurement, after it was complete, so it is
 /// part of the peak.
 fn peaks(bytes: &[u8]) -> [(&'static str, usize); 4] {
-    let options = DecodeOptions::default();
+    peaks_with(bytes, None).map(|(mode, peak, _)| (mode, peak))
+}
+
+/// [`peaks`] with `max_memory` set, also returning each outcome's error kind.
+fn peaks_with(
+    bytes: &[u8],
+    max_memory: Option<u64>,
+) -> [(&'static str, usize, Option<ErrorKind>); 4] {
+    let options = DecodeOptions {
+        max_memory,
+        ..DecodeOptions::default()
+    };
     let (borrow, b) = peak_of(|| ModelProto::decode_with(bytes, &options).map(drop));
     let (copy, c) = peak_of(|| Model::decode_owned_with(bytes, &options).map(drop));
     let owner: ByteOwner = Arc::new(bytes.to_vec());
     let (shared, s) = peak_of(|| Model::decode_shared(owner, &options).map(drop));
-    let parse = ParseOptions::default().num_threads(1);
+    let mut parse = ParseOptions::default().num_threads(1);
+    parse.max_memory = max_memory;
     let (slice, l) = peak_of(|| io::load_from_slice(bytes, &parse).map(drop));
     let kinds = [borrow, copy, shared, slice].map(|r| r.err().map(|e| e.kind().clone()));
-    assert!(kinds.iter().all(|k| k == &kinds[0]), "{kinds:?}");
+    // Copy and shared mode count the strings they copy; borrow mode does not copy them,
+    // so only a budget can make the modes disagree, and only copy vs borrow.
+    if max_memory.is_none() {
+        assert!(kinds.iter().all(|k| k == &kinds[0]), "{kinds:?}");
+    }
+    let [kb, kc, ks, kl] = kinds;
     [
-        ("borrow", b),
-        ("copy", c),
-        ("shared", s),
-        ("load_from_slice", l),
+        ("borrow", b, kb),
+        ("copy", c, kc),
+        ("shared", s, ks),
+        ("load_from_slice", l, kl),
     ]
 }
 
@@ -426,4 +443,63 @@ fn millions_of_unknown_fields_stay_within_their_bound() {
         |_| factor * bytes.len() + 16 * KIB,
         "1M unknown fields",
     );
+}
+
+#[test]
+fn max_memory_stops_hostile_inputs_before_they_allocate_more() {
+    let graph = |b: &[u8]| len_field(7, b);
+    let pair = [len_field(1, &[]), len_field(5, &[])].concat();
+    let cases = [
+        ("200k empty nodes", empty_elements(1, 200_000, graph)),
+        (
+            "50k empty sparse initializers",
+            empty_elements(15, 50_000, graph),
+        ),
+        ("interleaved", len_field(7, &pair.repeat(50_000))),
+        ("1M empty dims", {
+            // ModelProto.graph.input[0].type.tensor_type.shape.dim x 1M
+            let shape = empty_elements(1, 1_000_000, <[u8]>::to_vec);
+            let tensor = len_field(2, &shape);
+            let ty = len_field(1, &tensor);
+            let value = len_field(2, &ty);
+            len_field(7, &len_field(11, &value))
+        }),
+    ];
+    for (what, bytes) in cases {
+        let limit = 16 * bytes.len() as u64;
+        for (mode, peak, kind) in peaks_with(&bytes, Some(limit)) {
+            println!("{what}: {mode}: stopped at {peak} bytes (limit {limit})");
+            assert!(
+                matches!(kind, Some(ErrorKind::LimitExceeded { .. })),
+                "{what}: {mode}: {kind:?}"
+            );
+            // The budget counts what the decode asks for; the allocator adds its own
+            // overhead per block and the error's path: a small margin.
+            assert!(
+                peak as u64 <= limit + limit / 4 + 64 * 1024,
+                "{what}: {mode}: {peak} bytes at peak, limit {limit}"
+            );
+        }
+    }
+}
+
+#[test]
+fn max_memory_leaves_real_models_alone() {
+    let bytes = real_model().encode_to_vec().unwrap();
+    let limit = 32 * bytes.len() as u64;
+    for (mode, peak, kind) in peaks_with(&bytes, Some(limit)) {
+        assert_eq!(kind, None, "{mode}: a real model within 32x its size");
+        assert!(peak as u64 <= limit, "{mode}: {peak}");
+    }
+    // Just under what copy mode needs: refused, with the field path.
+    let tight = DecodeOptions {
+        max_memory: Some(64),
+        ..DecodeOptions::default()
+    };
+    let e = Model::decode_owned_with(&bytes, &tight).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::LimitExceeded { what, limit: 64, .. } if what.contains("max_memory")),
+        "{e}"
+    );
+    assert!(e.offset().is_some(), "{e}");
 }

@@ -3,7 +3,76 @@
 
 use std::borrow::Cow;
 
+use crate::error::{Error, ErrorKind, Result};
 use crate::field::{ByteOwner, Bytes, SharedBytes};
+
+/// How many bytes a decode may still allocate for the message it builds
+/// ([`crate::DecodeOptions::max_memory`]).
+///
+/// What is counted: list storage (elements times their in-memory size, as reserved),
+/// boxed messages, map entries, kept unknown fields, and the bytes of every string and
+/// payload the mode copies. Not counted: allocator overhead, and the decode's own
+/// constant-size bookkeeping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    limit: u64,
+    used: u64,
+}
+
+impl Budget {
+    /// No limit.
+    pub const UNLIMITED: Budget = Budget {
+        limit: u64::MAX,
+        used: 0,
+    };
+
+    /// At most `limit` bytes (`None`: no limit).
+    pub fn new(limit: Option<u64>) -> Self {
+        Budget {
+            limit: limit.unwrap_or(u64::MAX),
+            used: 0,
+        }
+    }
+
+    /// Bytes charged so far.
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// Takes `bytes` from the budget.
+    ///
+    /// # Errors
+    /// `LimitExceeded` (`what`: "decoded size (max_memory)") at `offset` when the total
+    /// would pass the limit; nothing is taken then.
+    #[inline]
+    pub fn charge(&mut self, bytes: u64, offset: u64) -> Result<()> {
+        let total = self.used.saturating_add(bytes);
+        if total > self.limit {
+            return Err(self.exceeded(total, offset));
+        }
+        self.used = total;
+        Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn exceeded(&self, total: u64, offset: u64) -> Error {
+        Error::at(
+            ErrorKind::LimitExceeded {
+                what: "decoded size (max_memory)",
+                limit: self.limit,
+                actual: total,
+            },
+            offset,
+        )
+    }
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget::UNLIMITED
+    }
+}
 
 /// How a decoder turns slices of its input (lifetime `'b`) into field values that live
 /// for `'a`. Implemented by [`BorrowMode`], [`CopyMode`] and [`SharedMode`].
@@ -13,11 +82,31 @@ pub trait DecodeContext<'b, 'a> {
 
     /// A string field's text, already validated as UTF-8.
     fn str(&mut self, text: &'b str) -> Cow<'a, str>;
+
+    /// Takes `bytes` about to be allocated for the decoded message from the decode's
+    /// [`Budget`]; `offset` is where in the input the allocation is caused.
+    ///
+    /// # Errors
+    /// `LimitExceeded` past the budget. Contexts without a budget never fail.
+    #[inline]
+    fn charge(&mut self, _bytes: u64, _offset: u64) -> Result<()> {
+        Ok(())
+    }
+
+    /// The bytes [`bytes`](Self::bytes) (`payload`) or [`str`](Self::str) would copy
+    /// for a value of `len` bytes: 0 when it borrows or shares.
+    #[inline]
+    fn copy_cost(&self, len: usize, _payload: bool) -> u64 {
+        len as u64
+    }
 }
 
 /// Borrow mode: payloads and strings are slices of the input; nothing is copied.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct BorrowMode;
+pub struct BorrowMode {
+    /// The allocation budget of the decode.
+    pub budget: Budget,
+}
 
 impl<'a> DecodeContext<'a, 'a> for BorrowMode {
     #[inline]
@@ -29,11 +118,24 @@ impl<'a> DecodeContext<'a, 'a> for BorrowMode {
     fn str(&mut self, text: &'a str) -> Cow<'a, str> {
         Cow::Borrowed(text)
     }
+
+    #[inline]
+    fn charge(&mut self, bytes: u64, offset: u64) -> Result<()> {
+        self.budget.charge(bytes, offset)
+    }
+
+    #[inline]
+    fn copy_cost(&self, _len: usize, _payload: bool) -> u64 {
+        0
+    }
 }
 
 /// Copy mode: every payload and string is copied; the result owns everything.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct CopyMode;
+pub struct CopyMode {
+    /// The allocation budget of the decode.
+    pub budget: Budget,
+}
 
 impl<'b> DecodeContext<'b, 'static> for CopyMode {
     #[inline]
@@ -44,6 +146,11 @@ impl<'b> DecodeContext<'b, 'static> for CopyMode {
     #[inline]
     fn str(&mut self, text: &'b str) -> Cow<'static, str> {
         Cow::Owned(text.to_owned())
+    }
+
+    #[inline]
+    fn charge(&mut self, bytes: u64, offset: u64) -> Result<()> {
+        self.budget.charge(bytes, offset)
     }
 }
 
@@ -57,12 +164,18 @@ impl<'b> DecodeContext<'b, 'static> for CopyMode {
 pub struct SharedMode {
     owner: ByteOwner,
     threshold: usize,
+    /// The allocation budget of the decode.
+    pub budget: Budget,
 }
 
 impl SharedMode {
     /// Shares payloads of at least `threshold` bytes from `owner`.
     pub fn new(owner: ByteOwner, threshold: usize) -> Self {
-        SharedMode { owner, threshold }
+        SharedMode {
+            owner,
+            threshold,
+            budget: Budget::UNLIMITED,
+        }
     }
 }
 
@@ -100,6 +213,20 @@ impl<'b> DecodeContext<'b, 'static> for SharedMode {
     fn str(&mut self, text: &'b str) -> Cow<'static, str> {
         Cow::Owned(text.to_owned())
     }
+
+    #[inline]
+    fn charge(&mut self, bytes: u64, offset: u64) -> Result<()> {
+        self.budget.charge(bytes, offset)
+    }
+
+    #[inline]
+    fn copy_cost(&self, len: usize, payload: bool) -> u64 {
+        if payload && len >= self.threshold && len > 0 {
+            0
+        } else {
+            len as u64
+        }
+    }
 }
 
 /// Adapts any context to produce `'static` values: used for fields whose type holds no
@@ -129,6 +256,11 @@ impl<'b> DecodeContext<'b, 'static> for ToStatic<'_, 'b, '_> {
     #[inline]
     fn str(&mut self, text: &'b str) -> Cow<'static, str> {
         Cow::Owned(text.to_owned())
+    }
+
+    #[inline]
+    fn charge(&mut self, bytes: u64, offset: u64) -> Result<()> {
+        self.inner.charge(bytes, offset)
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash};
+use std::mem::size_of;
 
 use super::scalar::PackedScalar;
 use super::{Codec, DecodeContext, SizeCache, SizeCursor};
@@ -49,6 +50,9 @@ pub fn merge_boxed<'a, 'b, K: Codec<'a>, C: DecodeContext<'b, 'a>>(
     ctx: &mut C,
 ) -> Result<()> {
     r.expect(key, K::WIRE_TYPE)?;
+    if slot.is_none() {
+        ctx.charge(size_of::<K::Value>() as u64, r.offset())?;
+    }
     K::merge(slot.get_or_insert_with(Default::default), r, ctx)
 }
 
@@ -84,8 +88,9 @@ pub fn merge_repeated<'a, 'b, K: Codec<'a>, C: DecodeContext<'b, 'a>>(
         // regrowth (and copies) of long lists, no capacity of 4 for a list of one. At
         // least doubling when the list is already there, so that a field interleaved
         // with others still grows geometrically.
-        let run = r.count_run(key);
-        list.reserve_exact(run.max(list.len()));
+        let additional = r.count_run(key).max(list.len());
+        ctx.charge(bytes_of::<K::Value>(additional), r.offset())?;
+        list.reserve_exact(additional);
     }
     // Decoded in place: large message values are not moved after decoding.
     list.push(K::Value::default());
@@ -110,14 +115,31 @@ pub fn merge_repeated_scalar<'a, 'b, K: PackedScalar<'a>, C: DecodeContext<'b, '
 ) -> Result<()> {
     if key.wire_type == WireType::LengthDelimited {
         let data = r.read_len_prefixed()?;
+        // At most one element per smallest encoding of one (1, 4 or 8 bytes).
+        let width = match K::WIRE_TYPE {
+            WireType::Fixed32 => 4,
+            WireType::Fixed64 => 8,
+            _ => 1,
+        };
+        ctx.charge(bytes_of::<K::Value>(data.len() / width), r.offset())?;
         let mut packed = Reader::new(data).rebased(r.offset() - data.len() as u64);
         return K::read_packed(&mut packed, list);
     }
     r.expect(key, K::WIRE_TYPE)?;
+    if list.len() == list.capacity() {
+        // What the push below may reserve: doubling, at least 4.
+        ctx.charge(bytes_of::<K::Value>(list.len().max(4)), r.offset())?;
+    }
     let mut v = K::Value::default();
     K::merge(&mut v, r, ctx)?;
     list.push(v);
     Ok(())
+}
+
+/// The memory of `n` values of `T`.
+#[inline]
+fn bytes_of<T>(n: usize) -> u64 {
+    (n as u64).saturating_mul(size_of::<T>() as u64)
 }
 
 /// Map field: each entry is a nested message with the key as field 1 and the value as
@@ -139,6 +161,11 @@ where
     C: DecodeContext<'b, 'a>,
 {
     r.expect(key, WireType::LengthDelimited)?;
+    // An entry's key and value, plus a tree or table slot's bookkeeping (estimated).
+    ctx.charge(
+        (size_of::<KC::Value>() + size_of::<VC::Value>() + 32) as u64,
+        r.offset(),
+    )?;
     let mut entry = r.nested()?;
     let mut k = KC::Value::default();
     let mut v = VC::Value::default();

@@ -43,7 +43,9 @@ impl<'a> Codec<'a> for StrCodec {
         r: &mut Reader<'b>,
         ctx: &mut C,
     ) -> Result<()> {
-        *value = ctx.str(read_str(r)?);
+        let text = read_str(r)?;
+        ctx.charge(ctx.copy_cost(text.len(), false), r.offset())?;
+        *value = ctx.str(text);
         Ok(())
     }
 
@@ -80,9 +82,10 @@ impl<'a> Codec<'a> for StringCodec {
     fn merge<'b, C: DecodeContext<'b, 'a>>(
         value: &mut String,
         r: &mut Reader<'b>,
-        _ctx: &mut C,
+        ctx: &mut C,
     ) -> Result<()> {
         let s = read_str(r)?;
+        ctx.charge(s.len() as u64, r.offset())?;
         value.clear();
         value.push_str(s);
         Ok(())
@@ -124,6 +127,7 @@ impl<'a> Codec<'a> for BytesCodec {
         ctx: &mut C,
     ) -> Result<()> {
         let data = r.read_len_prefixed()?;
+        ctx.charge(ctx.copy_cost(data.len(), true), r.offset())?;
         *value = ctx.bytes(data, r.offset() - data.len() as u64);
         Ok(())
     }
@@ -161,9 +165,10 @@ impl<'a> Codec<'a> for VecBytesCodec {
     fn merge<'b, C: DecodeContext<'b, 'a>>(
         value: &mut Vec<u8>,
         r: &mut Reader<'b>,
-        _ctx: &mut C,
+        ctx: &mut C,
     ) -> Result<()> {
         let data = r.read_len_prefixed()?;
+        ctx.charge(data.len() as u64, r.offset())?;
         value.clear();
         value.extend_from_slice(data);
         Ok(())

@@ -11,7 +11,7 @@ mod len;
 mod message;
 mod scalar;
 
-pub use context::{BorrowMode, CopyMode, DecodeContext, SharedMode, ToStatic};
+pub use context::{BorrowMode, Budget, CopyMode, DecodeContext, SharedMode, ToStatic};
 pub use len::{BytesCodec, StrCodec, StringCodec, VecBytesCodec};
 pub use message::MessageCodec;
 pub use scalar::{

@@ -47,6 +47,11 @@ pub struct ParseOptions {
     /// Refuse models with a tensor whose data is larger than this many bytes (external
     /// data is checked against its recorded range before anything is read or mapped).
     pub max_tensor_size: Option<u64>,
+    /// The most bytes the decoded structure may take in memory (default `None`: no
+    /// limit): see [`DecodeOptions::max_memory`]. For untrusted files, set this (a
+    /// multiple such as 32x of the file size is generous for real models) together with
+    /// `max_model_size`.
+    pub max_memory: Option<u64>,
     /// Load the data of tensors stored in external files (default true). Copied,
     /// mapped or left lazy following `no_copy` / `structure_only`.
     pub load_external_data: bool,
@@ -73,6 +78,7 @@ impl Default for ParseOptions {
             recursion_limit: DEFAULT_RECURSION_LIMIT,
             max_model_size: None,
             max_tensor_size: None,
+            max_memory: None,
             load_external_data: true,
             external_data_dir: None,
             external_data_location: None,
@@ -118,6 +124,12 @@ impl ParseOptions {
         self.max_model_size = Some(bytes);
         self
     }
+    /// Sets `max_memory`.
+    pub fn max_memory(mut self, bytes: u64) -> Self {
+        self.max_memory = Some(bytes);
+        self
+    }
+
     /// Sets `max_tensor_size`.
     pub fn max_tensor_size(mut self, bytes: u64) -> Self {
         self.max_tensor_size = Some(bytes);
@@ -209,6 +221,7 @@ impl ParseOptions {
         DecodeOptions {
             recursion_limit: self.recursion_limit,
             shared_threshold: self.buffer.raw_data_threshold.max(1),
+            max_memory: self.max_memory,
         }
     }
 
