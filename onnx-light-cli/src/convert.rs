@@ -11,13 +11,14 @@ use onnx_light::onnx::Model;
 use crate::progress::Progress;
 
 /// What `convert` was asked to do.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Convert {
     pub external_data: Option<String>,
     pub size_threshold: Option<u64>,
     pub align: Option<u64>,
     pub max_file_size: Option<u64>,
     pub inline: bool,
+    pub sync: bool,
     pub threads: usize,
     pub force: bool,
 }
@@ -65,7 +66,9 @@ pub fn run(
             "--size-threshold, --align and --max-file-size need --external-data NAME".into(),
         );
     }
-    let save = SerializeOptions::default().num_threads(c.threads);
+    let save = SerializeOptions::default()
+        .num_threads(c.threads)
+        .sync(c.sync);
     if let Some(name) = &c.external_data {
         let mut ext = ExternalDataOptions::new(name.clone());
         if let Some(t) = c.size_threshold {

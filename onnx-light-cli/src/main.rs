@@ -73,6 +73,9 @@ enum Command {
         /// Bring every external tensor back into the model file.
         #[arg(long)]
         inline: bool,
+        /// Skip the fsyncs: still atomic, but not durable across a power loss.
+        #[arg(long)]
+        no_sync: bool,
         /// Worker threads (default: all cores).
         #[arg(long, value_name = "N", default_value_t = 0)]
         threads: usize,
@@ -170,6 +173,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             align,
             max_file_size,
             inline,
+            no_sync,
             threads,
             force,
         }) => {
@@ -180,6 +184,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 align,
                 max_file_size,
                 inline,
+                sync: !no_sync,
                 threads,
                 force,
             };

@@ -140,6 +140,15 @@ fn convert_without_options_is_byte_identical_and_round_trips_external_layouts() 
         .assert()
         .success();
     assert_eq!(std::fs::read(&p).unwrap(), std::fs::read(&back).unwrap());
+    // --no-sync skips the fsyncs only: the same bytes.
+    let fast = dir.path("fast.onnx");
+    cli()
+        .args(["convert", "--no-sync", "--inline"])
+        .arg(&ext)
+        .arg(&fast)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read(&p).unwrap(), std::fs::read(&fast).unwrap());
 }
 
 #[test]

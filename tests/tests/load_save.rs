@@ -528,3 +528,74 @@ fn empty_files_and_models_load() {
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
     let _ = Path::new("");
 }
+
+#[test]
+fn saves_without_sync_write_the_same_files_and_stay_atomic() {
+    use onnx_light::io::external::ExternalDataOptions;
+    let dir = Scratch::new("nosync");
+    let new = model(9);
+    let split = ExternalDataOptions::new("w.bin")
+        .size_threshold(64)
+        .alignment(4096)
+        .max_file_size(8192);
+    for (what, options) in [
+        ("single file", SerializeOptions::default()),
+        (
+            "split external data",
+            SerializeOptions::default().external_data(split),
+        ),
+    ] {
+        let synced = dir.path(&format!("{what}-synced"));
+        let unsynced = dir.path(&format!("{what}-unsynced"));
+        for d in [&synced, &unsynced] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        io::save(&new, synced.join("m.onnx"), &options).unwrap();
+        let probe = FailAt::new(u64::MAX);
+        let fast = options.clone().sync(false);
+        io::save_with_hook(&new, &unsynced.join("m.onnx"), &fast, &probe).unwrap();
+        let steps = probe.steps.lock().unwrap().clone();
+        assert!(!steps.contains(&SaveStep::Sync), "{what}: {steps:?}");
+        assert!(steps.contains(&SaveStep::Rename), "{what}: {steps:?}");
+        // The same files, byte for byte, and the same model.
+        let names = |d: &Path| {
+            let mut v: Vec<_> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(names(&synced), names(&unsynced), "{what}");
+        if what.starts_with("split") {
+            assert!(names(&synced).len() > 2, "{what}: {:?}", names(&synced));
+        }
+        for name in names(&synced) {
+            assert_eq!(
+                std::fs::read(synced.join(&name)).unwrap(),
+                std::fs::read(unsynced.join(&name)).unwrap(),
+                "{what}: {name}"
+            );
+        }
+        assert_eq!(io::load(unsynced.join("m.onnx")).unwrap(), new, "{what}");
+        // Still atomic: a failure at any step leaves the previous model and no strays.
+        let before = names(&unsynced);
+        let old_bytes = std::fs::read(unsynced.join("m.onnx")).unwrap();
+        let other = model(10);
+        let probe = FailAt::new(u64::MAX);
+        let spare = dir.path(&format!("{what}-probe"));
+        std::fs::create_dir_all(&spare).unwrap();
+        io::save_with_hook(&other, &spare.join("m.onnx"), &fast, &probe).unwrap();
+        let count = probe.steps.lock().unwrap().len() as u64;
+        for n in 0..count {
+            let hook = FailAt::new(n);
+            assert!(io::save_with_hook(&other, &unsynced.join("m.onnx"), &fast, &hook).is_err());
+            assert_eq!(names(&unsynced), before, "{what}: strays after step {n}");
+            assert_eq!(
+                std::fs::read(unsynced.join("m.onnx")).unwrap(),
+                old_bytes,
+                "{what}: step {n}"
+            );
+        }
+    }
+}

@@ -32,7 +32,7 @@ pub(crate) fn write_atomically(path: &Path, write: impl FnOnce(&File) -> Result<
     let result = write(&target.file)
         .and_then(|()| target.file.sync_all().map_err(|e| Error::io(e, Some(path))));
     match result {
-        Ok(()) => target.commit(&NoHook),
+        Ok(()) => target.commit(&NoHook, true),
         Err(e) => {
             target.abandon();
             Err(e)

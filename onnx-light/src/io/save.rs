@@ -38,6 +38,17 @@ pub struct SerializeOptions {
     pub num_threads: usize,
     /// Write large tensors to external data files next to the model (path saves only).
     pub external_data: Option<super::external::ExternalDataOptions>,
+    /// Flush every written file, and the directory after the renames, to stable storage
+    /// before the save returns (default true).
+    ///
+    /// `false` skips the `fsync`s, which cost about as much as writing the bytes on
+    /// some machines. The save stays atomic for every other program and for a crash of
+    /// this one: the model at the path is replaced by a rename only after all of the new
+    /// files are completely written, so readers see the old model or the new one, never
+    /// a mix. What is given up is durability across an operating-system crash or power
+    /// loss shortly after the save: the new files may then not have reached the disk.
+    /// Use it for outputs you can regenerate (conversions, caches, tests).
+    pub sync: bool,
 }
 
 impl Default for SerializeOptions {
@@ -46,6 +57,7 @@ impl Default for SerializeOptions {
             buffer: TensorBufferOptions::SAVE,
             num_threads: 0,
             external_data: None,
+            sync: true,
         }
     }
 }
@@ -69,6 +81,11 @@ impl SerializeOptions {
     /// Sets `buffer.alignment`.
     pub fn alignment(mut self, bytes: usize) -> Self {
         self.buffer.alignment = bytes;
+        self
+    }
+    /// Sets `sync` (`false`: atomic but not flushed to stable storage).
+    pub fn sync(mut self, yes: bool) -> Self {
+        self.sync = yes;
         self
     }
 }
@@ -357,12 +374,14 @@ pub fn save_with_hook(
     check_complete(model)?;
     let target = AtomicTarget::new(path, hook)?;
     let result = write_model_file(model, &target.file, options, hook).and_then(|()| {
-        hook.before(SaveStep::Sync)?;
-        target.file.sync_all()?;
+        if options.sync {
+            hook.before(SaveStep::Sync)?;
+            target.file.sync_all()?;
+        }
         Ok(())
     });
     match result {
-        Ok(()) => target.commit(hook),
+        Ok(()) => target.commit(hook, options.sync),
         Err(e) => {
             target.abandon();
             Err(e.in_file(path))
@@ -551,17 +570,21 @@ impl AtomicTarget {
         }
     }
 
-    /// Renames the temporary file over the target and makes the rename durable.
-    pub(crate) fn commit(self, hook: &dyn SaveHook) -> Result<()> {
+    /// Renames the temporary file over the target and, with `sync`, makes the rename
+    /// durable.
+    pub(crate) fn commit(self, hook: &dyn SaveHook, sync: bool) -> Result<()> {
         let result = (|| -> std::io::Result<()> {
             if let Ok(meta) = std::fs::metadata(&self.path) {
                 self.file.set_permissions(meta.permissions())?;
             }
             hook.before(SaveStep::Rename)?;
             std::fs::rename(&self.temp, &self.path)?;
-            if let Some(dir) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            match self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
                 // Durability of the rename; not every filesystem supports it.
-                let _ = File::open(dir).and_then(|d| d.sync_all());
+                Some(dir) if sync => {
+                    let _ = File::open(dir).and_then(|d| d.sync_all());
+                }
+                _ => {}
             }
             Ok(())
         })();

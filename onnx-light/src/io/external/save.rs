@@ -447,6 +447,9 @@ pub(crate) fn save_external(
                 })
         })??;
         for (target, name) in targets.iter().zip(&final_names) {
+            if !options.sync {
+                break;
+            }
             hook.before(SaveStep::Sync)?;
             target
                 .file
@@ -469,8 +472,10 @@ pub(crate) fn save_external(
         }
     };
     let result = write_model_file(&view, &model_target.file, options, hook).and_then(|()| {
-        hook.before(SaveStep::Sync)?;
-        model_target.file.sync_all()?;
+        if options.sync {
+            hook.before(SaveStep::Sync)?;
+            model_target.file.sync_all()?;
+        }
         Ok(())
     });
     if let Err(e) = result {
@@ -485,9 +490,9 @@ pub(crate) fn save_external(
     let mut targets = targets.into_iter().zip(&final_names);
     let outcome = loop {
         let Some((t, name)) = targets.next() else {
-            break model_target.commit(hook);
+            break model_target.commit(hook, options.sync);
         };
-        if let Err(e) = t.commit(hook) {
+        if let Err(e) = t.commit(hook, options.sync) {
             targets.for_each(|(t, _)| t.abandon());
             model_target.abandon();
             break Err(e);
