@@ -358,10 +358,19 @@ impl ChunkCipher {
                 rest = tail;
                 jobs.push((i, piece));
             }
+            // Not `try_reduce`: with several bad chunks it would report whichever
+            // thread failed first. `reduce` keeps the operands in chunk order, so the
+            // error reported is the first bad chunk's, whatever the thread count.
             total += jobs
                 .par_drain(..)
                 .map(|(i, ct)| self.open_record(source, layout, i, ct))
-                .try_reduce(|| 0, |a, b| Ok(a + b))?;
+                .reduce(
+                    || Ok(0),
+                    |a, b| match (a, b) {
+                        (Ok(a), Ok(b)) => Ok(a + b),
+                        (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+                    },
+                )?;
             index = batch_end;
         }
         Ok(total)
