@@ -1,6 +1,8 @@
 //! Options for loading and saving, with documented defaults. Invalid values are errors
 //! (see [`TensorBufferOptions::validate`]), never silently corrected.
 
+use std::sync::{Arc, Mutex};
+
 use crate::error::{Error, Result};
 
 /// How large tensor payloads are held in memory: which ones count as large, and how
@@ -79,13 +81,44 @@ pub(crate) fn with_threads<T: Send>(num_threads: usize, f: impl FnOnce() -> T + 
     if rayon::current_num_threads() == n {
         return Ok(f());
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(n)
-        .build()
-        .map_err(|e| {
-            Error::invalid_option("num_threads", format!("cannot start {n} threads: {e}"))
-        })?;
-    Ok(pool.install(f))
+    Ok(pool_of(n)?.install(f))
+}
+
+/// Pools of this many threads or fewer are kept for the life of the process, one per
+/// size: a load or save that asks for a thread count starts no threads after the first.
+const KEPT_POOL_MAX: usize = 64;
+
+/// A pool of `n` threads: the kept one for its size, or a new one past
+/// [`KEPT_POOL_MAX`].
+fn pool_of(n: usize) -> Result<Arc<rayon::ThreadPool>> {
+    static POOLS: Mutex<Vec<Option<Arc<rayon::ThreadPool>>>> = Mutex::new(Vec::new());
+    let build = || {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(move |i| format!("onnx-light-{n}-{i}"))
+            .build()
+            .map(Arc::new)
+            .map_err(|e| {
+                Error::invalid_option("num_threads", format!("cannot start {n} threads: {e}"))
+            })
+    };
+    if n > KEPT_POOL_MAX {
+        return build();
+    }
+    // A poisoned lock only means another thread panicked while holding it; the list
+    // of pools is still valid.
+    let mut pools = POOLS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if pools.len() <= n {
+        pools.resize(n + 1, None);
+    }
+    if let Some(pool) = &pools[n] {
+        return Ok(pool.clone());
+    }
+    let pool = build()?;
+    pools[n] = Some(pool.clone());
+    Ok(pool)
 }
 
 #[cfg(test)]
@@ -101,5 +134,20 @@ mod tests {
             with_threads(0, rayon::current_num_threads).unwrap(),
             thread_count(0)
         );
+    }
+
+    #[test]
+    fn kept_pools_nest_without_deadlock_and_start_no_new_threads() {
+        let nested = with_threads(1, || {
+            with_threads(2, || with_threads(1, rayon::current_num_threads).unwrap()).unwrap()
+        })
+        .unwrap();
+        assert_eq!(nested, 1);
+        let first = with_threads(3, || std::thread::current().name().map(str::to_owned));
+        let again = with_threads(3, || std::thread::current().name().map(str::to_owned));
+        let name = first.unwrap().unwrap();
+        assert!(name.starts_with("onnx-light-3-"), "{name}");
+        assert!(again.unwrap().unwrap().starts_with("onnx-light-3-"));
+        assert!(Arc::ptr_eq(&pool_of(3).unwrap(), &pool_of(3).unwrap()));
     }
 }
