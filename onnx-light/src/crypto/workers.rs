@@ -1,12 +1,16 @@
 //! The thread pool an encryption or decryption runs its chunks on.
 
-use crate::error::{Error, Result};
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::io::pool_of;
 
 /// Runs work on exactly the requested number of threads: the current rayon pool when
-/// it already has that many, else a pool built for the operation (so that one thread
-/// really means one, which matters for benchmarks and for callers sharing a machine).
+/// it already has that many, else the library's kept pool of that size (so that one
+/// thread really means one, which matters for benchmarks and for callers sharing a
+/// machine).
 pub(crate) struct Workers {
-    pool: Option<rayon::ThreadPool>,
+    pool: Option<Arc<rayon::ThreadPool>>,
 }
 
 impl Workers {
@@ -20,13 +24,9 @@ impl Workers {
         if rayon::current_num_threads() == n {
             return Ok(Workers { pool: None });
         }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map_err(|e| {
-                Error::invalid_option("num_threads", format!("cannot start {n} threads: {e}"))
-            })?;
-        Ok(Workers { pool: Some(pool) })
+        Ok(Workers {
+            pool: Some(pool_of(n)?),
+        })
     }
 
     /// The number of threads `run` uses.

@@ -85,6 +85,7 @@ pub use load::{
     load, load_external_data_for_model, load_from_bytes, load_from_owner, load_from_reader,
     load_from_slice, load_with, materialize_lazy_data, ParseOptions,
 };
+pub(crate) use options::pool_of;
 pub use options::TensorBufferOptions;
 pub(crate) use save::AtomicTarget;
 pub use save::{

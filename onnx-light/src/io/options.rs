@@ -90,7 +90,7 @@ const KEPT_POOL_MAX: usize = 64;
 
 /// A pool of `n` threads: the kept one for its size, or a new one past
 /// [`KEPT_POOL_MAX`].
-fn pool_of(n: usize) -> Result<Arc<rayon::ThreadPool>> {
+pub(crate) fn pool_of(n: usize) -> Result<Arc<rayon::ThreadPool>> {
     static POOLS: Mutex<Vec<Option<Arc<rayon::ThreadPool>>>> = Mutex::new(Vec::new());
     let build = || {
         rayon::ThreadPoolBuilder::new()
