@@ -298,7 +298,12 @@ pub fn external_resolution_is_confined(data: &[u8]) {
     }
 }
 
-fn external_tensor(name: &str, dims: Vec<i64>, entries: &[(&str, &str)]) -> TensorProto<'static> {
+/// A `uint8` tensor whose data is external, described by `entries` (key, value).
+pub fn external_tensor(
+    name: &str,
+    dims: Vec<i64>,
+    entries: &[(&str, &str)],
+) -> TensorProto<'static> {
     TensorProto {
         name: Some(name.to_string().into()),
         data_type: Some(DataType::Uint8.to_i32()),

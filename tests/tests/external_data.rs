@@ -10,6 +10,7 @@ use onnx_light::io::{self, ParseOptions, SaveHook, SaveStep, SerializeOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::ErrorKind;
+use onnx_light_tests::fuzz_checks::external_tensor;
 use onnx_light_tests::scratch::Scratch;
 
 fn payload(n: usize, seed: u8) -> Vec<u8> {
@@ -594,28 +595,15 @@ fn zero_length_and_to_the_end_tensors_load() {
     let dir = Scratch::new("zero");
     std::fs::write(dir.path("d.bin"), b"0123456789").unwrap();
     let mut g = GraphProto::named("g");
-    fn ext(name: &str, dims: Vec<i64>, entries: Vec<(&str, &str)>) -> TensorProto<'static> {
-        TensorProto {
-            name: Some(name.to_string().into()),
-            data_type: Some(DataType::Uint8.to_i32()),
-            dims,
-            data_location: Some(DataLocation::External.into()),
-            external_data: entries
-                .into_iter()
-                .map(|(k, v)| StringStringEntryProto::new(k.to_string(), v.to_string()))
-                .collect(),
-            ..TensorProto::default()
-        }
-    }
-    g.initializer.push(ext(
+    g.initializer.push(external_tensor(
         "empty",
         vec![0],
-        vec![("location", "d.bin"), ("offset", "10"), ("length", "0")],
+        &[("location", "d.bin"), ("offset", "10"), ("length", "0")],
     ));
-    g.initializer.push(ext(
+    g.initializer.push(external_tensor(
         "tail",
         vec![4],
-        vec![("location", "d.bin"), ("offset", "6")],
+        &[("location", "d.bin"), ("offset", "6")],
     ));
     let path = dir.path("m.onnx");
     std::fs::write(&path, ModelProto::new(g, vec![]).encode_to_vec().unwrap()).unwrap();
