@@ -127,45 +127,54 @@ impl fmt::Debug for UnknownField<'_> {
 
 /// The undeclared fields of one message, in input order. Written back after the
 /// declared fields, as protobuf does.
-#[derive(Clone, Default, PartialEq, Eq)]
+///
+/// One pointer wide when empty (nearly always): every message has one, so this keeps
+/// the in-memory size of decoded models down.
+#[derive(Clone, Default)]
 pub struct UnknownFields<'a> {
-    fields: Vec<UnknownField<'a>>,
+    // Boxed on purpose: one pointer instead of a `Vec`'s three in every message.
+    #[allow(clippy::box_collection)]
+    fields: Option<Box<Vec<UnknownField<'a>>>>,
 }
 
 impl<'a> UnknownFields<'a> {
     /// No fields.
     pub const fn new() -> Self {
-        UnknownFields { fields: Vec::new() }
+        UnknownFields { fields: None }
+    }
+
+    fn as_slice(&self) -> &[UnknownField<'a>] {
+        self.fields.as_deref().map_or(&[], Vec::as_slice)
     }
 
     /// Appends a field.
     pub fn push(&mut self, field: UnknownField<'a>) {
-        self.fields.push(field);
+        self.fields.get_or_insert_with(Box::default).push(field);
     }
 
     /// The fields in order.
     pub fn iter(&self) -> std::slice::Iter<'_, UnknownField<'a>> {
-        self.fields.iter()
+        self.as_slice().iter()
     }
 
     /// Number of fields.
     pub fn len(&self) -> usize {
-        self.fields.len()
+        self.as_slice().len()
     }
 
     /// True when there are none.
     pub fn is_empty(&self) -> bool {
-        self.fields.is_empty()
+        self.as_slice().is_empty()
     }
 
     /// Removes every field.
     pub fn clear(&mut self) {
-        self.fields.clear();
+        self.fields = None;
     }
 
     /// Encoded size of all fields.
     pub fn encoded_len(&self) -> u64 {
-        self.fields.iter().map(|f| f.raw.len() as u64).sum()
+        self.iter().map(|f| f.raw.len() as u64).sum()
     }
 
     /// Writes all fields verbatim.
@@ -173,7 +182,7 @@ impl<'a> UnknownFields<'a> {
     /// # Errors
     /// Errors of the sink.
     pub fn encode<S: Sink + ?Sized>(&self, sink: &mut S) -> Result<()> {
-        for f in &self.fields {
+        for f in self.iter() {
             sink.put(&f.raw)?;
         }
         Ok(())
@@ -184,23 +193,29 @@ impl<'a> UnknownFields<'a> {
         UnknownFields {
             fields: self
                 .fields
-                .into_iter()
-                .map(UnknownField::into_owned)
-                .collect(),
+                .map(|v| Box::new(v.into_iter().map(UnknownField::into_owned).collect())),
         }
     }
 }
+
+impl PartialEq for UnknownFields<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for UnknownFields<'_> {}
 
 impl<'s, 'a> IntoIterator for &'s UnknownFields<'a> {
     type Item = &'s UnknownField<'a>;
     type IntoIter = std::slice::Iter<'s, UnknownField<'a>>;
     fn into_iter(self) -> Self::IntoIter {
-        self.fields.iter()
+        self.iter()
     }
 }
 
 impl fmt::Debug for UnknownFields<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(&self.fields).finish()
+        f.debug_list().entries(self.iter()).finish()
     }
 }
