@@ -4,8 +4,8 @@
 //! streaming. Prints a markdown table.
 //!
 //! ```sh
-//! cargo run --release -p onnx-light --example crypto_bench            # ~1 GiB model
-//! cargo run --release -p onnx-light --example crypto_bench -- 256     # size in MiB
+//! cargo run --release -p onnx-light-bench --bin crypto-bench            # ~1 GiB model
+//! cargo run --release -p onnx-light-bench --bin crypto-bench -- 256     # size in MiB
 //! ```
 //!
 //! Throughput is plaintext bytes per second (GB = 10^9 bytes), best of five runs (1- and
