@@ -931,9 +931,12 @@ fn section_struct(cx: &mut Ctx) -> PathBuf {
             len as f64 / MB,
             nodes
         ),
-        intro: "Decode: ours borrow / copy / shared as above; prost `decode` (`Vec<u8>` \
-            bytes, `String` strings); onnx `load_from_string` (upb, arena-allocated). \
-            Encode: `io::save_to_vec` / prost `encode_to_vec` / onnx `SerializeToString`."
+        intro: "Decode: ours borrow / copy / shared with the same calls as above (for this \
+            model, which is mostly structure, `load_from_bytes` decodes in copy mode \
+            straight from the input: each string and payload copied once, the input not \
+            copied); prost `decode` (`Vec<u8>` bytes, `String` strings); onnx \
+            `load_from_string` (upb, arena-allocated). Encode: `io::save_to_vec` / prost \
+            `encode_to_vec` / onnx `SerializeToString`."
             .into(),
         peers: vec![("s.dec.prost", "prost"), ("s.dec.onnx", "onnx")],
         rows: vec![
