@@ -214,26 +214,9 @@ impl<W: Write> EncryptingWriter<W> {
         self.failed = true; // until this window is written
         let window = self.window;
         match &mut self.sealing {
-            Sealing::OnnxAe01 {
-                cipher,
-                ivs,
-                next_index,
-            } => {
-                let need = cipher.sealed_len(window, false);
-                if self.out.len() < need {
-                    self.out.resize(need, 0);
-                }
-                let (buf, out, first) = (&self.buf[..window], &mut self.out, *next_index);
-                let workers = self.workers.as_ref().expect("ONNXAE01 has workers");
-                let (inner, pending) = (&mut self.inner, &self.pending[..self.pending_len]);
-                let (sealed, written) = workers.overlap(
-                    || cipher.seal_chunks(ivs, first, buf, false, out),
-                    (!pending.is_empty()).then_some(|| inner.write_all(pending)),
-                );
-                written.transpose()?;
-                self.pending_len = sealed?;
+            Sealing::OnnxAe01 { .. } => {
+                self.pending_len = self.seal_ae01(window, false)?;
                 std::mem::swap(&mut self.out, &mut self.pending);
-                *next_index += (window / cipher.chunk_size()) as u64;
             }
             Sealing::OnnxCry1(sealer) => {
                 sealer.encrypt(&mut self.buf[..window]);
@@ -244,6 +227,40 @@ impl<W: Write> EncryptingWriter<W> {
         self.filled -= window;
         self.failed = false;
         Ok(())
+    }
+
+    /// `ONNXAE01`: seals the first `len` buffered bytes (the end of the stream when
+    /// `last`) into `out` on the workers, while this thread writes the records sealed
+    /// before (`pending`). Returns the sealed length.
+    fn seal_ae01(&mut self, len: usize, last: bool) -> Result<usize> {
+        let (
+            Sealing::OnnxAe01 {
+                cipher,
+                ivs,
+                next_index,
+            },
+            Some(workers),
+        ) = (&mut self.sealing, self.workers.as_ref())
+        else {
+            return Err(Error::io(
+                io::Error::other("ONNXAE01 sealing called on another format"),
+                None,
+            ));
+        };
+        let need = cipher.sealed_len(len, last);
+        if self.out.len() < need {
+            self.out.resize(need, 0);
+        }
+        let (buf, out, first) = (&self.buf[..len], &mut self.out, *next_index);
+        let (inner, pending) = (&mut self.inner, &self.pending[..self.pending_len]);
+        let (sealed, written) = workers.overlap(
+            || cipher.seal_chunks(ivs, first, buf, last, out),
+            (!pending.is_empty()).then_some(|| inner.write_all(pending)),
+        );
+        written.transpose()?;
+        let n = sealed?;
+        *next_index += (len / cipher.chunk_size()) as u64;
+        Ok(n)
     }
 
     fn check_usable(&self) -> Result<()> {
@@ -264,24 +281,8 @@ impl<W: Write> EncryptingWriter<W> {
         self.check_usable()?;
         let filled = self.filled;
         match &mut self.sealing {
-            Sealing::OnnxAe01 {
-                cipher,
-                ivs,
-                next_index,
-            } => {
-                let need = cipher.sealed_len(filled, true);
-                if self.out.len() < need {
-                    self.out.resize(need, 0);
-                }
-                let (buf, out, first) = (&self.buf[..filled], &mut self.out, *next_index);
-                let workers = self.workers.as_ref().expect("ONNXAE01 has workers");
-                let (inner, pending) = (&mut self.inner, &self.pending[..self.pending_len]);
-                let (sealed, written) = workers.overlap(
-                    || cipher.seal_chunks(ivs, first, buf, true, out),
-                    (!pending.is_empty()).then_some(|| inner.write_all(pending)),
-                );
-                written.transpose()?;
-                let n = sealed?;
+            Sealing::OnnxAe01 { .. } => {
+                let n = self.seal_ae01(filled, true)?;
                 self.inner.write_all(&self.out[..n])?;
             }
             Sealing::OnnxCry1(sealer) => {
