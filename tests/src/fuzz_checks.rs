@@ -202,12 +202,21 @@ pub fn weights_byte(i: usize) -> u8 {
 
 impl ExternalTree {
     /// The tree of this process, created on first use under the system temporary
-    /// directory and removed by nobody (it is small and named by process id).
+    /// directory and named by process id; trees of ended processes are removed then.
     pub fn get() -> &'static ExternalTree {
         static TREE: OnceLock<ExternalTree> = OnceLock::new();
         TREE.get_or_init(|| {
-            let root =
-                std::env::temp_dir().join(format!("onnx-light-fuzz-tree-{}", std::process::id()));
+            const PREFIX: &str = "onnx-light-fuzz-tree-";
+            let tmp = std::env::temp_dir();
+            // Trees of processes that have ended (a static is never dropped) go first.
+            for entry in fs::read_dir(&tmp).into_iter().flatten().flatten() {
+                let name = entry.file_name();
+                let pid = name.to_str().and_then(|n| n.strip_prefix(PREFIX));
+                if pid.is_some_and(|pid| !Path::new("/proc").join(pid).exists()) {
+                    let _ = fs::remove_dir_all(entry.path());
+                }
+            }
+            let root = tmp.join(format!("{PREFIX}{}", std::process::id()));
             let _ = fs::remove_dir_all(&root);
             let model_dir = root.join("model");
             fs::create_dir_all(model_dir.join("sub")).expect("create the tree");
