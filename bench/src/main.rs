@@ -23,13 +23,12 @@
 //! For profiling, `--only MSG --op TEXT --iters N --samples 1` runs one operation exactly
 //! `N` times (e.g. under `valgrind --tool=callgrind`).
 
-use std::borrow::Cow;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use onnx_light::prelude::{Bytes, Decode, DecodeOwned, Message as _};
-use onnx_light::{ByteOwner, DecodeOptions};
+use onnx_light::{ByteOwner, DecodeOptions, Str};
 
 /// The messages as onnx-light declares them.
 mod ours {
@@ -167,7 +166,7 @@ fn blobs() -> (ours::Blobs<'static>, theirs::Blobs) {
         let name = format!("layer{i:02}.weight");
         let data = chunk_payload(i);
         o.chunks.push(ours::Chunk {
-            name: Cow::Owned(name.clone()),
+            name: Str::from(name.clone()),
             data: Bytes::from(data.clone()),
         });
         t.chunks.push(theirs::Chunk { name, data });
@@ -197,9 +196,9 @@ fn catalog() -> (ours::Catalog<'static>, theirs::Catalog) {
             dims: vec![1, n % 64 + 1, 224, 224 + n % 3],
         };
         o.records.push(ours::Record {
-            name: Cow::Owned(r.name.clone()),
-            kind: Cow::Owned(r.kind.clone()),
-            tag: Cow::Owned(r.tag.clone()),
+            name: Str::from(r.name.clone()),
+            kind: Str::from(r.kind.clone()),
+            tag: Str::from(r.tag.clone()),
             id: r.id,
             offset: r.offset,
             flags: r.flags,

@@ -61,7 +61,7 @@ fn value_info(v: &ValueInfoProto<'_>) -> Value {
                 .iter()
                 .map(|d| match &d.value {
                     Some(DimensionValue::DimValue(n)) => json!(n),
-                    Some(DimensionValue::DimParam(p)) => json!(p),
+                    Some(DimensionValue::DimParam(p)) => json!(p.as_str()),
                     None => Value::Null,
                 })
                 .collect(),

@@ -51,7 +51,7 @@ impl Scalar {
 #[derive(Clone)]
 pub enum Value {
     Scalar(Scalar),
-    /// `Cow<'a, str>` / `Str<'a>`
+    /// `Str<'a>`
     Str,
     /// `String`
     String,
@@ -253,9 +253,7 @@ fn value_of(cx: &mut Ctxt, ty: &Type) -> Option<Value> {
     if let Type::Reference(r) = ty {
         let hint = match &*r.elem {
             Type::Slice(_) => "use `Bytes<'a>` for borrowed bytes",
-            Type::Path(p) if p.path.is_ident("str") => {
-                "use `Str<'a>` (a `Cow<'a, str>`) for borrowed strings"
-            }
+            Type::Path(p) if p.path.is_ident("str") => "use `Str<'a>` for borrowed strings",
             _ => "use an owned type, `Str<'a>` or `Bytes<'a>`",
         };
         cx.error_spanned_by(
@@ -296,13 +294,8 @@ fn value_of(cx: &mut Ctxt, ty: &Type) -> Option<Value> {
         "String" if args.is_empty() => Some(Value::String),
         "Str" => Some(Value::Str),
         "Cow" => {
-            let targs = type_args(&args);
-            if targs.len() == 1 && is_ident(targs[0], "str") {
-                Some(Value::Str)
-            } else {
-                cx.error_spanned_by(ty, "unsupported field type: only `Cow<'a, str>` is supported among `Cow`s (use `Bytes<'a>` for bytes)");
-                None
-            }
+            cx.error_spanned_by(ty, "unsupported field type: use `Str<'a>` for strings that may borrow (16 bytes, short owned strings inline) and `Bytes<'a>` for bytes, not `Cow`");
+            None
         }
         "Bytes" => Some(Value::Bytes),
         "Vec" => {

@@ -35,7 +35,7 @@
 //! | Rust type | protobuf |
 //! |---|---|
 //! | `i32`, `i64`, `u32`, `u64`, `f32`, `f64`, `bool` | `int32`, `int64`, `uint32`, `uint64`, `float`, `double`, `bool` |
-//! | `Str<'a>` (= `Cow<'a, str>`), `String` | `string` |
+//! | `Str<'a>` (borrowed, inline or heap; 16 bytes), `String` | `string` |
 //! | `Bytes<'a>`, `Vec<u8>` | `bytes` |
 //! | `EnumValue<E>` (with `#[derive(ProtoEnum)] enum E`) | enum `E` (open: unknown values kept) |
 //! | any `#[derive(ProtoMessage)]` type `M` | message `M` |

@@ -290,10 +290,11 @@ macro_rules! owned_as_is {
 }
 owned_as_is!(i32, i64, u32, u64, f32, f64, bool, u8, String);
 
-impl<'a> IntoOwned for std::borrow::Cow<'a, str> {
-    type Owned = std::borrow::Cow<'static, str>;
-    fn into_owned(self) -> std::borrow::Cow<'static, str> {
-        std::borrow::Cow::Owned(std::borrow::Cow::into_owned(self))
+impl IntoOwned for crate::field::Str<'_> {
+    type Owned = crate::field::Str<'static>;
+    #[inline]
+    fn into_owned(self) -> crate::field::Str<'static> {
+        crate::field::Str::into_owned(self)
     }
 }
 
@@ -376,13 +377,14 @@ pub trait Reborrow {
     fn reborrow(&self) -> Self::Borrowed<'_>;
 }
 
-impl Reborrow for std::borrow::Cow<'_, str> {
+impl Reborrow for crate::field::Str<'_> {
     type Borrowed<'m>
-        = std::borrow::Cow<'m, str>
+        = crate::field::Str<'m>
     where
         Self: 'm;
-    fn reborrow(&self) -> std::borrow::Cow<'_, str> {
-        std::borrow::Cow::Borrowed(self)
+    #[inline]
+    fn reborrow(&self) -> crate::field::Str<'_> {
+        crate::field::Str::borrowed(self)
     }
 }
 
@@ -463,9 +465,9 @@ macro_rules! reborrow_maps {
 }
 reborrow_maps!(i32, i64, u32, u64, bool, String);
 
-impl<'a, V: Reborrow> Reborrow for std::collections::BTreeMap<std::borrow::Cow<'a, str>, V> {
+impl<'a, V: Reborrow> Reborrow for std::collections::BTreeMap<crate::field::Str<'a>, V> {
     type Borrowed<'m>
-        = std::collections::BTreeMap<std::borrow::Cow<'m, str>, V::Borrowed<'m>>
+        = std::collections::BTreeMap<crate::field::Str<'m>, V::Borrowed<'m>>
     where
         Self: 'm;
     fn reborrow(&self) -> Self::Borrowed<'_> {
@@ -475,9 +477,9 @@ impl<'a, V: Reborrow> Reborrow for std::collections::BTreeMap<std::borrow::Cow<'
     }
 }
 
-impl<'a, V: Reborrow, S> Reborrow for std::collections::HashMap<std::borrow::Cow<'a, str>, V, S> {
+impl<'a, V: Reborrow, S> Reborrow for std::collections::HashMap<crate::field::Str<'a>, V, S> {
     type Borrowed<'m>
-        = std::collections::HashMap<std::borrow::Cow<'m, str>, V::Borrowed<'m>>
+        = std::collections::HashMap<crate::field::Str<'m>, V::Borrowed<'m>>
     where
         Self: 'm;
     fn reborrow(&self) -> Self::Borrowed<'_> {

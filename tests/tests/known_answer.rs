@@ -9,7 +9,6 @@
 //! bytes). `fixtures_match_python_protobuf` reruns the script, proving that the
 //! committed file is what protobuf writes.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fmt::Debug;
@@ -275,7 +274,7 @@ fn assert_single_group(name: &str, node: &Node<'_>, contents: &[u8]) {
 }
 
 fn s(text: &'static str) -> Option<Str<'static>> {
-    Some(Cow::Borrowed(text))
+    Some(Str::borrowed(text))
 }
 
 fn by(data: &'static [u8]) -> Option<Bytes<'static>> {
@@ -439,11 +438,11 @@ fn scalars_unicode(name: &str, bytes: &[u8]) {
     };
     let d = check_modes::<Scalars<'_>, _>(name, bytes, &expected, same);
     assert!(
-        matches!(d.borrowed.s, Some(Cow::Borrowed(_))),
+        d.borrowed.s.as_ref().is_some_and(Str::is_borrowed),
         "{name}: borrow mode copied"
     );
     assert!(
-        matches!(d.copied.s, Some(Cow::Owned(_))),
+        d.copied.s.as_ref().is_some_and(|s| !s.is_borrowed()),
         "{name}: copy mode borrowed"
     );
 }
@@ -737,7 +736,7 @@ fn node_maps_value() -> Node<'static> {
         ("aa", i64::MIN),
     ]
     .into_iter()
-    .map(|(k, v)| (Cow::Borrowed(k), v))
+    .map(|(k, v)| (Str::borrowed(k), v))
     .collect();
     let by_id = BTreeMap::from([
         (
@@ -823,7 +822,7 @@ fn node_deep(name: &str, bytes: &[u8]) {
     let mut n = node("leaf");
     for i in (1..100).rev() {
         n = Node {
-            name: Some(Cow::Owned(names[i - 1].clone())),
+            name: Some(Str::from(names[i - 1].clone())),
             parent: Some(Box::new(n)),
             ..Node::default()
         };

@@ -2,9 +2,10 @@
 //! without extra tools (no cargo-deny, no advisory database: neither can be installed or
 //! fetched here).
 //!
-//! * `unsafe` appears only in the two documented modules, `onnx-light/src/field/
-//!   aligned.rs` (hand-allocated aligned buffers) and `onnx-light/src/io/mmap.rs` (the
-//!   one file mapping); each use is preceded by a `// SAFETY:` comment; those modules are
+//! * `unsafe` appears only in the three documented modules, `onnx-light/src/field/
+//!   aligned.rs` (hand-allocated aligned buffers), `onnx-light/src/field/string.rs` (the
+//!   16-byte `Str`: borrowed, inline or heap text packed in two words) and
+//!   `onnx-light/src/io/mmap.rs` (the one file mapping); each use is preceded by a `// SAFETY:` comment; those modules are
 //!   the only ones that `allow(unsafe_code)`; the workspace lint `unsafe_code = "deny"`
 //!   stays in the root `Cargo.toml` and every published crate inherits it. (The test
 //!   crate's counting allocator in `memory_bounds.rs` is test code, outside this rule.)
@@ -33,8 +34,9 @@ fn workspace_root() -> PathBuf {
 // ---- unsafe ------------------------------------------------------------------------------
 
 /// The modules allowed to contain `unsafe`, relative to the workspace root.
-const UNSAFE_MODULES: [&str; 2] = [
+const UNSAFE_MODULES: [&str; 3] = [
     "onnx-light/src/field/aligned.rs",
+    "onnx-light/src/field/string.rs",
     "onnx-light/src/io/mmap.rs",
 ];
 

@@ -1,10 +1,8 @@
 //! The three decode modes. Decoding is written once (by the derive) and instantiated for
 //! each mode; a mode only decides how byte and string payloads are held.
 
-use std::borrow::Cow;
-
 use crate::error::{Error, ErrorKind, Result};
-use crate::field::{ByteOwner, Bytes, SharedBytes};
+use crate::field::{ByteOwner, Bytes, SharedBytes, Str};
 
 /// How many bytes a decode may still allocate for the message it builds
 /// ([`crate::DecodeOptions::max_memory`]).
@@ -81,7 +79,7 @@ pub trait DecodeContext<'b, 'a> {
     fn bytes(&mut self, data: &'b [u8], offset: u64) -> Bytes<'a>;
 
     /// A string field's text, already validated as UTF-8.
-    fn str(&mut self, text: &'b str) -> Cow<'a, str>;
+    fn str(&mut self, text: &'b str) -> Str<'a>;
 
     /// Takes `bytes` about to be allocated for the decoded message from the decode's
     /// [`Budget`]; `offset` is where in the input the allocation is caused.
@@ -115,8 +113,8 @@ impl<'a> DecodeContext<'a, 'a> for BorrowMode {
     }
 
     #[inline]
-    fn str(&mut self, text: &'a str) -> Cow<'a, str> {
-        Cow::Borrowed(text)
+    fn str(&mut self, text: &'a str) -> Str<'a> {
+        Str::borrowed(text)
     }
 
     #[inline]
@@ -144,8 +142,8 @@ impl<'b> DecodeContext<'b, 'static> for CopyMode {
     }
 
     #[inline]
-    fn str(&mut self, text: &'b str) -> Cow<'static, str> {
-        Cow::Owned(text.to_owned())
+    fn str(&mut self, text: &'b str) -> Str<'static> {
+        Str::copied(text)
     }
 
     #[inline]
@@ -210,8 +208,8 @@ impl<'b> DecodeContext<'b, 'static> for SharedMode {
     }
 
     #[inline]
-    fn str(&mut self, text: &'b str) -> Cow<'static, str> {
-        Cow::Owned(text.to_owned())
+    fn str(&mut self, text: &'b str) -> Str<'static> {
+        Str::copied(text)
     }
 
     #[inline]
@@ -254,8 +252,8 @@ impl<'b> DecodeContext<'b, 'static> for ToStatic<'_, 'b, '_> {
     }
 
     #[inline]
-    fn str(&mut self, text: &'b str) -> Cow<'static, str> {
-        Cow::Owned(text.to_owned())
+    fn str(&mut self, text: &'b str) -> Str<'static> {
+        Str::copied(text)
     }
 
     #[inline]

@@ -1,11 +1,9 @@
 //! Codecs for length-delimited scalars: strings and bytes.
 
-use std::borrow::Cow;
-
 use super::{Codec, DecodeContext, SizeCache, SizeCursor};
 use crate::descriptor::FieldKind;
 use crate::error::{Error, ErrorKind, Result};
-use crate::field::Bytes;
+use crate::field::{Bytes, Str};
 use crate::wire::{encoded_len_varint, Reader, Sink, WireType};
 
 #[inline]
@@ -28,18 +26,18 @@ fn put_len_prefixed<S: Sink + ?Sized>(data: &[u8], sink: &mut S) -> Result<()> {
     sink.put(data)
 }
 
-/// `string` held as `Cow<'a, str>` ([`crate::Str`]): borrowed in borrow mode.
+/// `string` held as `Str<'a>` ([`crate::Str`]): borrowed in borrow mode.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StrCodec;
 
 impl<'a> Codec<'a> for StrCodec {
-    type Value = Cow<'a, str>;
+    type Value = Str<'a>;
     const WIRE_TYPE: WireType = WireType::LengthDelimited;
     const KIND: FieldKind = FieldKind::String;
 
     #[inline]
     fn merge<'b, C: DecodeContext<'b, 'a>>(
-        value: &mut Cow<'a, str>,
+        value: &mut Str<'a>,
         r: &mut Reader<'b>,
         ctx: &mut C,
     ) -> Result<()> {
@@ -50,13 +48,13 @@ impl<'a> Codec<'a> for StrCodec {
     }
 
     #[inline]
-    fn size(value: &Cow<'a, str>, _sizes: &mut SizeCache) -> u64 {
+    fn size(value: &Str<'a>, _sizes: &mut SizeCache) -> u64 {
         len_prefixed(value.len())
     }
 
     #[inline]
     fn encode<S: Sink + ?Sized>(
-        value: &Cow<'a, str>,
+        value: &Str<'a>,
         sink: &mut S,
         _sizes: &mut SizeCursor<'_>,
     ) -> Result<()> {
@@ -64,7 +62,7 @@ impl<'a> Codec<'a> for StrCodec {
     }
 
     #[inline]
-    fn is_default(value: &Cow<'a, str>) -> bool {
+    fn is_default(value: &Str<'a>) -> bool {
         value.is_empty()
     }
 }
@@ -209,8 +207,8 @@ mod tests {
             self.0.push(offset);
             Bytes::Borrowed(data)
         }
-        fn str(&mut self, text: &'b str) -> Cow<'b, str> {
-            Cow::Borrowed(text)
+        fn str(&mut self, text: &'b str) -> Str<'b> {
+            Str::borrowed(text)
         }
     }
 
@@ -235,7 +233,7 @@ mod tests {
     fn invalid_utf8_is_reported_at_the_bad_byte() {
         let input = [4, b'o', b'k', 0xff, b'!'];
         let mut r = Reader::new(&input).rebased(50);
-        let mut s = Cow::Borrowed("");
+        let mut s = Str::default();
         let e = StrCodec::merge(&mut s, &mut r, &mut Offsets(Vec::new())).unwrap_err();
         assert_eq!(e.kind(), &ErrorKind::InvalidUtf8);
         assert_eq!(e.offset(), Some(53));

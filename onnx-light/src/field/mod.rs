@@ -8,16 +8,12 @@ mod aligned;
 mod bytes;
 mod enumeration;
 mod lazy;
+mod string;
 mod unknown;
 
 pub use aligned::AlignedBuffer;
 pub use bytes::{ByteOwner, Bytes, OwnedBytes, SharedBytes, SharedOwner};
 pub use enumeration::{EnumValue, ProtoEnum};
 pub use lazy::{LazyPayload, PayloadSource};
+pub use string::Str;
 pub use unknown::{UnknownField, UnknownFields};
-
-/// A string field: borrowed from the input in borrow mode, owned otherwise.
-///
-/// String fields are validated as UTF-8 when decoded; invalid UTF-8 is an
-/// [`ErrorKind::InvalidUtf8`](crate::ErrorKind::InvalidUtf8) error naming the field.
-pub type Str<'a> = std::borrow::Cow<'a, str>;

@@ -216,7 +216,7 @@ pub mod summary {
         }
     }
 
-    fn s<'s>(v: &'s Option<std::borrow::Cow<'_, str>>) -> Option<&'s str> {
+    fn s<'s>(v: &'s Option<onnx_light::Str<'_>>) -> Option<&'s str> {
         v.as_deref()
     }
 

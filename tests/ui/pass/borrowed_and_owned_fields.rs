@@ -38,13 +38,10 @@ fn main() {
     assert_eq!(view, original);
     assert_eq!(view.borrowed_name(), "view");
     assert_eq!(view.owned_name(), "copy");
-    assert!(matches!(
-        view.borrowed_name,
-        Some(std::borrow::Cow::Borrowed(_))
-    ));
+    assert!(view.borrowed_name.as_ref().unwrap().is_borrowed());
     assert!(view.borrowed_data.as_ref().unwrap().is_borrowed());
     assert!(!view.static_data.as_ref().unwrap().is_borrowed());
-    assert!(matches!(view.names[1], std::borrow::Cow::Borrowed("b")));
+    assert!(view.names[1].is_borrowed() && view.names[1] == "b");
 
     let owned: Mixed<'static> = view.into_owned();
     let copied: Mixed<'static> = Mixed::decode_owned(&buf).unwrap();
