@@ -9,7 +9,7 @@ use crate::wire::{encoded_len_varint, Reader, Sink, WireType};
 #[inline]
 fn read_str<'b>(r: &mut Reader<'b>) -> Result<&'b str> {
     let data = r.read_len_prefixed()?;
-    std::str::from_utf8(data).map_err(|e| {
+    crate::field::from_utf8(data).map_err(|e| {
         let at = r.offset() - data.len() as u64;
         Error::at(ErrorKind::InvalidUtf8, at + e.valid_up_to() as u64)
     })

@@ -15,5 +15,6 @@ pub use aligned::AlignedBuffer;
 pub use bytes::{ByteOwner, Bytes, OwnedBytes, SharedBytes, SharedOwner};
 pub use enumeration::{EnumValue, ProtoEnum};
 pub use lazy::{LazyPayload, PayloadSource};
+pub(crate) use string::from_utf8;
 pub use string::Str;
 pub use unknown::{UnknownField, UnknownFields};
