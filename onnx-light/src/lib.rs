@@ -111,7 +111,6 @@ pub mod __private {
     pub use crate::field::*;
     pub use crate::message::{Decode, IntoOwned, Message, Reborrow};
     pub use crate::wire::{key_len, FieldKey, Reader, Sink, WireType};
-    pub use std::borrow::Cow;
     pub use std::option::Option::{self, None, Some};
     pub use std::result::Result::{Err, Ok};
     pub use std::vec::Vec;

@@ -9,7 +9,8 @@ use crate::field::{ByteOwner, Bytes, SharedBytes, Str};
 ///
 /// What is counted: list storage (elements times their in-memory size, as reserved),
 /// boxed messages, map entries, kept unknown fields, and the bytes of every string and
-/// payload the mode copies. Not counted: allocator overhead, and the decode's own
+/// payload the mode copies (a short string kept inline in its [`Str`] is counted too,
+/// though it needs no block of its own: the count is an upper bound). Not counted: allocator overhead, and the decode's own
 /// constant-size bookkeeping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {

@@ -174,6 +174,31 @@ impl Raw {
     }
 
     #[inline]
+    /// The text of a pointer state, for a lifetime the caller vouches for.
+    // SAFETY: (the contract) `self` is in a pointer state, and `'x` ends before its text
+    // does: the `&'a str` a borrowed `Str<'a>` holds, or the box `self` owns.
+    unsafe fn pointer_text<'x>(&self) -> &'x str {
+        let (ptr, len) = (self.head.ptr, self.word_len());
+        // SAFETY: a pointer state is only made by `Raw::pointer`, from the pointer and
+        // length of a `&str` or of a leaked `Box<str>`: `len` bytes of valid UTF-8, alive
+        // for `'x` by the caller's contract, and never mutated (no `&mut` is handed out).
+        unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(ptr, len)) }
+    }
+
+    #[inline]
+    /// Takes back the heap state's box.
+    // SAFETY: (the contract) `self` is in the heap state, and is neither used nor dropped
+    // afterwards, so that the box is rebuilt exactly once.
+    unsafe fn take_box(&self) -> Box<str> {
+        let slice = std::ptr::slice_from_raw_parts_mut(self.head.ptr as *mut u8, self.word_len());
+        // SAFETY: the heap state is only made by `Raw::heap`, from `Box::into_raw` of a
+        // `Box<str>` of this length; `Clone` copies the text to a new block and
+        // `into_owned` moves the `Raw` as it is, so this pointer has one owner, and the
+        // caller's contract makes this its only rebuild.
+        unsafe { Box::from_raw(slice as *mut str) }
+    }
+
+    #[inline]
     fn as_str(&self) -> &str {
         match self.tag.inline_len() {
             Some(len) => {
@@ -186,20 +211,11 @@ impl Raw {
                 // from `&self`, which covers all 16 bytes, for the lifetime of `&self`.
                 unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(start, len)) }
             }
-            None => {
-                // SAFETY: in the borrowed state `head.ptr`/`word_len` are those of a
-                // `&'a str` that outlives the `Str<'a>` holding this `Raw` (the
-                // lifetime is carried by `Str`'s `PhantomData<&'a str>`, and a `Raw` is
-                // never moved out of a `Str` into one with a longer lifetime except by
-                // `Str::into_owned`, which copies borrowed text); in the heap state they
-                // are those of a `Box<str>` this `Raw` owns until it is dropped. Either
-                // way they designate `len` bytes of valid UTF-8, alive and not mutated
-                // while `&self` is.
-                unsafe {
-                    let ptr = self.head.ptr;
-                    std::str::from_utf8_unchecked(std::slice::from_raw_parts(ptr, self.word_len()))
-                }
-            }
+            // SAFETY: a pointer state (the tag is not inline); the text lives at least as
+            // long as `&self`: a borrowed `Str<'a>` cannot outlive its `&'a str` (its
+            // `PhantomData<&'a str>`; `into_owned` copies borrowed text rather than
+            // lengthening the lifetime), and a heap box lives until `self` is dropped.
+            None => unsafe { self.pointer_text() },
         }
     }
 }
@@ -208,15 +224,8 @@ impl Drop for Raw {
     #[inline]
     fn drop(&mut self) {
         if self.tag == Tag::Heap {
-            // SAFETY: the heap state is only made by `Raw::heap`, from
-            // `Box::into_raw` of a `Box<str>` of this length; nothing else frees it
-            // (`Clone` copies the text to a new block, `into_owned` moves the `Raw`
-            // without dropping it), so this rebuilds and drops that box exactly once.
-            unsafe {
-                let ptr = self.head.ptr as *mut u8;
-                let slice = std::ptr::slice_from_raw_parts_mut(ptr, self.word_len());
-                drop(Box::from_raw(slice as *mut str));
-            }
+            // SAFETY: the heap state, and `self` is being dropped: never used again.
+            drop(unsafe { self.take_box() });
         }
     }
 }
@@ -330,6 +339,19 @@ impl<'a> Str<'a> {
         self.raw.tag == Tag::Borrowed
     }
 
+    /// The borrowed text with the lifetime of its borrow (`None` when owned), which
+    /// can outlive `self`, as a `&'a str` copied out of a `Cow::Borrowed` can.
+    #[inline]
+    pub fn as_borrowed(&self) -> Option<&'a str> {
+        if !self.is_borrowed() {
+            return None;
+        }
+        // SAFETY: the borrowed state is a pointer state whose text is a `&'a str` (made
+        // only by `Str::borrowed`, or kept with the same `'a` by `Clone`), alive for all
+        // of `'a`.
+        Some(unsafe { self.raw.pointer_text() })
+    }
+
     /// Whether the text is held inline (owned, no heap block).
     #[inline]
     pub fn is_inline(&self) -> bool {
@@ -360,14 +382,9 @@ impl<'a> Str<'a> {
         }
         let Str { raw, .. } = self;
         let raw = ManuallyDrop::new(raw);
-        // SAFETY: as in `Raw::drop`: a heap-state `Raw` owns the `Box<str>` of this
-        // pointer and length; `raw` is `ManuallyDrop`, so the box is rebuilt exactly
-        // once, here, and owned by the result.
-        let boxed = unsafe {
-            let ptr = raw.head.ptr as *mut u8;
-            let slice = std::ptr::slice_from_raw_parts_mut(ptr, raw.word_len());
-            Box::from_raw(slice as *mut str)
-        };
+        // SAFETY: the heap state (checked above); `raw` is `ManuallyDrop` and goes out of
+        // scope here, so it is neither used nor dropped after this.
+        let boxed = unsafe { raw.take_box() };
         boxed.into_string()
     }
 }
@@ -569,21 +586,9 @@ impl<'a> From<Str<'a>> for Cow<'a, str> {
     /// Borrowed stays borrowed; owned becomes a `String`.
     #[inline]
     fn from(text: Str<'a>) -> Self {
-        if text.is_borrowed() {
-            // The borrowed state holds a `&'a str`: rebuild it with its lifetime.
-            let Str { raw, .. } = text;
-            let raw = ManuallyDrop::new(raw);
-            // SAFETY: as in `Raw::as_str`, borrowed state: `head.ptr`/`word_len` are
-            // those of a `&'a str` (this `Str<'a>`'s own borrow), valid for `'a`.
-            let s: &'a str = unsafe {
-                std::str::from_utf8_unchecked(std::slice::from_raw_parts(
-                    raw.head.ptr,
-                    raw.word_len(),
-                ))
-            };
-            Cow::Borrowed(s)
-        } else {
-            Cow::Owned(text.into_string())
+        match text.as_borrowed() {
+            Some(t) => Cow::Borrowed(t),
+            None => Cow::Owned(text.into_string()),
         }
     }
 }
@@ -782,6 +787,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_borrowed_text_outlives_its_str() {
+        let text = String::from("a name longer than fifteen bytes");
+        let borrowed: &str = {
+            let s = Str::from(&text);
+            s.as_borrowed().unwrap()
+        };
+        assert_eq!(borrowed.as_ptr(), text.as_ptr());
+        assert_eq!(Str::copied("short").as_borrowed(), None);
+        assert_eq!(Str::from(text.clone()).as_borrowed(), None);
     }
 
     #[test]
