@@ -26,13 +26,16 @@
 //! are sampled round-robin, one sample of each per round, the order reversed every other
 //! round; the tables give the median (and range) over the rounds, and each target also
 //! shows the per-round ratio (the two samples of a round are taken moments apart).
-//! Decoded values are dropped after the clock stops, for every library. The Python peer
+//! Decoded values are dropped after the clock stops, for every library. Operations that
+//! write files are settled: the machine's dirty pages are written back (`sync`) before
+//! each of their samples, off the clock (`Op::settled`). The Python peer
 //! times itself inside a long-lived worker (`bench/python/model_bench_worker.py`), so
 //! interpreter start-up is never measured.
 //!
 //! Hidden modes: `--child MODE PATH` (one load in a fresh process, for the peak-memory
 //! table) and `--profile OP PATH [ITERS]` (one operation in a loop, for `valgrind
-//! --tool=callgrind --toggle-collect='*profile_target*'`).
+//! --tool=callgrind --toggle-collect='*profile_target*'` or `perf record`; prints the
+//! median iteration).
 
 #[path = "model_bench/child.rs"]
 mod child;
@@ -503,21 +506,25 @@ fn section_save(cx: &mut Ctx, inp: &Inputs) {
     let ops = vec![
         Op::rust("sv.save2", || {
             io::save(model, &ours, &SerializeOptions::default().num_threads(2)).expect("save")
-        }),
+        })
+        .settled(),
         Op::rust("sv.save1", || {
             io::save(model, &ours, &SerializeOptions::default().num_threads(1)).expect("save")
-        }),
+        })
+        .settled(),
         Op::rust("sv.nosync", || {
             io::save(model, &ours, &SerializeOptions::default().sync(false)).expect("save")
-        }),
-        Op::rust("sv.write", || std::fs::write(&plain, bytes).expect("write")),
-        Op::rust("sv.write_sync", || write_synced(&synced, bytes)),
-        Op::rust("sv.atomic", || write_atomic(&atomic, bytes)),
+        })
+        .settled(),
+        Op::rust("sv.write", || std::fs::write(&plain, bytes).expect("write")).settled(),
+        Op::rust("sv.write_sync", || write_synced(&synced, bytes)).settled(),
+        Op::rust("sv.atomic", || write_atomic(&atomic, bytes)).settled(),
         Op::timed("sv.onnx", |iters| {
             worker
                 .borrow_mut()
                 .time("save", iters, json!({"key": "w", "path": py}))
-        }),
+        })
+        .settled(),
     ];
     measure(
         "weight-heavy save",
@@ -761,16 +768,19 @@ fn section_ext(cx: &mut Ctx, inp: &Inputs) {
         }),
         Op::rust("x.save2", || {
             io::save(model, &save_path, &split.clone().num_threads(2)).expect("split save")
-        }),
+        })
+        .settled(),
         Op::rust("x.save1", || {
             io::save(model, &save_path, &split.clone().num_threads(1)).expect("split save")
-        }),
+        })
+        .settled(),
         Op::rust("x.nosync", || {
             io::save(model, &save_path, &split.clone().sync(false)).expect("split save")
-        }),
-        Op::rust("x.write", || write_all(Write::Plain)),
-        Op::rust("x.write_sync", || write_all(Write::Synced)),
-        Op::rust("x.atomic", || write_all(Write::Atomic)),
+        })
+        .settled(),
+        Op::rust("x.write", || write_all(Write::Plain)).settled(),
+        Op::rust("x.write_sync", || write_all(Write::Synced)).settled(),
+        Op::rust("x.atomic", || write_all(Write::Atomic)).settled(),
     ];
     measure(
         "external data",
@@ -1317,24 +1327,34 @@ fn loadavg() -> String {
 
 /// `--profile OP PATH [ITERS]`: runs one operation on the model in PATH, ITERS times,
 /// inside `profile_target` (for `valgrind --tool=callgrind
-/// --toggle-collect='*profile_target*'`; results are dropped outside it). OP: in memory
-/// `borrow`, `copy`, `copy1`, `shared`, `prost`, `encode`, `encode1`, `prost-encode`; file
-/// loads of PATH `load`, `load1`, `read`; file saves into `$TMPDIR/model-bench-profile/`
-/// `save`, `save1`, `save-split`, `save-split1`.
+/// --toggle-collect='*profile_target*'` or `perf record`), and prints the median and
+/// fastest time of one iteration. Each result is dropped right after its iteration,
+/// outside `profile_target` and outside the clock, so that the next iteration reuses the
+/// freed heap as the benchmark's rounds do. (Run it with
+/// `GLIBC_TUNABLES=glibc.malloc.mmap_threshold=4294967296:glibc.malloc.trim_threshold=4294967296`
+/// to keep glibc from returning that heap to the kernel between iterations: the
+/// benchmark's long-lived process usually keeps it, and without the tunables a large
+/// decode pays its page faults again every iteration.) OP: in memory `borrow`, `copy`,
+/// `copy1`, `shared`, `prost`, `encode`, `encode1`, `prost-encode`; file loads of PATH
+/// `load`, `load1`, `read`; file saves into `$TMPDIR/model-bench-profile/` `save`,
+/// `save1`, `save-split`, `save-split1`.
 fn profile(op: &str, path: &Path, iters: usize) {
     let bytes = Arc::new(std::fs::read(path).expect("read the model"));
     let model = io::load_from_bytes(&bytes, &ParseOptions::default()).expect("decode");
     let prost_model = prost_vec::onnx::ModelProto::decode(&bytes[..]).expect("prost decode");
-    let mut kept = Vec::with_capacity(iters);
-    let started = Instant::now();
-    for _ in 0..iters {
-        kept.push(profile_target(op, path, &bytes, &model, &prost_model));
+    let mut times = Vec::with_capacity(iters.max(1));
+    for _ in 0..iters.max(1) {
+        let started = Instant::now();
+        let result = profile_target(op, path, &bytes, &model, &prost_model);
+        times.push(started.elapsed());
+        drop(result);
     }
-    let elapsed = started.elapsed();
-    drop(kept);
+    times.sort();
     eprintln!(
-        "{op}: {} per iteration",
-        fmt_time(elapsed.as_secs_f64() / iters as f64)
+        "{op}: {} per iteration (median of {}; fastest {})",
+        fmt_time(times[times.len() / 2].as_secs_f64()),
+        times.len(),
+        fmt_time(times[0].as_secs_f64())
     );
 }
 

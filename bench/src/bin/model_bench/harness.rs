@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 pub struct Op<'a> {
     pub key: &'static str,
     run: Box<dyn FnMut(u64) -> Duration + 'a>,
+    /// Write back the machine's dirty pages before each sample (see [`Op::settled`]).
+    settle: bool,
 }
 
 impl<'a> Op<'a> {
@@ -28,6 +30,7 @@ impl<'a> Op<'a> {
                 drop(keep);
                 elapsed
             }),
+            settle: false,
         }
     }
 
@@ -36,7 +39,33 @@ impl<'a> Op<'a> {
         Op {
             key,
             run: Box::new(f),
+            settle: false,
         }
+    }
+
+    /// Before each sample (and the warm-up), off the clock, the machine's dirty pages are
+    /// written back (`sync`). For operations that write files: without it, a sample
+    /// starts while the kernel is still writing back the gigabyte the operation before it
+    /// left in the page cache (ours with `sync(false)`, `fs::write`, `onnx.save`), and
+    /// competes with that write-back or waits for it (a page under write-back cannot be
+    /// rewritten at once), so a sample's time depends on which operation ran before it.
+    pub fn settled(mut self) -> Self {
+        self.settle = true;
+        self
+    }
+}
+
+/// Writes back every dirty page of the machine (the `sync` command), so that the next
+/// sample starts with nothing left to write back. A machine without `sync` is sampled
+/// without it, with a warning.
+fn write_back_dirty_pages() {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let ok = std::process::Command::new("sync")
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !ok && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("  warning: `sync` failed; write samples may disturb each other");
     }
 }
 
@@ -64,6 +93,9 @@ pub fn measure(label: &str, ops: Vec<Op<'_>>, sampling: Sampling, into: &mut Res
     let mut ops = ops;
     let mut iters = Vec::with_capacity(ops.len());
     for op in &mut ops {
+        if op.settle {
+            write_back_dirty_pages();
+        }
         let once = (op.run)(1).max(Duration::from_nanos(1));
         let n = if once >= sampling.min_sample {
             1
@@ -82,6 +114,9 @@ pub fn measure(label: &str, ops: Vec<Op<'_>>, sampling: Sampling, into: &mut Res
         };
         for i in order {
             let n = iters[i];
+            if ops[i].settle {
+                write_back_dirty_pages();
+            }
             let t = (ops[i].run)(n);
             samples[i].push(t / n as u32);
         }
