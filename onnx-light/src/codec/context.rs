@@ -176,6 +176,12 @@ impl SharedMode {
             budget: Budget::UNLIMITED,
         }
     }
+
+    /// Whether a payload of `len` bytes is shared rather than copied.
+    #[inline]
+    fn shares(&self, len: usize) -> bool {
+        len >= self.threshold && len > 0
+    }
 }
 
 impl std::fmt::Debug for SharedMode {
@@ -190,7 +196,7 @@ impl std::fmt::Debug for SharedMode {
 impl<'b> DecodeContext<'b, 'static> for SharedMode {
     #[inline]
     fn bytes(&mut self, data: &'b [u8], offset: u64) -> Bytes<'static> {
-        if data.len() >= self.threshold && !data.is_empty() {
+        if self.shares(data.len()) {
             let start = offset as usize;
             let in_owner = self
                 .owner
@@ -220,7 +226,7 @@ impl<'b> DecodeContext<'b, 'static> for SharedMode {
 
     #[inline]
     fn copy_cost(&self, len: usize, payload: bool) -> u64 {
-        if payload && len >= self.threshold && len > 0 {
+        if payload && self.shares(len) {
             0
         } else {
             len as u64

@@ -13,11 +13,13 @@ use super::format::EncryptionFormat;
 use super::options::{DecryptOptions, EncryptOptions};
 use super::passphrase::Passphrase;
 use super::source::{FileSource, Memory, Source};
-use super::stream::write_atomically;
 use super::workers::Workers;
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::{ByteOwner, SharedOwner};
-use crate::io::{load_from_owner, save_to_writer, ParseOptions, PayloadBuffer, SerializeOptions};
+use crate::io::{
+    load_from_owner, save_to_writer, write_atomically, NoHook, ParseOptions, PayloadBuffer,
+    SerializeOptions,
+};
 use crate::onnx::{Model, ModelProto};
 
 /// A decrypted model, and the format it was stored in.
@@ -109,7 +111,7 @@ pub fn save_encrypted(
     options: &EncryptOptions,
 ) -> Result<()> {
     let path = path.as_ref();
-    write_atomically(path, |file| {
+    write_atomically(path, &NoHook, true, |file| {
         let mut writer = EncryptingWriter::new(file, passphrase, options)?;
         save_to_writer(model, &mut writer, &serialize_options(options))?;
         writer.finish()?;

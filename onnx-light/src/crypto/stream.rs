@@ -14,31 +14,7 @@ use super::passphrase::Passphrase;
 use super::source::FileSource;
 use super::workers::Workers;
 use crate::error::{Error, Result};
-use crate::io::{AtomicTarget, SaveHook, SaveStep};
-
-/// The save hook of operations that have no fault injection.
-pub(crate) struct NoHook;
-
-impl SaveHook for NoHook {
-    fn before(&self, _: SaveStep) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Runs `write` against a new temporary file next to `path`, then flushes it and
-/// renames it over `path`; on any error removes it, leaving `path` as it was.
-pub(crate) fn write_atomically(path: &Path, write: impl FnOnce(&File) -> Result<()>) -> Result<()> {
-    let target = AtomicTarget::new(path, &NoHook)?;
-    let result = write(&target.file)
-        .and_then(|()| target.file.sync_all().map_err(|e| Error::io(e, Some(path))));
-    match result {
-        Ok(()) => target.commit(&NoHook, true),
-        Err(e) => {
-            target.abandon();
-            Err(e)
-        }
-    }
-}
+use crate::io::{write_atomically, NoHook};
 
 fn open(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| Error::io(e, Some(path)))
@@ -69,7 +45,7 @@ pub fn encrypt_file(
     options.validate()?;
     let input = open(src)?;
     FileSource::new(&input, src)?; // a regular file, not a directory or a pipe
-    write_atomically(dst, |file| {
+    write_atomically(dst, &NoHook, true, |file| {
         let mut writer =
             EncryptingWriter::new(file, passphrase, options).map_err(|e| e.in_file(dst))?;
         writer
@@ -110,7 +86,7 @@ pub fn decrypt_file(
     let source = FileSource::new(&input, src)?;
     let workers = Workers::new(options.num_threads)?;
     let opened = Opened::open(&source, passphrase, options).map_err(|e| e.in_file(src))?;
-    write_atomically(dst, |file| {
+    write_atomically(dst, &NoHook, true, |file| {
         opened
             .decrypt_to(&source, &mut &*file, &workers)
             .map_err(|e| with_path(e, src, dst))

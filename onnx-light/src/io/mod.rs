@@ -87,7 +87,7 @@ pub use load::{
 };
 pub(crate) use options::pool_of;
 pub use options::TensorBufferOptions;
-pub(crate) use save::AtomicTarget;
 pub use save::{
     save, save_to_vec, save_to_writer, save_with_hook, SaveHook, SaveStep, SerializeOptions,
 };
+pub(crate) use save::{write_atomically, NoHook};

@@ -119,7 +119,8 @@ pub trait SaveHook: Sync {
     fn before(&self, step: SaveStep) -> std::io::Result<()>;
 }
 
-struct NoHook;
+/// The hook of saves without fault injection.
+pub(crate) struct NoHook;
 
 impl SaveHook for NoHook {
     fn before(&self, _: SaveStep) -> std::io::Result<()> {
@@ -372,19 +373,31 @@ pub fn save_with_hook(
         return super::external::save_external(model, path, options, hook, plan);
     }
     check_complete(model)?;
+    write_atomically(path, hook, options.sync, |file| {
+        write_model_file(model, file, options, hook).map_err(|e| e.in_file(path))
+    })
+}
+
+/// Runs `write` against a new temporary file next to `path`, flushes it to stable
+/// storage when `sync`, and renames it over `path`; on any error removes it, leaving
+/// `path` as it was.
+pub(crate) fn write_atomically(
+    path: &Path,
+    hook: &dyn SaveHook,
+    sync: bool,
+    write: impl FnOnce(&File) -> Result<()>,
+) -> Result<()> {
     let target = AtomicTarget::new(path, hook)?;
-    let result = write_model_file(model, &target.file, options, hook).and_then(|()| {
-        if options.sync {
-            hook.before(SaveStep::Sync)?;
-            target.file.sync_all()?;
-        }
-        Ok(())
+    let result = write(&target.file).and_then(|()| {
+        target
+            .flush(hook, sync)
+            .map_err(|e| Error::io(e, Some(path)))
     });
     match result {
-        Ok(()) => target.commit(hook, options.sync),
+        Ok(()) => target.commit(hook, sync),
         Err(e) => {
             target.abandon();
-            Err(e.in_file(path))
+            Err(e)
         }
     }
 }
@@ -568,6 +581,16 @@ impl AtomicTarget {
                 Err(e) => return Err(Error::io(e, Some(&temp))),
             }
         }
+    }
+
+    /// With `sync`, flushes the written file to stable storage (the hook sees the
+    /// step first); without, does nothing.
+    pub(crate) fn flush(&self, hook: &dyn SaveHook, sync: bool) -> std::io::Result<()> {
+        if sync {
+            hook.before(SaveStep::Sync)?;
+            self.file.sync_all()?;
+        }
+        Ok(())
     }
 
     /// Renames the temporary file over the target and, with `sync`, makes the rename

@@ -447,13 +447,8 @@ pub(crate) fn save_external(
                 })
         })??;
         for (target, name) in targets.iter().zip(&final_names) {
-            if !options.sync {
-                break;
-            }
-            hook.before(SaveStep::Sync)?;
             target
-                .file
-                .sync_all()
+                .flush(hook, options.sync)
                 .map_err(|e| Error::io(e, Some(&dir.join(name))))?;
         }
         Ok(())
@@ -471,13 +466,8 @@ pub(crate) fn save_external(
             return Err(e);
         }
     };
-    let result = write_model_file(&view, &model_target.file, options, hook).and_then(|()| {
-        if options.sync {
-            hook.before(SaveStep::Sync)?;
-            model_target.file.sync_all()?;
-        }
-        Ok(())
-    });
+    let result = write_model_file(&view, &model_target.file, options, hook)
+        .and_then(|()| Ok(model_target.flush(hook, options.sync)?));
     if let Err(e) = result {
         model_target.abandon();
         targets.into_iter().for_each(AtomicTarget::abandon);
