@@ -713,6 +713,36 @@ fn a_symlink_planted_at_a_data_file_name_is_replaced_not_followed() {
 }
 
 #[test]
+fn a_data_file_name_taken_by_a_directory_fails_the_save_and_keeps_the_old_model() {
+    let dir = Scratch::new("dirplanted");
+    let path = dir.path("m.onnx");
+    let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
+    io::save(&model(16), &path, &options).unwrap();
+    // The next save writes the second generation, `w.bin~1`: a directory is there.
+    std::fs::create_dir(dir.path("w.bin~1")).unwrap();
+    std::fs::write(dir.path("w.bin~1").join("keep.txt"), b"mine").unwrap();
+    let before = dir.entries();
+    for sync in [true, false] {
+        let err = io::save(&model(17), &path, &options.clone().sync(sync)).unwrap_err();
+        assert!(err.to_string().contains("w.bin~1"), "{err}");
+        assert_eq!(io::load(&path).unwrap(), model(16));
+        assert_eq!(dir.entries(), before, "sync {sync}");
+        assert_eq!(
+            std::fs::read(dir.path("w.bin~1").join("keep.txt")).unwrap(),
+            b"mine"
+        );
+    }
+    // A stale file there (no model refers to it) is replaced, with or without `sync`.
+    std::fs::remove_dir_all(dir.path("w.bin~1")).unwrap();
+    std::fs::write(dir.path("w.bin~1"), b"stale").unwrap();
+    io::save(&model(17), &path, &options.clone().sync(false)).unwrap();
+    assert_eq!(io::load(&path).unwrap(), model(17));
+    io::save(&model(18), &path, &options).unwrap();
+    assert_eq!(io::load(&path).unwrap(), model(18));
+    assert_eq!(dir.entries(), ["m.onnx", "w.bin", "w.bin~1"]);
+}
+
+#[test]
 fn bad_external_options_are_errors() {
     let dir = Scratch::new("badopts");
     let path = dir.path("m.onnx");

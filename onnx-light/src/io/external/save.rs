@@ -482,7 +482,7 @@ pub(crate) fn save_external(
         let Some((t, name)) = targets.next() else {
             break model_target.commit(hook, options.sync);
         };
-        if let Err(e) = t.commit(hook, options.sync) {
+        if let Err(e) = t.commit_unused(hook, options.sync) {
             targets.for_each(|(t, _)| t.abandon());
             model_target.abandon();
             break Err(e);
