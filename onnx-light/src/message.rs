@@ -228,7 +228,7 @@ pub trait DecodeOwned: Decode<'static> {
         Self::decode_owned_with(buf, &DecodeOptions::default())
     }
 
-    /// [`Decode::decode_owned`] with explicit options.
+    /// [`DecodeOwned::decode_owned`] with explicit options.
     ///
     /// # Errors
     /// Malformed input, with offset and field path.
@@ -258,7 +258,7 @@ pub trait DecodeOwned: Decode<'static> {
         Ok(msg)
     }
 
-    /// [`Decode::decode_shared`] taking any owner by value.
+    /// [`DecodeOwned::decode_shared`] taking any owner by value.
     ///
     /// # Errors
     /// Malformed input, with offset and field path.

@@ -6,7 +6,8 @@
 //! Data files are written under temporary names and renamed into place before the model
 //! file is; a data file name that the model currently at the target path still uses is
 //! never overwritten (the new data goes to a second generation name, `name~1`), so the
-//! old model and its data stay loadable whatever step fails.
+//! old model and its data stay loadable whatever step fails. Any other name is taken by
+//! removing what is there and renaming (`AtomicTarget::commit_unused`).
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::FileExt;
