@@ -276,8 +276,21 @@ fn convert_then_save_writes_the_marked_tensors() {
     let marked: Vec<_> = external_locations(&m);
     assert!(!marked.is_empty());
     assert!(m.tensors().iter().all(|t| t.raw_data.is_some()));
-    // In-memory saves refuse marked tensors rather than write an inconsistent model.
-    assert!(io::save_to_vec(&m, &SerializeOptions::default()).is_err());
+    // In-memory saves refuse marked tensors rather than write an inconsistent model,
+    // naming the tensor, whatever the thread count.
+    for threads in [1, 2] {
+        let options = SerializeOptions::default().num_threads(threads);
+        for err in [
+            io::save_to_vec(&m, &options).unwrap_err(),
+            io::save_to_writer(&m, Vec::new(), &options).unwrap_err(),
+        ] {
+            assert!(
+                matches!(err.kind(), ErrorKind::IncompleteModel { .. }),
+                "{err}"
+            );
+            assert!(err.tensor().is_some(), "{err}");
+        }
+    }
     io::save(&m, &path, &SerializeOptions::default()).unwrap();
     assert!(dir.path("data.bin").exists());
     assert_eq!(io::load(&path).unwrap(), model(8));
@@ -764,18 +777,21 @@ fn bad_external_options_are_errors() {
         );
     }
     assert!(dir.entries().is_empty());
-    let err = io::save_to_vec(
-        &model(16),
-        &SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin")),
-    )
-    .unwrap_err();
-    assert!(matches!(
-        err.kind(),
-        ErrorKind::InvalidOption {
-            name: "external_data",
-            ..
-        }
-    ));
+    // In-memory saves have no directory for data files: an error, not a model whose
+    // external data silently stayed inline.
+    let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
+    for err in [
+        io::save_to_vec(&model(16), &options).unwrap_err(),
+        io::save_to_writer(&model(16), Vec::new(), &options).unwrap_err(),
+    ] {
+        assert!(matches!(
+            err.kind(),
+            ErrorKind::InvalidOption {
+                name: "external_data",
+                ..
+            }
+        ));
+    }
 }
 
 #[test]

@@ -128,48 +128,53 @@ impl SaveHook for NoHook {
     }
 }
 
-/// External data needs a directory: refuse it for in-memory saves instead of writing a
-/// model whose external tensors have nowhere to go.
-fn check_in_memory(model: &ModelProto<'_>, options: &SerializeOptions) -> Result<()> {
+/// One walk over the model's tensors before an in-memory encode (`save_to_vec`,
+/// `save_to_writer`): refuses what such an encode cannot write, and collects the large
+/// payloads when they are to be copied in parallel. One walk, not one per question: on a
+/// model of 200 000 nodes each walk reads every attribute (about 6 ms).
+///
+/// Refused: external data options (the files need a model path), tensors marked
+/// external that hold their data in memory (the data would be written inline and the
+/// model would still point at a file), and tensors whose weights were left on disk.
+fn survey<'m>(
+    model: &'m ModelProto<'_>,
+    options: &SerializeOptions,
+    parallel: bool,
+) -> Result<Payloads<'m>> {
     if options.external_data.is_some() {
         return Err(Error::invalid_option(
             "external_data",
             "external data files need a model path: use io::save",
         ));
     }
+    let threshold = options.buffer.raw_data_threshold.max(1);
+    let mut by_key = HashMap::new();
     let mut failure = None;
     model.visit_tensors(|_, t| {
-        if failure.is_none() && super::external::is_external(t) && (t.raw_data.is_some() || t.lazy_data.is_some()) {
-            failure = Some(
-                Error::new(ErrorKind::IncompleteModel {
-                    reason: "it is marked external but holds its data in memory; save it with io::save to write the data file".into(),
-                })
-                .in_tensor(t.name()),
-            );
+        if failure.is_some() {
+            return;
+        }
+        let reason = if super::external::is_external(t)
+            && (t.raw_data.is_some() || t.lazy_data.is_some())
+        {
+            Some("it is marked external but holds its data in memory; save it with io::save to write the data file".to_string())
+        } else if let (None, Some(lazy)) = (&t.raw_data, &t.lazy_data) {
+            Some(format!(
+                "its weights are still in {} (structure-only load); call io::materialize_lazy_data first",
+                lazy.source()
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            failure = Some(Error::new(ErrorKind::IncompleteModel { reason }).in_tensor(t.name()));
+            return;
+        }
+        if let Some(raw) = t.raw_data.as_deref().filter(|r| parallel && r.len() >= threshold) {
+            by_key.insert((raw.as_ptr() as usize, raw.len()), raw);
         }
     });
-    failure.map_or(Ok(()), Err)
-}
-
-/// Refuses models with tensors whose weights were left on disk.
-fn check_complete(model: &ModelProto<'_>) -> Result<()> {
-    let mut failure = None;
-    model.visit_tensors(|_, t| {
-        if failure.is_none() && t.raw_data.is_none() {
-            if let Some(lazy) = &t.lazy_data {
-                failure = Some(
-                    Error::new(ErrorKind::IncompleteModel {
-                        reason: format!(
-                            "its weights are still in {} (structure-only load); call io::materialize_lazy_data first",
-                            lazy.source()
-                        ),
-                    })
-                    .in_tensor(t.name()),
-                );
-            }
-        }
-    });
-    failure.map_or(Ok(()), Err)
+    failure.map_or(Ok(Payloads { by_key }), Err)
 }
 
 /// The large payloads of a model, by (address, length): the sink recognises them when
@@ -195,6 +200,17 @@ impl<'m> Payloads<'m> {
 
     fn keys(&self) -> HashSet<(usize, usize)> {
         self.by_key.keys().copied().collect()
+    }
+
+    /// Whether copying these payloads in parallel pays off in an encoding of `total`
+    /// bytes: only when they are at least half of it. Below that the bookkeeping (a
+    /// lookup per large write, a zeroed output buffer, one job per payload) costs more
+    /// than a second thread saves: on the 200 000-node benchmark model (13% of its bytes
+    /// in 2 500 small payloads) the deferring encode took 35 ms with 2 threads against
+    /// 31 ms sequentially.
+    fn worth_deferring(&self, total: u64) -> bool {
+        let bytes: u64 = self.by_key.keys().map(|k| k.1 as u64).sum();
+        !self.by_key.is_empty() && bytes >= total / 2
     }
 
     /// The length of the shortest payload (`usize::MAX` when there is none).
@@ -263,13 +279,14 @@ impl Sink for DeferringSliceSink<'_> {
 /// Encodes `model` into a new vector of exactly its encoded size.
 ///
 /// # Errors
-/// `IncompleteModel` for tensors whose weights were left on disk; `ValueOutOfRange` if
-/// the encoding does not fit in memory.
+/// `InvalidOption` for external data options (they need a model path: use [`save`]);
+/// `IncompleteModel` for tensors whose weights were left on disk or that are marked
+/// external while holding their data; `ValueOutOfRange` if the encoding does not fit in
+/// memory.
 pub fn save_to_vec(model: &ModelProto<'_>, options: &SerializeOptions) -> Result<Vec<u8>> {
     options.buffer.validate()?;
-    check_in_memory(model, options)?;
-    check_complete(model)?;
     let parallel = thread_count(options.num_threads) > 1;
+    let payloads = survey(model, options, parallel)?;
     let mut sizes = SizeCache::new();
     let total = model.compute_size(&mut sizes);
     let total = usize::try_from(total).map_err(|_| {
@@ -277,9 +294,8 @@ pub fn save_to_vec(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
             what: "encoded model larger than the address space",
         })
     })?;
-    let payloads = Payloads::collect(model, options.buffer.raw_data_threshold, parallel);
-    if payloads.by_key.is_empty() {
-        // Sequential, or nothing to copy in parallel.
+    if !payloads.worth_deferring(total as u64) {
+        // Sequential, or not enough to copy in parallel.
         let mut out = Vec::with_capacity(total);
         model.encode_fields(&mut out, &mut sizes.cursor())?;
         return Ok(out);
@@ -318,14 +334,16 @@ pub fn save_to_vec(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
 /// straight through). Returns the number of bytes written.
 ///
 /// # Errors
-/// I/O errors of the writer; `IncompleteModel` for tensors left on disk.
+/// I/O errors of the writer; `InvalidOption` for external data options (they need a
+/// model path: use [`save`]); `IncompleteModel` for tensors left on disk or marked
+/// external while holding their data.
 pub fn save_to_writer(
     model: &ModelProto<'_>,
     writer: impl Write,
     options: &SerializeOptions,
 ) -> Result<u64> {
     options.buffer.validate()?;
-    check_complete(model)?;
+    survey(model, options, false)?;
     let mut sink = IoSink::new(writer);
     let n = model.encode(&mut sink)?;
     sink.flush()?;
@@ -372,7 +390,7 @@ pub fn save_with_hook(
     if let Some(plan) = super::external::plan(model, options)? {
         return super::external::save_external(model, path, options, hook, plan);
     }
-    check_complete(model)?;
+    // No plan: no external data to write and no weights left on disk.
     write_atomically(path, hook, options.sync, |file| {
         write_model_file(model, file, options, hook).map_err(|e| e.in_file(path))
     })
@@ -491,9 +509,12 @@ pub(crate) fn write_model_file(
     hook: &dyn SaveHook,
 ) -> Result<()> {
     let parallel = thread_count(options.num_threads) > 1;
-    let payloads = Payloads::collect(model, options.buffer.raw_data_threshold, parallel);
+    let mut payloads = Payloads::collect(model, options.buffer.raw_data_threshold, parallel);
     let mut sizes = SizeCache::new();
     let total = model.compute_size(&mut sizes);
+    if !payloads.worth_deferring(total) {
+        payloads.by_key.clear();
+    }
     // Reserve the final size up front: a full disk fails here, before any writing.
     file.set_len(total)?;
     let mut sink = PositionalSink {

@@ -190,10 +190,12 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
     let mut used_tensor_names: HashSet<String> = HashSet::new();
     let mut failure = None;
     let mut any = false;
+    let mut any_lazy = false;
     model.visit_tensors(|site, t| {
         if failure.is_some() {
             return;
         }
+        any_lazy |= t.raw_data.is_none() && t.lazy_data.is_some();
         let Some(len) = payload_len(t) else {
             placements.push(None);
             return;
@@ -281,14 +283,10 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
     if let Some(e) = failure {
         return Err(e);
     }
-    let lazy = !placements.is_empty() && {
-        let mut any_lazy = false;
-        model.visit_tensors(|_, t| any_lazy |= t.raw_data.is_none() && t.lazy_data.is_some());
-        any_lazy
-    };
     // A model with lazily loaded tensors always goes through this path, which fetches
-    // the ones that stay inline.
-    Ok((any || lazy).then_some(Plan { placements, files }))
+    // the ones that stay inline. (So `None` also means that every tensor's data is in
+    // memory.)
+    Ok((any || any_lazy).then_some(Plan { placements, files }))
 }
 
 /// The external-data file names the model currently at `path` uses (empty when there is
