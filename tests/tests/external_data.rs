@@ -756,6 +756,67 @@ fn a_data_file_name_taken_by_a_directory_fails_the_save_and_keeps_the_old_model(
 }
 
 #[test]
+fn a_failed_save_leaves_an_older_generation_it_would_replace_as_it_was() {
+    let dir = Scratch::new("stalegen");
+    let path = dir.path("m.onnx");
+    let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
+    io::save(&model(19), &path, &options).unwrap();
+    // What an older save left at the name the next save will take.
+    let stale = vec![7u8; 300_000];
+    std::fs::write(dir.path("w.bin~1"), &stale).unwrap();
+    let before = dir.entries();
+    for sync in [true, false] {
+        let options = options.clone().sync(sync);
+        // The steps of this save (without `sync` there are fewer).
+        let probe = FailAt {
+            n: u64::MAX,
+            seen: AtomicU64::new(0),
+        };
+        let spare = Scratch::new("stalegen-probe");
+        io::save_with_hook(&model(20), &spare.path("m.onnx"), &options, &probe).unwrap();
+        let steps = probe.seen.load(Ordering::SeqCst);
+        for n in 0..steps {
+            let hook = FailAt {
+                n,
+                seen: AtomicU64::new(0),
+            };
+            let what = format!("step {n} of {steps}, sync {sync}");
+            assert!(
+                io::save_with_hook(&model(20), &path, &options, &hook).is_err(),
+                "{what}"
+            );
+            assert_eq!(io::load(&path).unwrap(), model(19), "{what}");
+            assert_eq!(dir.entries(), before, "{what}");
+            assert!(
+                std::fs::read(dir.path("w.bin~1")).unwrap() == stale,
+                "{what}"
+            );
+        }
+    }
+    io::save(&model(20), &path, &options).unwrap();
+    assert_eq!(io::load(&path).unwrap(), model(20));
+}
+
+#[test]
+fn a_fifo_at_a_data_file_name_is_replaced_without_blocking_the_save() {
+    let dir = Scratch::new("fifo");
+    let path = dir.path("m.onnx");
+    let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
+    io::save(&model(21), &path, &options).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.path("w.bin~1"))
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success());
+    // Nothing opens the FIFO for writing: a blocking open of it would hang here.
+    io::save(&model(22), &path, &options).unwrap();
+    assert!(std::fs::symlink_metadata(dir.path("w.bin~1"))
+        .unwrap()
+        .is_file());
+    assert_eq!(io::load(&path).unwrap(), model(22));
+}
+
+#[test]
 fn bad_external_options_are_errors() {
     let dir = Scratch::new("badopts");
     let path = dir.path("m.onnx");

@@ -545,13 +545,64 @@ pub(crate) fn write_model_file(
     Ok(())
 }
 
-/// How [`AtomicTarget`] takes over its target name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Replace {
-    /// One rename over whatever is there: the name always holds the old or the new file.
-    Atomically,
-    /// Remove what is there, then rename: for names nothing in use refers to.
-    Unused,
+/// Drops the page cache of the regular file at `path`, if there is one (a symlink is not
+/// followed; anything else, and any error, is left alone: this is only a hint). For a
+/// file the save is about to replace: its pages are freed now, so that the new file's
+/// writes take them over instead of asking the kernel for fresh ones. On this project's
+/// benchmark VM (a balloon driver returns freed memory to the host) fresh pages are
+/// what made the writing of 1 GB swing between 0.3 s and 2.5 s (BENCHMARKS.md, "Targets
+/// missed", item 3). The file itself is untouched: a failed save leaves it as it was.
+pub(crate) fn release_cached_pages(path: &Path) {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{fadvise, fstat, open, Advice, FileType, Mode, OFlags};
+        // Non-blocking: a FIFO planted at the name must not hang the save.
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        if let Ok(fd) = open(path, flags, Mode::empty()) {
+            let regular = fstat(&fd)
+                .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
+            if regular {
+                let _ = fadvise(&fd, 0, None, Advice::DontNeed);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = path;
+}
+
+/// A file that [`AtomicTarget::commit_unused`] moved aside to free its name.
+#[must_use = "discard it when the save succeeds, restore it when it fails"]
+pub(crate) struct Displaced {
+    aside: PathBuf,
+    path: PathBuf,
+}
+
+impl Displaced {
+    /// The save succeeded: removes the old file.
+    pub(crate) fn discard(self) {
+        let _ = std::fs::remove_file(&self.aside);
+    }
+
+    /// The save failed: puts the old file back under its name (over the new file, which
+    /// the failed save no longer needs).
+    pub(crate) fn restore(self) {
+        let _ = std::fs::rename(&self.aside, &self.path);
+    }
+}
+
+/// A hidden name next to `path` that no entry has: `.<name>.<what>-<pid>-<n>`.
+fn free_name(path: &Path, what: &str) -> PathBuf {
+    let name = path.file_name().unwrap_or_default();
+    loop {
+        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let mut candidate = std::ffi::OsString::from(".");
+        candidate.push(name);
+        candidate.push(format!(".{what}-{}-{n}", std::process::id()));
+        let candidate = path.with_file_name(candidate);
+        if std::fs::symlink_metadata(&candidate).is_err() {
+            return candidate;
+        }
+    }
 }
 
 /// The temporary file of an atomic save and the path it will replace.
@@ -626,36 +677,42 @@ impl AtomicTarget {
     /// Renames the temporary file over the target and, with `sync`, makes the rename
     /// durable.
     pub(crate) fn commit(self, hook: &dyn SaveHook, sync: bool) -> Result<()> {
-        self.commit_as(hook, sync, Replace::Atomically)
+        self.commit_as(hook, sync, false).map(|_| ())
     }
 
     /// Like [`AtomicTarget::commit`] for a target name that nothing in use refers to (a
-    /// data file name the model at the save path does not use): an entry already there
-    /// is removed first and the temporary file renamed to the free name. The end state
-    /// is the same as renaming over it, but a rename over an existing file makes ext4
-    /// (`auto_da_alloc`, on by default) start writing back the new file's data in the
-    /// renaming thread, which costs about 0.3 s per GB when the save does not `fsync`
-    /// (measured in BENCHMARKS.md). Only this name goes missing for a moment; no model
-    /// refers to it.
-    pub(crate) fn commit_unused(self, hook: &dyn SaveHook, sync: bool) -> Result<()> {
-        self.commit_as(hook, sync, Replace::Unused)
+    /// data file name the model at the save path does not use): a file or symlink
+    /// already there (never followed) is first renamed aside, then the temporary file is
+    /// renamed to the free name. The caller ends the save by discarding what was moved
+    /// aside, or, when the save fails, by restoring it: a failed save leaves even an
+    /// unused old file where it was. Renaming over the old file would not allow that, and
+    /// on ext4 (`auto_da_alloc`, on by default) a rename over an existing file starts
+    /// writing back the new file's data in the renaming thread, about 0.3 s per GB when
+    /// the save does not `fsync` (BENCHMARKS.md, "Targets missed", item 3).
+    pub(crate) fn commit_unused(
+        self,
+        hook: &dyn SaveHook,
+        sync: bool,
+    ) -> Result<Option<Displaced>> {
+        self.commit_as(hook, sync, true)
     }
 
-    fn commit_as(self, hook: &dyn SaveHook, sync: bool, replace: Replace) -> Result<()> {
+    fn commit_as(self, hook: &dyn SaveHook, sync: bool, unused: bool) -> Result<Option<Displaced>> {
+        let mut displaced = None;
         let result = (|| -> std::io::Result<()> {
             if let Ok(meta) = std::fs::metadata(&self.path) {
                 self.file.set_permissions(meta.permissions())?;
             }
             hook.before(SaveStep::Rename)?;
-            if replace == Replace::Unused {
-                // A directory stays (the rename reports it); a file or symlink (never
-                // followed) is removed.
-                match std::fs::symlink_metadata(&self.path) {
-                    Ok(meta) if !meta.is_dir() => match std::fs::remove_file(&self.path) {
-                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-                        _ => {}
-                    },
-                    _ => {}
+            if unused {
+                // A directory stays (the rename below reports it).
+                if std::fs::symlink_metadata(&self.path).is_ok_and(|m| !m.is_dir()) {
+                    let aside = free_name(&self.path, "old");
+                    std::fs::rename(&self.path, &aside)?;
+                    displaced = Some(Displaced {
+                        aside,
+                        path: self.path.clone(),
+                    });
                 }
             }
             std::fs::rename(&self.temp, &self.path)?;
@@ -669,9 +726,12 @@ impl AtomicTarget {
             Ok(())
         })();
         match result {
-            Ok(()) => Ok(()),
+            Ok(()) => Ok(displaced),
             Err(e) => {
                 let _ = std::fs::remove_file(&self.temp);
+                if let Some(d) = displaced {
+                    d.restore();
+                }
                 Err(Error::io(e, Some(&self.path)))
             }
         }

@@ -12,13 +12,17 @@
 //! data. The old generation's files are left where they are (another model may refer to
 //! them); the next save that takes their names replaces them.
 //!
-//! A name that no model at the target path uses, and that already holds a file or a
-//! symlink, is taken by removing that entry and renaming the new file to the free name
-//! (a symlink is never followed; a directory there makes the save fail and is kept).
-//! Renaming over an existing file would end in the same state, but on ext4 (whose
-//! default `auto_da_alloc` starts writing back a file renamed over another) it made a
-//! `sync(false)` save of 1 GiB spend about 0.3 s more in the rename than a save that
-//! does `fsync` (BENCHMARKS.md, "Targets missed", item 3).
+//! A name that no model at the target path uses but that already holds a file or a
+//! symlink (an older generation) is taken by renaming that entry aside, renaming the new
+//! file to the free name, and removing the old entry once the model file is in place; if
+//! the save fails, the old entry is put back, so a failed save changes nothing in the
+//! directory. (A symlink is never followed; a directory there makes the save fail and is
+//! kept.) Before writing, the save also drops such a file's pages from the page cache
+//! (`posix_fadvise(DONTNEED)`, Linux only; the file is untouched) so that the new file's
+//! writes reuse them. Both choices are measured in BENCHMARKS.md ("Targets missed", item
+//! 3): on its ext4 VM, a rename over an existing file cost a `sync(false)` save about 0.3
+//! s per GB, and writing into fresh pages instead of released ones swung a 1 GB write
+//! between 0.3 s and 2.5 s.
 
 mod load;
 mod reference;

@@ -7,7 +7,8 @@
 //! file is; a data file name that the model currently at the target path still uses is
 //! never overwritten (the new data goes to a second generation name, `name~1`), so the
 //! old model and its data stay loadable whatever step fails. Any other name is taken by
-//! removing what is there and renaming (`AtomicTarget::commit_unused`).
+//! moving what is there aside, renaming, and at the end removing it (or putting it back
+//! when the save fails: `AtomicTarget::commit_unused`).
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::FileExt;
@@ -22,7 +23,10 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::field::Bytes;
 use crate::io::buffer::align_up;
 use crate::io::options::{validate_alignment, with_threads};
-use crate::io::save::{write_model_file, AtomicTarget, SaveHook, SaveStep, SerializeOptions};
+use crate::io::save::{
+    release_cached_pages, write_model_file, AtomicTarget, Displaced, SaveHook, SaveStep,
+    SerializeOptions,
+};
 use crate::message::Reborrow;
 use crate::onnx::{DataLocation, ModelProto, StringStringEntryProto, TensorProto, TensorSite};
 
@@ -354,6 +358,12 @@ pub(crate) fn save_external(
         })
         .collect();
 
+    // Files this save will replace (names no model at `path` uses, left by an older
+    // save): their cached pages are released now, for the new files to reuse.
+    for name in &final_names {
+        release_cached_pages(&dir.join(name));
+    }
+
     // The view the model file encodes: external tensors point at their files.
     let mut view = model.reborrow();
     let mut index = 0usize;
@@ -473,24 +483,31 @@ pub(crate) fn save_external(
         return Err(e.in_file(path));
     }
     // Commit: data files (none of which the current model uses), then the model. On a
-    // failure, data files already renamed into place are removed again: no model refers
-    // to them.
-    let mut committed: Vec<PathBuf> = Vec::new();
+    // failure, data files already renamed into place are removed again (no model refers
+    // to them) and what they displaced is put back; on success, that is removed.
+    let mut committed: Vec<(PathBuf, Option<Displaced>)> = Vec::new();
     let mut targets = targets.into_iter().zip(&final_names);
     let outcome = loop {
         let Some((t, name)) = targets.next() else {
             break model_target.commit(hook, options.sync);
         };
-        if let Err(e) = t.commit_unused(hook, options.sync) {
-            targets.for_each(|(t, _)| t.abandon());
-            model_target.abandon();
-            break Err(e);
+        match t.commit_unused(hook, options.sync) {
+            Ok(displaced) => committed.push((dir.join(name), displaced)),
+            Err(e) => {
+                targets.for_each(|(t, _)| t.abandon());
+                model_target.abandon();
+                break Err(e);
+            }
         }
-        committed.push(dir.join(name));
     };
-    if outcome.is_err() {
-        for p in committed {
-            let _ = std::fs::remove_file(p);
+    for (path, displaced) in committed {
+        match (&outcome, displaced) {
+            (Ok(()), Some(d)) => d.discard(),
+            (Ok(()), None) => {}
+            (Err(_), Some(d)) => d.restore(),
+            (Err(_), None) => {
+                let _ = std::fs::remove_file(path);
+            }
         }
     }
     outcome
