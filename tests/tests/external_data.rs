@@ -636,6 +636,25 @@ struct FailAt {
     seen: AtomicU64,
 }
 
+impl FailAt {
+    /// Fails step `n` (counting from 0).
+    fn at(n: u64) -> Self {
+        FailAt {
+            n,
+            seen: AtomicU64::new(0),
+        }
+    }
+
+    /// How many steps a save of `m` with `options` has: counted on a save of it into
+    /// a new directory, which takes the same steps as a save over a model.
+    fn steps_of(m: &Model, options: &SerializeOptions) -> u64 {
+        let probe = FailAt::at(u64::MAX);
+        let spare = Scratch::new("probe");
+        io::save_with_hook(m, &spare.path("m.onnx"), options, &probe).unwrap();
+        probe.seen.load(Ordering::SeqCst)
+    }
+}
+
 impl SaveHook for FailAt {
     fn before(&self, step: SaveStep) -> std::io::Result<()> {
         if self.seen.fetch_add(1, Ordering::SeqCst) == self.n {
@@ -656,19 +675,10 @@ fn a_failed_external_save_leaves_the_old_model_and_its_data_loadable() {
     io::save(&model(12), &path, &options).unwrap();
     let before = dir.entries();
     // Count the steps of a full save of another model to the same place.
-    let probe = FailAt {
-        n: u64::MAX,
-        seen: AtomicU64::new(0),
-    };
-    let spare = Scratch::new("probe");
-    io::save_with_hook(&model(13), &spare.path("m.onnx"), &options, &probe).unwrap();
-    let steps = probe.seen.load(Ordering::SeqCst);
+    let steps = FailAt::steps_of(&model(13), &options);
     assert!(steps > 6, "{steps}");
     for n in 0..steps {
-        let hook = FailAt {
-            n,
-            seen: AtomicU64::new(0),
-        };
+        let hook = FailAt::at(n);
         assert!(
             io::save_with_hook(&model(13), &path, &options, &hook).is_err(),
             "step {n}"
@@ -767,19 +777,10 @@ fn a_failed_save_leaves_an_older_generation_it_would_replace_as_it_was() {
     let before = dir.entries();
     for sync in [true, false] {
         let options = options.clone().sync(sync);
-        // The steps of this save (without `sync` there are fewer).
-        let probe = FailAt {
-            n: u64::MAX,
-            seen: AtomicU64::new(0),
-        };
-        let spare = Scratch::new("stalegen-probe");
-        io::save_with_hook(&model(20), &spare.path("m.onnx"), &options, &probe).unwrap();
-        let steps = probe.seen.load(Ordering::SeqCst);
+        // Without `sync` the save has fewer steps.
+        let steps = FailAt::steps_of(&model(20), &options);
         for n in 0..steps {
-            let hook = FailAt {
-                n,
-                seen: AtomicU64::new(0),
-            };
+            let hook = FailAt::at(n);
             let what = format!("step {n} of {steps}, sync {sync}");
             assert!(
                 io::save_with_hook(&model(20), &path, &options, &hook).is_err(),

@@ -19,7 +19,7 @@ use super::options::{thread_count, with_threads, TensorBufferOptions};
 use crate::codec::SizeCache;
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::Message;
-use crate::onnx::ModelProto;
+use crate::onnx::{ModelProto, TensorProto};
 use crate::wire::{IoSink, Sink};
 
 /// How to save a model. Start from `SerializeOptions::default()`:
@@ -147,8 +147,9 @@ fn survey<'m>(
             "external data files need a model path: use io::save",
         ));
     }
-    let threshold = options.buffer.raw_data_threshold.max(1);
-    let mut by_key = HashMap::new();
+    let mut payloads = Payloads {
+        by_key: HashMap::new(),
+    };
     let mut failure = None;
     model.visit_tensors(|_, t| {
         if failure.is_some() {
@@ -170,11 +171,11 @@ fn survey<'m>(
             failure = Some(Error::new(ErrorKind::IncompleteModel { reason }).in_tensor(t.name()));
             return;
         }
-        if let Some(raw) = t.raw_data.as_deref().filter(|r| parallel && r.len() >= threshold) {
-            by_key.insert((raw.as_ptr() as usize, raw.len()), raw);
+        if parallel {
+            payloads.consider(t, options.buffer.raw_data_threshold);
         }
     });
-    failure.map_or(Ok(Payloads { by_key }), Err)
+    failure.map_or(Ok(payloads), Err)
 }
 
 /// The large payloads of a model, by (address, length): the sink recognises them when
@@ -185,17 +186,24 @@ struct Payloads<'m> {
 
 impl<'m> Payloads<'m> {
     fn collect(model: &'m ModelProto<'_>, threshold: usize, parallel: bool) -> Self {
-        let mut by_key = HashMap::new();
+        let mut payloads = Payloads {
+            by_key: HashMap::new(),
+        };
         if parallel {
-            model.visit_tensors(|_, t| {
-                if let Some(raw) = t.raw_data.as_deref() {
-                    if raw.len() >= threshold.max(1) {
-                        by_key.insert((raw.as_ptr() as usize, raw.len()), raw);
-                    }
-                }
-            });
+            model.visit_tensors(|_, t| payloads.consider(t, threshold));
         }
-        Payloads { by_key }
+        payloads
+    }
+
+    /// Adds `t`'s payload if it has at least `threshold` bytes (and at least one).
+    fn consider(&mut self, t: &'m TensorProto<'_>, threshold: usize) {
+        if let Some(raw) = t
+            .raw_data
+            .as_deref()
+            .filter(|r| r.len() >= threshold.max(1))
+        {
+            self.by_key.insert((raw.as_ptr() as usize, raw.len()), raw);
+        }
     }
 
     fn keys(&self) -> HashSet<(usize, usize)> {
@@ -590,19 +598,14 @@ impl Displaced {
     }
 }
 
-/// A hidden name next to `path` that no entry has: `.<name>.<what>-<pid>-<n>`.
-fn free_name(path: &Path, what: &str) -> PathBuf {
-    let name = path.file_name().unwrap_or_default();
-    loop {
-        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let mut candidate = std::ffi::OsString::from(".");
-        candidate.push(name);
-        candidate.push(format!(".{what}-{}-{n}", std::process::id()));
-        let candidate = path.with_file_name(candidate);
-        if std::fs::symlink_metadata(&candidate).is_err() {
-            return candidate;
-        }
-    }
+/// A new hidden name next to `path` on each call, `.<name>.<what>-<pid>-<n>`: for
+/// temporary files and files moved aside. The caller checks that nothing has it.
+fn hidden_sibling(path: &Path, what: &str) -> PathBuf {
+    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(format!(".{what}-{}-{n}", std::process::id()));
+    path.with_file_name(name)
 }
 
 /// The temporary file of an atomic save and the path it will replace.
@@ -618,7 +621,7 @@ impl AtomicTarget {
     /// Creates a new temporary file next to `path` (never following or overwriting an
     /// existing entry).
     pub(crate) fn new(path: &Path, hook: &dyn SaveHook) -> Result<Self> {
-        let name = path.file_name().ok_or_else(|| {
+        path.file_name().ok_or_else(|| {
             Error::io(
                 std::io::Error::new(
                     std::io::ErrorKind::InvalidInput,
@@ -633,18 +636,10 @@ impl AtomicTarget {
                 Some(path),
             ));
         }
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
         hook.before(SaveStep::Create)
             .map_err(|e| Error::io(e, Some(path)))?;
         loop {
-            let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-            let mut temp_name = std::ffi::OsString::from(".");
-            temp_name.push(name);
-            temp_name.push(format!(".tmp-{}-{n}", std::process::id()));
-            let temp = dir.join(temp_name);
+            let temp = hidden_sibling(path, "tmp");
             match OpenOptions::new()
                 .read(true)
                 .write(true)
@@ -707,7 +702,12 @@ impl AtomicTarget {
             if unused {
                 // A directory stays (the rename below reports it).
                 if std::fs::symlink_metadata(&self.path).is_ok_and(|m| !m.is_dir()) {
-                    let aside = free_name(&self.path, "old");
+                    let aside = loop {
+                        let candidate = hidden_sibling(&self.path, "old");
+                        if std::fs::symlink_metadata(&candidate).is_err() {
+                            break candidate;
+                        }
+                    };
                     std::fs::rename(&self.path, &aside)?;
                     displaced = Some(Displaced {
                         aside,
@@ -746,7 +746,7 @@ impl AtomicTarget {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::onnx::{DataType, GraphProto, NodeProto, TensorProto};
+    use crate::onnx::{DataType, GraphProto, NodeProto};
 
     /// Large payloads (written straight from the model), small ones and structure
     /// (buffered), in every thread count: the same bytes as `encode_to_vec`.
