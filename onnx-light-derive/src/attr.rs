@@ -86,6 +86,8 @@ pub struct FieldAttrs {
     pub oneof: Option<Spanned<Vec<Spanned<u32>>>>,
     pub unknown_fields: Option<Span>,
     pub skip: Option<Span>,
+    /// Long runs of this repeated message field are decoded on several threads.
+    pub parallel: Option<Span>,
 }
 
 /// Container (struct or enum) attributes.
@@ -219,7 +221,7 @@ fn set_once<T>(
     }
 }
 
-const FIELD_KEYS: &str = "a field number, `packed`, `name = \"...\"`, `default = ...`, `oneof(...)`, `unknown_fields`, `skip`, `key = ...`, `value = ...`, or an encoding (sint32, sint64, fixed32, fixed64, sfixed32, sfixed64, int32, int64, uint32, uint64)";
+const FIELD_KEYS: &str = "a field number, `packed`, `name = \"...\"`, `default = ...`, `oneof(...)`, `unknown_fields`, `skip`, `parallel`, `key = ...`, `value = ...`, or an encoding (sint32, sint64, fixed32, fixed64, sfixed32, sfixed64, int32, int64, uint32, uint64)";
 
 /// Reads the `#[proto(...)]` attributes of a field or oneof variant.
 pub fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
@@ -274,6 +276,9 @@ pub fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
                             "unknown_fields",
                         ),
                         "skip" => set_once(cx, &mut out.skip, ident.span(), &ident, "skip"),
+                        "parallel" => {
+                            set_once(cx, &mut out.parallel, ident.span(), &ident, "parallel");
+                        }
                         _ => cx.error_spanned_by(
                             &ident,
                             format!("unknown attribute `{name}`; expected {FIELD_KEYS}"),

@@ -91,6 +91,15 @@ fn field(cx: &mut Ctxt, c: &Container<'_>, f: &Field<'_>) {
             _ => cx.error_at(span, "`packed` applies only to repeated (`Vec<T>`) scalar fields"),
         }
     }
+    if let Some(span) = a.parallel {
+        match &f.shape {
+            Shape::Repeated(Value::Message(_)) | Shape::Skip => {}
+            _ => cx.error_at(
+                span,
+                "`parallel` applies only to repeated message fields (`Vec<M>` of a message type): long lists of messages are what is split across threads",
+            ),
+        }
+    }
     if let Some(enc) = &a.encoding {
         match value {
             Some(Value::Scalar(s)) if s.allows(enc.value) => {}
@@ -174,7 +183,11 @@ fn field(cx: &mut Ctxt, c: &Container<'_>, f: &Field<'_>) {
         }
     }
     if matches!(f.shape, Shape::Skip) {
-        for (what, span) in [("packed", a.packed), ("unknown_fields", a.unknown_fields)] {
+        for (what, span) in [
+            ("packed", a.packed),
+            ("unknown_fields", a.unknown_fields),
+            ("parallel", a.parallel),
+        ] {
             refuse(cx, span, what, "cannot be combined with `skip`");
         }
     }

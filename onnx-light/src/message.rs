@@ -34,6 +34,13 @@ pub struct DecodeOptions {
     /// memory): set this when decoding input you do not trust. Real models take
     /// between about 1x (weights) and 15x (names and nodes) their size in copy mode.
     pub max_memory: Option<u64>,
+    /// Decode long lists (a graph's nodes, initializers, inputs, outputs and
+    /// value_info: the fields declared `#[proto(N, parallel)]`) on the threads of the
+    /// current rayon pool (default true). Outside any pool that is rayon's global pool,
+    /// one thread per core; inside `ThreadPool::install`, that pool's threads. The
+    /// decoded message, and the error for malformed input (offset, field path, index),
+    /// are the same as with `false`, which decodes on the calling thread only.
+    pub parallel: bool,
 }
 
 impl Default for DecodeOptions {
@@ -42,6 +49,7 @@ impl Default for DecodeOptions {
             recursion_limit: DEFAULT_RECURSION_LIMIT,
             shared_threshold: 1024,
             max_memory: None,
+            parallel: true,
         }
     }
 }
@@ -211,6 +219,7 @@ pub trait Decode<'a>: Message + Default {
         let mut r = Reader::with_recursion_limit(buf, options.recursion_limit);
         let mut ctx = BorrowMode {
             budget: Budget::new(options.max_memory),
+            parallel: options.parallel,
         };
         msg.merge_from(&mut r, &mut ctx)?;
         Ok(msg)
@@ -237,6 +246,7 @@ pub trait DecodeOwned: Decode<'static> {
         let mut r = Reader::with_recursion_limit(buf, options.recursion_limit);
         let mut ctx = CopyMode {
             budget: Budget::new(options.max_memory),
+            parallel: options.parallel,
         };
         msg.merge_from(&mut r, &mut ctx)?;
         Ok(msg)
@@ -252,6 +262,7 @@ pub trait DecodeOwned: Decode<'static> {
     fn decode_shared(owner: ByteOwner, options: &DecodeOptions) -> Result<Self> {
         let mut ctx = SharedMode::new(owner.clone(), options.shared_threshold);
         ctx.budget = Budget::new(options.max_memory);
+        ctx.parallel = options.parallel;
         let mut msg = Self::default();
         let mut r = Reader::with_recursion_limit(owner.bytes(), options.recursion_limit);
         msg.merge_from(&mut r, &mut ctx)?;

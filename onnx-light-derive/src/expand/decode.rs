@@ -37,6 +37,8 @@ pub fn decode_impl(g: &Gen<'_, '_>) -> TokenStream {
                 let codec = g.codec(v, f);
                 let func = if v.packable() {
                     quote!(merge_repeated_scalar)
+                } else if f.attrs.parallel.is_some() {
+                    quote!(merge_repeated_parallel)
                 } else {
                     quote!(merge_repeated)
                 };

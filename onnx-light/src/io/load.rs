@@ -34,7 +34,9 @@ pub struct ParseOptions {
     /// Map the file instead of reading it: large payloads become shared slices of the map
     /// and nothing is copied (default false). See the hazards in the crate docs.
     pub no_copy: bool,
-    /// Worker threads for payload copies and file reads; 0 means all cores (default 0).
+    /// Worker threads for payload copies, file reads and decoding long lists (a graph's
+    /// nodes, initializers, value_info: see [`DecodeOptions::parallel`]); 0 means all
+    /// cores (default 0), 1 decodes on the calling thread only.
     pub num_threads: usize,
     /// Load the structure only: large payloads are not read; each such tensor keeps a
     /// [`LazyPayload`] in `lazy_data` that fetches the bytes on demand (default false).
@@ -223,7 +225,18 @@ impl ParseOptions {
             recursion_limit: self.recursion_limit,
             shared_threshold: self.buffer.raw_data_threshold.max(1),
             max_memory: self.max_memory,
+            parallel: self.num_threads != 1,
         }
+    }
+
+    /// Runs a decode on this load's threads: on the calling thread when `num_threads`
+    /// is 1 (its decode options then say `parallel: false`), else on a pool of that
+    /// many threads that the decode splits long lists across.
+    fn decoding<T: Send>(&self, decode: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+        if self.num_threads == 1 {
+            return decode();
+        }
+        with_threads(self.num_threads, decode)?
     }
 
     fn check_model_size(&self, len: u64) -> Result<()> {
@@ -417,7 +430,8 @@ pub fn materialize_lazy_data(model: &mut ModelProto<'_>) -> Result<()> {
 pub fn load_from_slice<'a>(bytes: &'a [u8], options: &ParseOptions) -> Result<ModelProto<'a>> {
     validate_in_memory(options)?;
     options.check_model_size(bytes.len() as u64)?;
-    let mut model = ModelProto::decode_with(bytes, &options.decode_options())?;
+    let mut model =
+        options.decoding(|| ModelProto::decode_with(bytes, &options.decode_options()))?;
     options.load_external_into(&mut model, None)?;
     options.check_tensors(&model)?;
     Ok(model)
@@ -451,7 +465,8 @@ pub fn load_from_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Model> {
         // Mostly structure: decode straight from `bytes` in copy mode. Strings and
         // payloads are copied once each while decoding; the structure bytes themselves
         // are never copied, so peak memory is the decoded model alone.
-        let mut model = Model::decode_owned_with(bytes, &options.decode_options())?;
+        let mut model =
+            options.decoding(|| Model::decode_owned_with(bytes, &options.decode_options()))?;
         options.load_external_into(&mut model, None)?;
         options.check_tensors(&model)?;
         return Ok(model);
@@ -461,7 +476,8 @@ pub fn load_from_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Model> {
         copy_parallel(buffer.as_mut_slice(), bytes)
     })?;
     let owner = buffer.freeze()?;
-    let mut model = Model::decode_shared(owner.clone(), &options.decode_options())?;
+    let mut model =
+        options.decoding(|| Model::decode_shared(owner.clone(), &options.decode_options()))?;
     drop(owner);
     options.load_external_into(&mut model, None)?;
     options.check_tensors(&model)?;
@@ -516,7 +532,7 @@ pub fn load_from_owner(owner: ByteOwner, options: &ParseOptions) -> Result<Model
     }
     options.buffer.validate()?;
     options.check_model_size(owner.bytes().len() as u64)?;
-    let mut model = Model::decode_shared(owner, &options.decode_options())?;
+    let mut model = options.decoding(|| Model::decode_shared(owner, &options.decode_options()))?;
     if options.buffer.alignment > 1 {
         with_threads(options.num_threads, || {
             consolidate_tensors_to_buffer(&mut model, &options.buffer)

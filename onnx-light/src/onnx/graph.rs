@@ -10,23 +10,23 @@ use super::{AttributeProto, SparseTensorProto, StringStringEntryProto, TensorPro
 #[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
 #[proto(name = "onnx.GraphProto")]
 pub struct GraphProto<'a> {
-    #[proto(1)]
+    #[proto(1, parallel)]
     pub node: Vec<NodeProto<'a>>,
     #[proto(2)]
     pub name: Option<Str<'a>>,
-    #[proto(5)]
+    #[proto(5, parallel)]
     pub initializer: Vec<TensorProto<'a>>,
     #[proto(10)]
     pub doc_string: Option<Str<'a>>,
-    #[proto(11)]
+    #[proto(11, parallel)]
     pub input: Vec<ValueInfoProto<'a>>,
-    #[proto(12)]
+    #[proto(12, parallel)]
     pub output: Vec<ValueInfoProto<'a>>,
-    #[proto(13)]
+    #[proto(13, parallel)]
     pub value_info: Vec<ValueInfoProto<'a>>,
     #[proto(14)]
     pub quantization_annotation: Vec<TensorAnnotation<'a>>,
-    #[proto(15)]
+    #[proto(15, parallel)]
     pub sparse_initializer: Vec<SparseTensorProto<'a>>,
     #[proto(16)]
     pub metadata_props: Vec<StringStringEntryProto<'a>>,

@@ -128,7 +128,7 @@ pub struct FunctionProto<'a> {
     pub output: Vec<Str<'a>>,
     #[proto(6)]
     pub attribute: Vec<Str<'a>>,
-    #[proto(7)]
+    #[proto(7, parallel)]
     pub node: Vec<NodeProto<'a>>,
     #[proto(8)]
     pub doc_string: Option<Str<'a>>,

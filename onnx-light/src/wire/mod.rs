@@ -11,7 +11,7 @@ mod sink;
 mod varint;
 
 pub use key::{FieldKey, WireType, MAX_FIELD_NUMBER};
-pub use reader::{Reader, DEFAULT_RECURSION_LIMIT};
+pub use reader::{Reader, RunIndex, DEFAULT_RECURSION_LIMIT};
 pub use sink::{IoSink, Sink, SliceSink};
 pub use varint::{
     decode_varint, encode_varint, encoded_len_varint, zigzag_decode32, zigzag_decode64,

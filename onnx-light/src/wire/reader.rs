@@ -7,6 +7,16 @@ use crate::error::{Error, ErrorKind, Result};
 /// Default nesting limit for messages and groups, as in protobuf.
 pub const DEFAULT_RECURSION_LIMIT: u32 = 100;
 
+/// What [`Reader::index_run`] found: a run of `count` values ending `end` bytes past
+/// the reader's position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunIndex {
+    /// How many values the run holds.
+    pub count: usize,
+    /// Just past the run's last value, relative to the reader's position.
+    pub end: usize,
+}
+
 /// A cursor over the bytes of one message.
 ///
 /// Every read checks the remaining length first; nested messages get a child reader
@@ -120,6 +130,61 @@ impl<'b> Reader<'b> {
             }
         }
         count.max(1)
+    }
+
+    /// Walks the run of values that [`Reader::count_run`] counts, without consuming
+    /// anything: returns how many values it holds and the position (relative to the
+    /// current one) just past its last value, and appends to `checkpoints` the
+    /// relative position of the length prefix of every `every`-th value (0, `every`,
+    /// `2 * every`, ...). A malformed length ends the run before the malformed value
+    /// (the decode reports it).
+    pub fn index_run(&self, key: FieldKey, every: usize, checkpoints: &mut Vec<usize>) -> RunIndex {
+        let raw_key = key.to_raw();
+        let buf = self.unread();
+        let every = every.max(1);
+        // `pos`: the length prefix of the value at hand.
+        let mut pos = 0;
+        let mut run = RunIndex { count: 0, end: 0 };
+        loop {
+            let Ok((len, n)) = decode_varint(&buf[pos..]) else {
+                return run;
+            };
+            let end = match usize::try_from(len) {
+                Ok(len) if len <= buf.len() - pos - n => pos + n + len,
+                _ => return run,
+            };
+            if run.count.is_multiple_of(every) {
+                checkpoints.push(pos);
+            }
+            run.count += 1;
+            run.end = end;
+            match decode_varint(&buf[end..]) {
+                Ok((next, k)) if next == raw_key => pos = end + k,
+                _ => return run,
+            }
+        }
+    }
+
+    /// A reader at the length prefix of the value `skip` values past the one whose
+    /// length prefix is `at` bytes past the current position, in a run that
+    /// [`Reader::index_run`] walked (so its lengths and keys are known to be
+    /// well-formed); the same nesting budget.
+    pub(crate) fn ahead(&self, at: usize, skip: usize) -> Reader<'b> {
+        let mut r = Reader {
+            pos: (self.pos + at).min(self.buf.len()),
+            ..self.clone()
+        };
+        for _ in 0..skip {
+            if r.read_len_prefixed().and_then(|_| r.read_key()).is_err() {
+                break;
+            }
+        }
+        r
+    }
+
+    /// Consumes `n` bytes already decoded by readers from [`Reader::ahead`].
+    pub(crate) fn advance(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.buf.len());
     }
 
     /// The nesting levels still allowed below this reader.
@@ -409,6 +474,38 @@ mod tests {
         let mut r = Reader::new(&cut);
         let k = r.read_key().unwrap();
         assert_eq!(r.count_run(k), 1);
+    }
+
+    #[test]
+    fn index_run_counts_like_count_run_and_records_every_nth_position() {
+        let l = key(2, WireType::LengthDelimited);
+        let other = key(3, WireType::LengthDelimited);
+        // Five values of field 2 (lengths 1, 0, 2, 1, 0), then field 3.
+        let bytes = [
+            l, 1, b'a', l, 0, l, 2, b'b', b'c', l, 1, b'd', l, 0, other, 0,
+        ];
+        let mut r = Reader::new(&bytes);
+        let k = r.read_key().unwrap();
+        let mut checkpoints = Vec::new();
+        let run = r.index_run(k, 2, &mut checkpoints);
+        assert_eq!(run, RunIndex { count: 5, end: 13 });
+        assert_eq!(run.count, r.count_run(k));
+        // Values 0, 2 and 4 have their lengths at (relative) 0, 5 and 12.
+        assert_eq!(checkpoints, vec![0, 5, 12]);
+        assert_eq!(r.position(), 1, "indexing consumes nothing");
+        // From value 2's checkpoint, one value further is value 3 ("d").
+        let mut v3 = r.ahead(checkpoints[1], 1);
+        assert_eq!(v3.read_len_prefixed().unwrap(), b"d");
+        // A length past the end ends the run before that value.
+        let bad = [l, 1, b'a', l, 9, b'x'];
+        let mut r = Reader::new(&bad);
+        let k = r.read_key().unwrap();
+        checkpoints.clear();
+        assert_eq!(
+            r.index_run(k, 64, &mut checkpoints),
+            RunIndex { count: 1, end: 2 }
+        );
+        assert_eq!(checkpoints, vec![0]);
     }
 
     #[test]
