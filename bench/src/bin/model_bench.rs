@@ -894,13 +894,20 @@ fn section_struct(cx: &mut Ctx) -> PathBuf {
     let owner: ByteOwner = bytes.clone();
     let worker = &cx.worker;
     let opts = ParseOptions::default();
+    let opts1 = ParseOptions::default().num_threads(1);
     let m = &model;
     let ops = vec![
         Op::rust("s.dec.borrow", || {
             io::load_from_slice(b, &opts).expect("borrow")
         }),
+        Op::rust("s.dec.borrow1", || {
+            io::load_from_slice(b, &opts1).expect("borrow")
+        }),
         Op::rust("s.dec.copy", || {
             io::load_from_bytes(b, &opts).expect("copy")
+        }),
+        Op::rust("s.dec.copy1", || {
+            io::load_from_bytes(b, &opts1).expect("copy")
         }),
         Op::rust("s.dec.shared", || {
             io::load_from_owner(owner.clone(), &opts).expect("shared")
@@ -944,19 +951,27 @@ fn section_struct(cx: &mut Ctx) -> PathBuf {
         intro: "Decode: ours borrow / copy / shared with the same calls as above (for this \
             model, which is mostly structure, `load_from_bytes` decodes in copy mode \
             straight from the input: each string and payload copied once, the input not \
-            copied); prost `decode` (`Vec<u8>` bytes, `String` strings); onnx \
+            copied). By default the graph's node and value_info lists are decoded on both \
+            cores (`ParseOptions::num_threads`, 0 = all cores); the 1-thread rows decode on \
+            the calling thread. prost `decode` (`Vec<u8>` bytes, `String` strings); onnx \
             `load_from_string` (upb, arena-allocated). Encode: `io::save_to_vec` / prost \
             `encode_to_vec` / onnx `SerializeToString`."
             .into(),
         peers: vec![("s.dec.prost", "prost"), ("s.dec.onnx", "onnx")],
         rows: vec![
-            Row::new("decode, ours: borrow", "s.dec.borrow")
+            Row::new("decode, ours: borrow, 2 threads (default)", "s.dec.borrow")
                 .bytes(len as u64)
                 .target(Target::Faster("s.dec.prost", 3.0)),
-            Row::new("decode, ours: copy", "s.dec.copy")
+            Row::new("decode, ours: borrow, 1 thread", "s.dec.borrow1")
+                .bytes(len as u64)
+                .note("no target: the targets apply to the default (all cores)"),
+            Row::new("decode, ours: copy, 2 threads (default)", "s.dec.copy")
                 .bytes(len as u64)
                 .target(Target::Faster("s.dec.prost", 1.5))
                 .target(Target::Faster("s.dec.onnx", 1.0)),
+            Row::new("decode, ours: copy, 1 thread", "s.dec.copy1")
+                .bytes(len as u64)
+                .note("no target: the targets apply to the default (all cores)"),
             Row::new("decode, ours: shared", "s.dec.shared").bytes(len as u64),
             Row::new("decode, prost", "s.dec.prost").bytes(len as u64),
             Row::new("decode, onnx: `load_from_string`", "s.dec.onnx").bytes(len as u64),
@@ -1254,6 +1269,16 @@ fn scaling_table(results: &Results) -> String {
             "w.enc.ours1",
             "w.enc.ours2",
         ),
+        (
+            "structure-heavy borrow decode (`load_from_slice`)",
+            "s.dec.borrow1",
+            "s.dec.borrow",
+        ),
+        (
+            "structure-heavy copy decode (`load_from_bytes`)",
+            "s.dec.copy1",
+            "s.dec.copy",
+        ),
         ("load a file, owned (`io::load`)", "f.load1", "f.load2"),
         ("save a file (`io::save`)", "sv.save1", "sv.save2"),
         ("load with external data, owned", "x.load1", "x.load2"),
@@ -1335,7 +1360,7 @@ fn loadavg() -> String {
 /// to keep glibc from returning that heap to the kernel between iterations: the
 /// benchmark's long-lived process usually keeps it, and without the tunables a large
 /// decode pays its page faults again every iteration.) OP: in memory `borrow`, `copy`,
-/// `copy1`, `shared`, `prost`, `encode`, `encode1`, `prost-encode`; file loads of PATH
+/// `copy1`, `borrow2` (all cores), `shared`, `prost`, `encode`, `encode1`, `prost-encode`; file loads of PATH
 /// `load`, `load1`, `read`; file saves into `$TMPDIR/model-bench-profile/` `save`,
 /// `save1`, `save-split`, `save-split1`.
 fn profile(op: &str, path: &Path, iters: usize) {
@@ -1380,6 +1405,7 @@ fn profile_target<'a>(
         |r: onnx_light::Result<onnx_light::onnx::ModelProto<'a>>| Kept::Ours(r.expect("decode"));
     match op {
         "borrow" => ours(io::load_from_slice(bytes, &one)),
+        "borrow2" => ours(io::load_from_slice(bytes, &ParseOptions::default())),
         "copy" => ours(io::load_from_bytes(bytes, &ParseOptions::default())),
         "copy1" => ours(io::load_from_bytes(bytes, &one)),
         "shared" => ours(io::load_from_owner(bytes.clone(), &one)),

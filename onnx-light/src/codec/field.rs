@@ -161,7 +161,10 @@ mod parallel {
 
     /// The run of values of `key` that starts at `r`, decoded on the current pool's
     /// threads; `None` when it is not worth splitting or must be decoded on this thread
-    /// (nothing consumed or charged then).
+    /// (nothing consumed or charged then). Never inlined: it runs once per long run,
+    /// and inlined into the field decoders it would crowd out the inlining of their
+    /// per-value code.
+    #[inline(never)]
     pub(super) fn merge_run<'a, 'b, K, C>(
         list: &mut Vec<K::Value>,
         key: FieldKey,
@@ -173,6 +176,8 @@ mod parallel {
         K::Value: Send,
         C: DecodeContext<'b, 'a>,
     {
+        // Whether the context splits at all, before walking the run.
+        ctx.fork(0)?;
         let mut checkpoints = Vec::new();
         let run = r.index_run(key, CHECKPOINT_EVERY, &mut checkpoints);
         let n = run.count;
