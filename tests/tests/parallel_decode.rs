@@ -376,6 +376,9 @@ impl<'a> onnx_light::codec::DecodeContext<'a, 'a> for CountingForks<'_> {
     fn budget(&self) -> onnx_light::codec::Budget {
         self.inner.budget()
     }
+    fn splits(&self) -> bool {
+        self.inner.splits()
+    }
     fn fork(&self, budget: u64) -> Option<Self> {
         let inner = self.inner.fork(budget)?;
         self.forks

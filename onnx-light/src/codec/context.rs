@@ -119,6 +119,13 @@ pub trait DecodeContext<'b, 'a>: Send {
         Budget::UNLIMITED
     }
 
+    /// Whether [`fork`](DecodeContext::fork) gives a context (false by default): asked
+    /// before a long list is looked at for splitting.
+    #[inline]
+    fn splits(&self) -> bool {
+        false
+    }
+
     /// A context of the same mode for decoding one slice of a long list on another
     /// thread, with a budget of its own of `budget` bytes; `None` (the default) when
     /// this context decodes on the calling thread only.
@@ -167,6 +174,11 @@ impl<'a> DecodeContext<'a, 'a> for BorrowMode {
         self.budget
     }
 
+    #[inline]
+    fn splits(&self) -> bool {
+        self.parallel
+    }
+
     fn fork(&self, budget: u64) -> Option<Self> {
         self.parallel.then_some(Self {
             budget: Budget::new(Some(budget)),
@@ -204,6 +216,11 @@ impl<'b> DecodeContext<'b, 'static> for CopyMode {
     #[inline]
     fn budget(&self) -> Budget {
         self.budget
+    }
+
+    #[inline]
+    fn splits(&self) -> bool {
+        self.parallel
     }
 
     fn fork(&self, budget: u64) -> Option<Self> {
@@ -301,6 +318,11 @@ impl<'b> DecodeContext<'b, 'static> for SharedMode {
     #[inline]
     fn budget(&self) -> Budget {
         self.budget
+    }
+
+    #[inline]
+    fn splits(&self) -> bool {
+        self.parallel
     }
 
     fn fork(&self, budget: u64) -> Option<Self> {

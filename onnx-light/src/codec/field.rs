@@ -177,7 +177,9 @@ mod parallel {
         C: DecodeContext<'b, 'a>,
     {
         // Whether the context splits at all, before walking the run.
-        ctx.fork(0)?;
+        if !ctx.splits() {
+            return None;
+        }
         let mut checkpoints = Vec::new();
         let run = r.index_run(key, CHECKPOINT_EVERY, &mut checkpoints);
         let n = run.count;
