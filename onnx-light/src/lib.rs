@@ -72,8 +72,9 @@
 //! # Parallel decoding
 //!
 //! In every mode, a run of a `parallel` field's values that spans at least
-//! [`codec::field::PARALLEL_MIN_RUN_BYTES`] (256 KiB) is split into one slice per thread
-//! of the current rayon pool, each slice decoded on its own thread straight into its
+//! [`codec::field::PARALLEL_MIN_RUN_BYTES`] (256 KiB) and holds at least
+//! [`codec::field::PARALLEL_MIN_RUN_VALUES`] (1024; any number when the mode copies
+//! payloads) is split into one slice per thread of the current rayon pool, each slice decoded on its own thread straight into its
 //! place in the list. The ONNX types declare a graph's nodes, initializers, sparse
 //! initializers, inputs, outputs and value_info, and a function's nodes, `parallel`: a
 //! graph of 200 000 nodes decodes about 1.3x faster on 2 cores. The result is the same

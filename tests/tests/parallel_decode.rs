@@ -1,7 +1,8 @@
 //! Parallel decoding of long lists (`DecodeOptions::parallel`, `ParseOptions::num_threads`):
 //! a graph's nodes, initializers, inputs, outputs and value_info, and a function's nodes,
 //! are split across threads when a run of them spans at least
-//! `codec::field::PARALLEL_MIN_RUN_BYTES`. Whatever the thread count, a decode gives the
+//! `codec::field::PARALLEL_MIN_RUN_BYTES` and holds `PARALLEL_MIN_RUN_VALUES` values (or
+//! any number when the mode copies payloads). Whatever the thread count, a decode gives the
 //! same model, and the same error for the same malformed input (offset, field path with
 //! the element's index), as the decode on the calling thread; a `max_memory` budget
 //! passes or fails exactly as it does there.
@@ -357,21 +358,26 @@ fn rayon_pool(n: usize) -> rayon::ThreadPool {
         .expect("a thread pool")
 }
 
-/// Borrow mode that counts the forks made of it (and of its forks).
-struct CountingForks<'c> {
-    inner: onnx_light::codec::BorrowMode,
+/// A context that counts the forks made of it (and of its forks).
+struct CountingForks<'c, C> {
+    inner: C,
     forks: &'c std::sync::atomic::AtomicUsize,
 }
 
-impl<'a> onnx_light::codec::DecodeContext<'a, 'a> for CountingForks<'_> {
-    fn bytes(&mut self, data: &'a [u8], offset: u64) -> Bytes<'a> {
+impl<'b, 'a, C: onnx_light::codec::DecodeContext<'b, 'a>> onnx_light::codec::DecodeContext<'b, 'a>
+    for CountingForks<'_, C>
+{
+    fn bytes(&mut self, data: &'b [u8], offset: u64) -> Bytes<'a> {
         self.inner.bytes(data, offset)
     }
-    fn str(&mut self, text: &'a str) -> onnx_light::Str<'a> {
+    fn str(&mut self, text: &'b str) -> onnx_light::Str<'a> {
         self.inner.str(text)
     }
     fn charge(&mut self, bytes: u64, offset: u64) -> onnx_light::Result<()> {
         self.inner.charge(bytes, offset)
+    }
+    fn copy_cost(&self, len: usize, payload: bool) -> u64 {
+        self.inner.copy_cost(len, payload)
     }
     fn budget(&self) -> onnx_light::codec::Budget {
         self.inner.budget()
@@ -390,35 +396,49 @@ impl<'a> onnx_light::codec::DecodeContext<'a, 'a> for CountingForks<'_> {
     }
 }
 
-/// How many forks decoding `bytes` as a graph makes on a pool of `threads`.
-fn forks_made(bytes: &[u8], threads: usize, parallel: bool) -> usize {
-    use onnx_light::codec::BorrowMode;
-    use onnx_light::wire::Reader;
+/// How many forks decoding `bytes` as a graph with `inner` makes on a pool of
+/// `threads`.
+fn forks_made<'b, 'a, C: onnx_light::codec::DecodeContext<'b, 'a>>(
+    bytes: &'b [u8],
+    threads: usize,
+    inner: C,
+) -> usize {
     let forks = std::sync::atomic::AtomicUsize::new(0);
     let mut ctx = CountingForks {
-        inner: BorrowMode {
-            parallel,
-            ..BorrowMode::default()
-        },
+        inner,
         forks: &forks,
     };
-    let mut g = GraphProto::default();
+    let mut g = GraphProto::<'a>::default();
     rayon_pool(threads)
-        .install(|| g.merge_from(&mut Reader::new(bytes), &mut ctx))
+        .install(|| g.merge_from(&mut onnx_light::wire::Reader::new(bytes), &mut ctx))
         .expect("decodes");
     forks.into_inner()
+}
+
+fn borrowing(parallel: bool) -> onnx_light::codec::BorrowMode {
+    onnx_light::codec::BorrowMode {
+        parallel,
+        ..Default::default()
+    }
 }
 
 #[test]
 fn long_runs_are_split_one_slice_per_thread_and_short_ones_are_not() {
     let long = graph("", 6000, true).encode_to_vec().unwrap();
-    // Nodes, value_info and initializers: one fork per thread for each of the three.
-    assert_eq!(forks_made(&long, 3, true), 9);
-    assert_eq!(forks_made(&long, 2, true), 6);
+    // Nodes and value_info: one fork per thread for each. The 12 initializers (576 KiB)
+    // are too few values to split in borrow mode, which copies nothing ...
+    assert_eq!(forks_made(&long, 3, borrowing(true)), 6);
+    assert_eq!(forks_made(&long, 2, borrowing(true)), 4);
+    // ... but copy mode copies their payloads on the threads too.
+    let copying = onnx_light::codec::CopyMode {
+        parallel: true,
+        ..Default::default()
+    };
+    assert_eq!(forks_made(&long, 3, copying), 9);
     // One thread, or a context that does not allow it: no split.
-    assert_eq!(forks_made(&long, 1, true), 0);
-    assert_eq!(forks_made(&long, 3, false), 0);
+    assert_eq!(forks_made(&long, 1, borrowing(true)), 0);
+    assert_eq!(forks_made(&long, 3, borrowing(false)), 0);
     // A short list is not worth the threads.
     let short = graph("", 100, false).encode_to_vec().unwrap();
-    assert_eq!(forks_made(&short, 3, true), 0);
+    assert_eq!(forks_made(&short, 3, borrowing(true)), 0);
 }

@@ -106,11 +106,18 @@ pub fn merge_repeated<'a, 'b, K: Codec<'a>, C: DecodeContext<'b, 'a>>(
 /// it across threads: below this, starting the threads costs more than they save.
 pub const PARALLEL_MIN_RUN_BYTES: usize = 256 << 10;
 
+/// The fewest values a run must hold before [`merge_repeated_parallel`] splits it,
+/// unless the mode copies its bytes: a value whose payload is borrowed or shared
+/// decodes in well under a microsecond whatever its size, so a few hundred large
+/// tensors are not worth the tens of microseconds that starting the threads costs.
+pub const PARALLEL_MIN_RUN_VALUES: usize = 1024;
+
 /// Repeated message field that may hold long lists (a graph's nodes, initializers,
 /// value_info): as [`merge_repeated`], but a run of values spanning at least
-/// [`PARALLEL_MIN_RUN_BYTES`] is split into one slice per thread of the current rayon
-/// pool when the context allows it ([`DecodeContext::fork`]), each slice decoded with a
-/// fork of the context straight into its place in the list.
+/// [`PARALLEL_MIN_RUN_BYTES`] and holding at least [`PARALLEL_MIN_RUN_VALUES`] (any
+/// number from 2 when the mode copies payloads) is split into one slice per thread of
+/// the current rayon pool when the context allows it ([`DecodeContext::fork`]), each
+/// slice decoded with a fork of the context straight into its place in the list.
 ///
 /// The list, the budget charged, and the error for malformed input (offset, field
 /// path, index) are those of [`merge_repeated`]: each value's charges depend only on
@@ -183,7 +190,11 @@ mod parallel {
         let mut checkpoints = Vec::new();
         let run = r.index_run(key, CHECKPOINT_EVERY, &mut checkpoints);
         let n = run.count;
-        if run.end < super::PARALLEL_MIN_RUN_BYTES || n < 2 {
+        let copies = ctx.copy_cost(run.end, true) > 0;
+        if run.end < super::PARALLEL_MIN_RUN_BYTES
+            || n < 2
+            || (n < super::PARALLEL_MIN_RUN_VALUES && !copies)
+        {
             return None;
         }
         // What `merge_repeated` reserves for the run, charged before any value.
