@@ -138,6 +138,34 @@ pub trait DecodeContext<'b, 'a>: Send {
     }
 }
 
+/// The methods every mode implements alike from its `budget` and `parallel` fields:
+/// charging, the budget, and forks (a clone with a budget of its own).
+macro_rules! budget_and_forks {
+    () => {
+        #[inline]
+        fn charge(&mut self, bytes: u64, offset: u64) -> Result<()> {
+            self.budget.charge(bytes, offset)
+        }
+
+        #[inline]
+        fn budget(&self) -> Budget {
+            self.budget
+        }
+
+        #[inline]
+        fn splits(&self) -> bool {
+            self.parallel
+        }
+
+        fn fork(&self, budget: u64) -> Option<Self> {
+            self.parallel.then(|| Self {
+                budget: Budget::new(Some(budget)),
+                ..self.clone()
+            })
+        }
+    };
+}
+
 /// Borrow mode: payloads and strings are slices of the input; nothing is copied.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct BorrowMode {
@@ -160,31 +188,11 @@ impl<'a> DecodeContext<'a, 'a> for BorrowMode {
     }
 
     #[inline]
-    fn charge(&mut self, bytes: u64, offset: u64) -> Result<()> {
-        self.budget.charge(bytes, offset)
-    }
-
-    #[inline]
     fn copy_cost(&self, _len: usize, _payload: bool) -> u64 {
         0
     }
 
-    #[inline]
-    fn budget(&self) -> Budget {
-        self.budget
-    }
-
-    #[inline]
-    fn splits(&self) -> bool {
-        self.parallel
-    }
-
-    fn fork(&self, budget: u64) -> Option<Self> {
-        self.parallel.then_some(Self {
-            budget: Budget::new(Some(budget)),
-            parallel: true,
-        })
-    }
+    budget_and_forks!();
 }
 
 /// Copy mode: every payload and string is copied; the result owns everything.
@@ -208,27 +216,7 @@ impl<'b> DecodeContext<'b, 'static> for CopyMode {
         Str::copied(text)
     }
 
-    #[inline]
-    fn charge(&mut self, bytes: u64, offset: u64) -> Result<()> {
-        self.budget.charge(bytes, offset)
-    }
-
-    #[inline]
-    fn budget(&self) -> Budget {
-        self.budget
-    }
-
-    #[inline]
-    fn splits(&self) -> bool {
-        self.parallel
-    }
-
-    fn fork(&self, budget: u64) -> Option<Self> {
-        self.parallel.then_some(Self {
-            budget: Budget::new(Some(budget)),
-            parallel: true,
-        })
-    }
+    budget_and_forks!();
 }
 
 /// Shared mode: payloads of at least `threshold` bytes become [`SharedBytes`] slices of
@@ -302,11 +290,6 @@ impl<'b> DecodeContext<'b, 'static> for SharedMode {
     }
 
     #[inline]
-    fn charge(&mut self, bytes: u64, offset: u64) -> Result<()> {
-        self.budget.charge(bytes, offset)
-    }
-
-    #[inline]
     fn copy_cost(&self, len: usize, payload: bool) -> u64 {
         if payload && self.shares(len) {
             0
@@ -315,24 +298,7 @@ impl<'b> DecodeContext<'b, 'static> for SharedMode {
         }
     }
 
-    #[inline]
-    fn budget(&self) -> Budget {
-        self.budget
-    }
-
-    #[inline]
-    fn splits(&self) -> bool {
-        self.parallel
-    }
-
-    fn fork(&self, budget: u64) -> Option<Self> {
-        self.parallel.then(|| SharedMode {
-            owner: self.owner.clone(),
-            threshold: self.threshold,
-            budget: Budget::new(Some(budget)),
-            parallel: true,
-        })
-    }
+    budget_and_forks!();
 }
 
 /// Adapts any context to produce `'static` values: used for fields whose type holds no

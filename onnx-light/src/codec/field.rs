@@ -187,8 +187,7 @@ mod parallel {
         if !ctx.splits() {
             return None;
         }
-        let mut checkpoints = Vec::new();
-        let run = r.index_run(key, CHECKPOINT_EVERY, &mut checkpoints);
+        let run = r.run_extent(key);
         let n = run.count;
         let copies = ctx.copy_cost(run.end, true) > 0;
         if run.end < super::PARALLEL_MIN_RUN_BYTES
@@ -197,6 +196,9 @@ mod parallel {
         {
             return None;
         }
+        // Where the slices start: indexed only for a run that is split.
+        let mut checkpoints = Vec::with_capacity(n.div_ceil(CHECKPOINT_EVERY));
+        r.index_run(key, CHECKPOINT_EVERY, &mut checkpoints);
         // What `merge_repeated` reserves for the run, charged before any value.
         let list_bytes = bytes_of::<K::Value>(n.max(list.len()));
         let left = ctx.budget().remaining().checked_sub(list_bytes)?;

@@ -105,6 +105,32 @@ impl<'b> Reader<'b> {
     /// occupies at least one byte of the input, so the count never exceeds the bytes
     /// that are really there. At least 1.
     pub fn count_run(&self, key: FieldKey) -> usize {
+        self.run_extent(key).count.max(1)
+    }
+
+    /// The run that [`Reader::count_run`] counts: how many values it holds (0 when the
+    /// first one is malformed) and the position (relative to the current one) just past
+    /// its last value. Nothing is consumed.
+    pub fn run_extent(&self, key: FieldKey) -> RunIndex {
+        self.walk_run(key, |_, _| {})
+    }
+
+    /// [`Reader::run_extent`], also appending to `checkpoints` the relative position of
+    /// the length prefix of every `every`-th value (0, `every`, `2 * every`, ...).
+    pub fn index_run(&self, key: FieldKey, every: usize, checkpoints: &mut Vec<usize>) -> RunIndex {
+        let every = every.max(1);
+        self.walk_run(key, |i, pos| {
+            if i.is_multiple_of(every) {
+                checkpoints.push(pos);
+            }
+        })
+    }
+
+    /// Walks a run without consuming it, calling `at_value(i, pos)` with each value's
+    /// index and the relative position of its length prefix. A malformed length ends
+    /// the run before the malformed value.
+    #[inline(always)]
+    fn walk_run(&self, key: FieldKey, mut at_value: impl FnMut(usize, usize)) -> RunIndex {
         #[inline(always)]
         fn varint_at(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
             match buf.get(pos) {
@@ -115,54 +141,23 @@ impl<'b> Reader<'b> {
         }
         let raw_key = key.to_raw();
         let buf = self.unread();
-        let mut pos = 0;
-        let mut count = 0;
-        while let Some((len, n)) = varint_at(buf, pos) {
-            pos += n;
-            match usize::try_from(len) {
-                Ok(len) if len <= buf.len() - pos => pos += len,
-                _ => break,
-            }
-            count += 1;
-            match varint_at(buf, pos) {
-                Some((next, n)) if next == raw_key => pos += n,
-                _ => break,
-            }
-        }
-        count.max(1)
-    }
-
-    /// Walks the run of values that [`Reader::count_run`] counts, without consuming
-    /// anything: returns how many values it holds and the position (relative to the
-    /// current one) just past its last value, and appends to `checkpoints` the
-    /// relative position of the length prefix of every `every`-th value (0, `every`,
-    /// `2 * every`, ...). A malformed length ends the run before the malformed value
-    /// (the decode reports it).
-    pub fn index_run(&self, key: FieldKey, every: usize, checkpoints: &mut Vec<usize>) -> RunIndex {
-        let raw_key = key.to_raw();
-        let buf = self.unread();
-        let every = every.max(1);
         // `pos`: the length prefix of the value at hand.
         let mut pos = 0;
         let mut run = RunIndex { count: 0, end: 0 };
-        loop {
-            let Ok((len, n)) = decode_varint(&buf[pos..]) else {
-                return run;
-            };
+        while let Some((len, n)) = varint_at(buf, pos) {
             let end = match usize::try_from(len) {
                 Ok(len) if len <= buf.len() - pos - n => pos + n + len,
-                _ => return run,
+                _ => break,
             };
-            if run.count.is_multiple_of(every) {
-                checkpoints.push(pos);
-            }
+            at_value(run.count, pos);
             run.count += 1;
             run.end = end;
-            match decode_varint(&buf[end..]) {
-                Ok((next, k)) if next == raw_key => pos = end + k,
-                _ => return run,
+            match varint_at(buf, end) {
+                Some((next, k)) if next == raw_key => pos = end + k,
+                _ => break,
             }
         }
+        run
     }
 
     /// A reader at the length prefix of the value `skip` values past the one whose
