@@ -1,5 +1,6 @@
 //! A single-file model larger than 4 GiB: written, read back in the owned and no-copy
-//! modes, and checked at the end of its last tensor. No u32 anywhere on the size path.
+//! modes and decoded in copy mode from memory (its payloads split across threads), and
+//! checked at the end of every tensor. No u32 anywhere on the size path.
 //!
 //! Needs about 14 GB of free memory and 5 GB of disk under target/; it runs in the
 //! normal test command (this is what users with large models rely on).
@@ -68,6 +69,18 @@ fn a_model_larger_than_4_gib_saves_and_loads_in_every_mode() {
             }
             assert_eq!(loaded.encoded_len(), total);
         }
+        // Copy mode from bytes in memory: the three payload copies are split across
+        // threads (a run that copies is split from 2 values); the second slice walks from
+        // the run's start to its first value, over more than 2 GiB, and copies to the
+        // end of the input, past 4 GiB.
+        let bytes = std::fs::read(&path).unwrap();
+        let copied = Model::decode_owned(&bytes).unwrap();
+        drop(bytes);
+        let tensors = copied.tensors();
+        for (i, &n) in sizes.iter().enumerate() {
+            check_tail(tensors[i], n, 10 * i as u8 + 1);
+        }
+        assert_eq!(copied.encoded_len(), total);
     });
     let _ = std::fs::remove_file(&path);
     if let Err(panic) = result {
