@@ -477,6 +477,12 @@ fn the_hostile_external_data_matrix_is_refused_with_typed_errors() {
     std::fs::write(outside.path("secret.bin"), b"secret!!").unwrap();
     std::os::unix::fs::symlink(outside.path("secret.bin"), dir.path("escape.bin")).unwrap();
     std::os::unix::fs::symlink(&outside.0, dir.path("escape_dir")).unwrap();
+    std::os::unix::fs::symlink("ok.bin", dir.path("inside_link.bin")).unwrap();
+    let mkfifo = std::process::Command::new("mkfifo")
+        .arg(dir.path("pipe.bin"))
+        .status()
+        .unwrap();
+    assert!(mkfifo.success());
     std::fs::create_dir(dir.path("a_dir")).unwrap();
 
     /// (what, external_data entries, words the error must contain)
@@ -498,13 +504,31 @@ fn the_hostile_external_data_matrix_is_refused_with_typed_errors() {
         (
             "symlink escaping",
             &[("location", "escape.bin")],
-            "outside the model directory",
+            "symbolic link",
         ),
         (
             "dir symlink escaping",
             &[("location", "escape_dir/secret.bin")],
-            "outside the model directory",
+            "symbolic link",
         ),
+        (
+            "symlink staying inside",
+            &[("location", "inside_link.bin")],
+            "symbolic link",
+        ),
+        (
+            "onnxruntime memory address",
+            &[("location", "*/_ORT_MEM_ADDR_/*")],
+            "onnxruntime",
+        ),
+        (
+            "alternate data stream",
+            &[("location", "ok.bin:stream")],
+            "alternate data stream",
+        ),
+        ("windows device", &[("location", "NUL")], "device name"),
+        ("trailing dot", &[("location", "ok.bin.")], "trailing dot"),
+        ("fifo", &[("location", "pipe.bin")], "FIFO"),
         ("directory", &[("location", "a_dir")], "not a regular file"),
         (
             "negative offset",

@@ -19,6 +19,12 @@ pub trait PayloadSource: Send + Sync + 'static {
 
     /// A short description for messages (e.g. the file path).
     fn describe(&self) -> String;
+
+    /// The (device, inode) of the file the bytes come from, when they come from a file:
+    /// saves use it never to replace or remove a file they are still reading.
+    fn file_identity(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// A payload left where it is: `len` bytes at `offset` of `source`.
@@ -57,6 +63,11 @@ impl LazyPayload {
     /// The source's description (e.g. its path).
     pub fn source(&self) -> String {
         self.source.describe()
+    }
+
+    /// The (device, inode) of the file the payload is in, if it is in a file.
+    pub fn file_identity(&self) -> Option<(u64, u64)> {
+        self.source.file_identity()
     }
 
     /// Reads (or maps) the payload now.

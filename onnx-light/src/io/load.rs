@@ -301,14 +301,9 @@ pub fn load(path: impl AsRef<Path>) -> Result<Model> {
 pub fn load_with(path: impl AsRef<Path>, options: &ParseOptions) -> Result<Model> {
     let path = path.as_ref();
     options.validate()?;
-    let file = File::open(path).map_err(|e| Error::io(e, Some(path)))?;
+    // Non-blocking and type-checked: a FIFO or device at the path is refused, not waited on.
+    let file = super::open::open_regular(path).map_err(|e| Error::io(e, Some(path)))?;
     let meta = file.metadata().map_err(|e| Error::io(e, Some(path)))?;
-    if !meta.is_file() {
-        return Err(Error::io(
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
-            Some(path),
-        ));
-    }
     options
         .check_model_size(meta.len())
         .map_err(|e| e.in_file(path))?;

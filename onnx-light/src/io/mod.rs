@@ -71,11 +71,13 @@
 //! its saves write a new file and rename it, so the mapped old file stays intact. If
 //! other programs may rewrite your files in place, use the copying loads.
 
+mod atomic;
 mod buffer;
 mod consolidate;
 pub mod external;
 mod load;
 mod mmap;
+pub(crate) mod open;
 mod options;
 mod save;
 

@@ -7,14 +7,14 @@
 //! bytes a sequential save writes.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 use rayon::prelude::*;
 
+use super::atomic::{check_file_size_limit, AtomicTarget};
 use super::options::{thread_count, with_threads, TensorBufferOptions};
 use crate::codec::SizeCache;
 use crate::error::{Error, ErrorKind, Result};
@@ -400,7 +400,7 @@ pub fn save_with_hook(
     }
     // No plan: no external data to write and no weights left on disk.
     write_atomically(path, hook, options.sync, |file| {
-        write_model_file(model, file, options, hook).map_err(|e| e.in_file(path))
+        write_model_file(model, file, path, options, hook).map_err(|e| e.in_file(path))
     })
 }
 
@@ -510,9 +510,11 @@ impl Sink for PositionalSink<'_> {
     }
 }
 
+/// Writes `model` into `file` (the temporary file that will replace `path`).
 pub(crate) fn write_model_file(
     model: &ModelProto<'_>,
     file: &File,
+    path: &Path,
     options: &SerializeOptions,
     hook: &dyn SaveHook,
 ) -> Result<()> {
@@ -523,7 +525,9 @@ pub(crate) fn write_model_file(
     if !payloads.worth_deferring(total) {
         payloads.by_key.clear();
     }
-    // Reserve the final size up front: a full disk fails here, before any writing.
+    // Reserve the final size up front: a full disk or a file size limit fails here,
+    // before any writing.
+    check_file_size_limit(total, path)?;
     file.set_len(total)?;
     let mut sink = PositionalSink {
         file,
@@ -551,196 +555,6 @@ pub(crate) fn write_model_file(
             })
     })??;
     Ok(())
-}
-
-/// Drops the page cache of the regular file at `path`, if there is one (a symlink is not
-/// followed; anything else, and any error, is left alone: this is only a hint). For a
-/// file the save is about to replace: its pages are freed now, so that the new file's
-/// writes take them over instead of asking the kernel for fresh ones. On this project's
-/// benchmark VM (a balloon driver returns freed memory to the host) fresh pages are
-/// what made the writing of 1 GB swing between 0.3 s and 2.5 s (BENCHMARKS.md, "Targets
-/// missed", item 3). The file itself is untouched: a failed save leaves it as it was.
-pub(crate) fn release_cached_pages(path: &Path) {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::fs::{fadvise, fstat, open, Advice, FileType, Mode, OFlags};
-        // Non-blocking: a FIFO planted at the name must not hang the save.
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        if let Ok(fd) = open(path, flags, Mode::empty()) {
-            let regular = fstat(&fd)
-                .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
-            if regular {
-                let _ = fadvise(&fd, 0, None, Advice::DontNeed);
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = path;
-}
-
-/// A file that [`AtomicTarget::commit_unused`] moved aside to free its name.
-#[must_use = "discard it when the save succeeds, restore it when it fails"]
-pub(crate) struct Displaced {
-    aside: PathBuf,
-    path: PathBuf,
-}
-
-impl Displaced {
-    /// The save succeeded: removes the old file.
-    pub(crate) fn discard(self) {
-        let _ = std::fs::remove_file(&self.aside);
-    }
-
-    /// The save failed: puts the old file back under its name (over the new file, which
-    /// the failed save no longer needs).
-    pub(crate) fn restore(self) {
-        let _ = std::fs::rename(&self.aside, &self.path);
-    }
-}
-
-/// A new hidden name next to `path` on each call, `.<name>.<what>-<pid>-<n>`: for
-/// temporary files and files moved aside. The caller checks that nothing has it.
-fn hidden_sibling(path: &Path, what: &str) -> PathBuf {
-    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let mut name = std::ffi::OsString::from(".");
-    name.push(path.file_name().unwrap_or_default());
-    name.push(format!(".{what}-{}-{n}", std::process::id()));
-    path.with_file_name(name)
-}
-
-/// The temporary file of an atomic save and the path it will replace.
-pub(crate) struct AtomicTarget {
-    pub(crate) file: File,
-    temp: PathBuf,
-    path: PathBuf,
-}
-
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-impl AtomicTarget {
-    /// Creates a new temporary file next to `path` (never following or overwriting an
-    /// existing entry).
-    pub(crate) fn new(path: &Path, hook: &dyn SaveHook) -> Result<Self> {
-        path.file_name().ok_or_else(|| {
-            Error::io(
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    "the path has no file name",
-                ),
-                Some(path),
-            )
-        })?;
-        if path.is_dir() {
-            return Err(Error::io(
-                std::io::Error::new(std::io::ErrorKind::IsADirectory, "the path is a directory"),
-                Some(path),
-            ));
-        }
-        hook.before(SaveStep::Create)
-            .map_err(|e| Error::io(e, Some(path)))?;
-        loop {
-            let temp = hidden_sibling(path, "tmp");
-            match OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .open(&temp)
-            {
-                Ok(file) => {
-                    return Ok(AtomicTarget {
-                        file,
-                        temp,
-                        path: path.to_path_buf(),
-                    })
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(Error::io(e, Some(&temp))),
-            }
-        }
-    }
-
-    /// With `sync`, flushes the written file to stable storage (the hook sees the
-    /// step first); without, does nothing.
-    pub(crate) fn flush(&self, hook: &dyn SaveHook, sync: bool) -> std::io::Result<()> {
-        if sync {
-            hook.before(SaveStep::Sync)?;
-            self.file.sync_all()?;
-        }
-        Ok(())
-    }
-
-    /// Renames the temporary file over the target and, with `sync`, makes the rename
-    /// durable.
-    pub(crate) fn commit(self, hook: &dyn SaveHook, sync: bool) -> Result<()> {
-        self.commit_as(hook, sync, false).map(|_| ())
-    }
-
-    /// Like [`AtomicTarget::commit`] for a target name that nothing in use refers to (a
-    /// data file name the model at the save path does not use): a file or symlink
-    /// already there (never followed) is first renamed aside, then the temporary file is
-    /// renamed to the free name. The caller ends the save by discarding what was moved
-    /// aside, or, when the save fails, by restoring it: a failed save leaves even an
-    /// unused old file where it was. Renaming over the old file would not allow that, and
-    /// on ext4 (`auto_da_alloc`, on by default) a rename over an existing file starts
-    /// writing back the new file's data in the renaming thread, about 0.3 s per GB when
-    /// the save does not `fsync` (BENCHMARKS.md, "Targets missed", item 3).
-    pub(crate) fn commit_unused(
-        self,
-        hook: &dyn SaveHook,
-        sync: bool,
-    ) -> Result<Option<Displaced>> {
-        self.commit_as(hook, sync, true)
-    }
-
-    fn commit_as(self, hook: &dyn SaveHook, sync: bool, unused: bool) -> Result<Option<Displaced>> {
-        let mut displaced = None;
-        let result = (|| -> std::io::Result<()> {
-            if let Ok(meta) = std::fs::metadata(&self.path) {
-                self.file.set_permissions(meta.permissions())?;
-            }
-            hook.before(SaveStep::Rename)?;
-            if unused {
-                // A directory stays (the rename below reports it).
-                if std::fs::symlink_metadata(&self.path).is_ok_and(|m| !m.is_dir()) {
-                    let aside = loop {
-                        let candidate = hidden_sibling(&self.path, "old");
-                        if std::fs::symlink_metadata(&candidate).is_err() {
-                            break candidate;
-                        }
-                    };
-                    std::fs::rename(&self.path, &aside)?;
-                    displaced = Some(Displaced {
-                        aside,
-                        path: self.path.clone(),
-                    });
-                }
-            }
-            std::fs::rename(&self.temp, &self.path)?;
-            match self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                // Durability of the rename; not every filesystem supports it.
-                Some(dir) if sync => {
-                    let _ = File::open(dir).and_then(|d| d.sync_all());
-                }
-                _ => {}
-            }
-            Ok(())
-        })();
-        match result {
-            Ok(()) => Ok(displaced),
-            Err(e) => {
-                let _ = std::fs::remove_file(&self.temp);
-                if let Some(d) = displaced {
-                    d.restore();
-                }
-                Err(Error::io(e, Some(&self.path)))
-            }
-        }
-    }
-
-    /// Removes the temporary file.
-    pub(crate) fn abandon(self) {
-        let _ = std::fs::remove_file(&self.temp);
-    }
 }
 
 #[cfg(test)]

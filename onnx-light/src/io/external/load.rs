@@ -72,6 +72,12 @@ impl PayloadSource for DataFile {
     fn describe(&self) -> String {
         self.path.display().to_string()
     }
+
+    fn file_identity(&self) -> Option<(u64, u64)> {
+        crate::io::open::FileId::of_file(&self.file)
+            .ok()
+            .map(crate::io::open::FileId::parts)
+    }
 }
 
 /// True when the tensor's data is declared external.

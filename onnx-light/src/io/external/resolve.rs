@@ -2,19 +2,57 @@
 //!
 //! A location is a relative path below the model's directory. Refused: empty names,
 //! absolute paths, Windows drive and UNC prefixes, `..` components (with either slash),
-//! NUL and other control characters, anything whose real path (symlinks resolved) leaves
-//! the directory, and anything that is not a regular file. Ranges are checked against the
-//! size of the file as opened, not as named, so a file swapped after the check cannot
-//! widen what is read.
+//! NUL and other control characters, names that mean something else on another platform
+//! or to onnxruntime (see [`validate_location`]), any symbolic link on the way, and
+//! anything that is not a regular file. Files are opened beneath the directory one
+//! descriptor at a time (`crate::io::open::Beneath`), so swapping a directory for a link
+//! while a model loads cannot redirect a read; ranges are checked against the size of the
+//! file as opened, not as named.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs::File;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::reference::invalid;
 use crate::error::{Error, Result};
+use crate::io::open::Beneath;
+
+/// Windows device names: a file component with one of these stems (any case, any
+/// extension) opens the device, not a file, on Windows.
+const WINDOWS_DEVICES: [&str; 24] = [
+    "CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "COM1", "COM2", "COM3", "COM4", "COM5",
+    "COM6", "COM7", "COM8", "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8",
+    "LPT9",
+];
+
+/// Why a single path component would name something other than a plain file somewhere.
+fn foreign_meaning(part: &str) -> Option<&'static str> {
+    if part.contains(':') {
+        return Some("a `:` in a name is an NTFS alternate data stream on Windows");
+    }
+    if part.ends_with('.') || part.ends_with(' ') {
+        return Some("Windows drops a trailing dot or space, so the name would open another file");
+    }
+    // The device is opened whatever follows the stem (`NUL.bin`, `com1 .txt`); `COM` and
+    // `LPT` also take the superscript digits.
+    let stem = part.split('.').next().unwrap_or(part).trim_end_matches(' ');
+    let upper = stem.to_ascii_uppercase();
+    let device = WINDOWS_DEVICES.contains(&upper.as_str())
+        || [
+            "COM\u{b9}",
+            "COM\u{b2}",
+            "COM\u{b3}",
+            "LPT\u{b9}",
+            "LPT\u{b2}",
+            "LPT\u{b3}",
+        ]
+        .contains(&upper.as_str());
+    if device {
+        return Some("it is a Windows device name");
+    }
+    None
+}
 
 /// Checks a location and returns it as a relative path (backslashes read as separators,
 /// `.` components dropped).
@@ -36,6 +74,11 @@ pub fn validate_location(tensor: &str, location: &str) -> Result<PathBuf> {
     if location.starts_with("\\\\") || location.starts_with("//") {
         return Err(bad("the location is a UNC or network path"));
     }
+    if location.contains("_ORT_MEM_ADDR_") {
+        return Err(bad(
+            "the location contains `_ORT_MEM_ADDR_`, which onnxruntime reads as a memory address",
+        ));
+    }
     let normalized = location.replace('\\', "/");
     if normalized.starts_with('/') {
         return Err(bad("the location is an absolute path"));
@@ -43,7 +86,12 @@ pub fn validate_location(tensor: &str, location: &str) -> Result<PathBuf> {
     let mut out = PathBuf::new();
     for part in Path::new(&normalized).components() {
         match part {
-            Component::Normal(p) => out.push(p),
+            Component::Normal(p) => {
+                if let Some(why) = p.to_str().and_then(foreign_meaning) {
+                    return Err(bad(&format!("the location is refused: {why}")));
+                }
+                out.push(p)
+            }
             Component::CurDir => {}
             Component::ParentDir => return Err(bad("the location contains a `..` component")),
             Component::RootDir | Component::Prefix(_) => {
@@ -95,6 +143,7 @@ impl DataFile {
 #[derive(Debug)]
 pub struct Resolver {
     base: PathBuf,
+    dir: Beneath,
     opened: Mutex<HashMap<PathBuf, Arc<DataFile>>>,
 }
 
@@ -104,11 +153,14 @@ impl Resolver {
     /// # Errors
     /// An I/O error naming the directory if it does not exist.
     pub fn new(base_dir: &Path) -> Result<Self> {
+        let dir = Beneath::open(base_dir).map_err(|e| Error::io(e, Some(base_dir)))?;
+        // Only for naming files in messages: every open goes through `dir`.
         let base = base_dir
             .canonicalize()
-            .map_err(|e| Error::io(e, Some(base_dir)))?;
+            .unwrap_or_else(|_| base_dir.to_path_buf());
         Ok(Resolver {
             base,
+            dir,
             opened: Mutex::new(HashMap::new()),
         })
     }
@@ -121,47 +173,34 @@ impl Resolver {
     /// Opens the file `location` names (for `tensor`), or returns the already opened one.
     ///
     /// # Errors
-    /// `InvalidExternalData` for a refused location, a path that escapes the base
-    /// directory or is not a regular file; an I/O error naming the tensor and file for a
-    /// missing or unreadable file.
+    /// `InvalidExternalData` for a refused location, a symbolic link on the way (even one
+    /// that stays inside the directory), a path that escapes the base directory or is not
+    /// a regular file; an I/O error naming the tensor and file for a missing or
+    /// unreadable file.
     pub fn open(&self, tensor: &str, location: &str) -> Result<Arc<DataFile>> {
         let relative = validate_location(tensor, location)?;
         if let Some(f) = self.opened.lock().map_err(|_| poisoned())?.get(&relative) {
             return Ok(f.clone());
         }
-        let joined = self.base.join(&relative);
-        let real = joined
-            .canonicalize()
-            .map_err(|e| Error::io(e, Some(&joined)).in_tensor(tensor))?;
-        if !real.starts_with(&self.base) {
-            return Err(invalid(
-                tensor,
-                Some(location),
-                format!(
-                    "the file resolves to {} outside the model directory",
-                    real.display()
-                ),
-            ));
-        }
-        // The canonical path has no symlink left; O_NOFOLLOW refuses one planted since.
-        let file = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc_o_nofollow())
-            .open(&real)
-            .map_err(|e| Error::io(e, Some(&real)).in_tensor(tensor))?;
-        let meta = file.metadata().map_err(|e| Error::io(e, Some(&real)))?;
-        if !meta.is_file() {
-            return Err(invalid(
-                tensor,
-                Some(location),
-                "the location is not a regular file",
-            ));
-        }
-        let data = Arc::new(DataFile {
-            file,
-            path: real,
-            size: meta.len(),
-        });
+        let path = self.base.join(&relative);
+        let file = self.dir.open_file(&relative).map_err(|e| {
+            let refused = |why: &str| invalid(tensor, Some(location), why.to_string());
+            match e.raw_os_error().map(rustix::io::Errno::from_raw_os_error) {
+                Some(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => {
+                    refused("the location passes through a symbolic link (links are not followed; hard links are fine)")
+                }
+                Some(rustix::io::Errno::XDEV) => refused("the location escapes the model directory"),
+                _ if e.kind() == std::io::ErrorKind::InvalidInput => {
+                    refused(&format!("the location is {e}"))
+                }
+                _ => Error::io(e, Some(&path)).in_tensor(tensor),
+            }
+        })?;
+        let size = file
+            .metadata()
+            .map_err(|e| Error::io(e, Some(&path)))?
+            .len();
+        let data = Arc::new(DataFile { file, path, size });
         self.opened
             .lock()
             .map_err(|_| poisoned())?
@@ -174,11 +213,6 @@ fn poisoned() -> Error {
     Error::new(crate::error::ErrorKind::ValueOutOfRange {
         what: "external data resolver used after a panic",
     })
-}
-
-/// `O_NOFOLLOW` on Linux (the value std does not export).
-const fn libc_o_nofollow() -> i32 {
-    0o400000
 }
 
 #[cfg(test)]
@@ -200,6 +234,19 @@ mod tests {
             ("x\0.bin", "control"),
             ("x\n.bin", "control"),
             (".", "names no file"),
+            ("*/_ORT_MEM_ADDR_/*", "onnxruntime"),
+            ("w.bin:stream", "alternate data stream"),
+            ("sub:x/w.bin", "alternate data stream"),
+            ("w.bin.", "trailing dot"),
+            ("w.bin ", "trailing dot or space"),
+            ("sub./w.bin", "trailing dot"),
+            ("CON", "device"),
+            ("nul.bin", "device"),
+            ("sub/Com1.txt", "device"),
+            ("lpt9", "device"),
+            ("aux .bin", "device"),
+            ("COM\u{b9}", "device"),
+            ("conout$", "device"),
         ] {
             let err = validate_location("t", loc).unwrap_err();
             assert!(err.to_string().contains(why), "{loc:?}: {err}");
@@ -217,6 +264,15 @@ mod tests {
             validate_location("t", "./sub/w.bin").unwrap(),
             PathBuf::from("sub/w.bin")
         );
+        for fine in [
+            "console.bin",
+            "com10",
+            "nullable.bin",
+            "a.b.c",
+            "CON_weights",
+        ] {
+            assert_eq!(validate_location("t", fine).unwrap(), PathBuf::from(fine));
+        }
         assert_eq!(
             validate_location("t", "sub\\w.bin").unwrap(),
             PathBuf::from("sub/w.bin")

@@ -11,8 +11,9 @@
 //! when the save fails: `AtomicTarget::commit_unused`).
 
 use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rayon::prelude::*;
 
@@ -21,12 +22,11 @@ use super::reference::ExternalDataRef;
 use super::resolve::validate_location;
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::Bytes;
+use crate::io::atomic::{AtomicTarget, Displaced, TargetDir};
 use crate::io::buffer::align_up;
+use crate::io::open::FileId;
 use crate::io::options::{validate_alignment, with_threads};
-use crate::io::save::{
-    release_cached_pages, write_model_file, AtomicTarget, Displaced, SaveHook, SaveStep,
-    SerializeOptions,
-};
+use crate::io::save::{write_model_file, SaveHook, SaveStep, SerializeOptions};
 use crate::message::Reborrow;
 use crate::onnx::{DataLocation, ModelProto, StringStringEntryProto, TensorProto, TensorSite};
 
@@ -320,25 +320,35 @@ pub(crate) fn save_external(
     hook: &dyn SaveHook,
     plan: Plan,
 ) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    // Final names: a name the current model at `path` uses, or a file this save reads
-    // lazily (e.g. converting a model in its own directory), gets a second generation.
-    let mut in_use = names_in_use(path);
-    if let Ok(real_dir) = dir.canonicalize() {
-        model.visit_tensors(|_, t| {
-            if let Some(lazy) = &t.lazy_data {
-                let source = PathBuf::from(lazy.source());
-                if source.parent() == Some(real_dir.as_path()) {
-                    if let Some(n) = source.file_name() {
-                        in_use.insert(n.to_string_lossy().into_owned());
-                    }
-                }
+    // Every file of this save is created, renamed and removed relative to this one
+    // opened directory.
+    let (dir, model_name) = TargetDir::of(path)?;
+    // Files this save reads (lazily loaded payloads), by identity: none of them may be
+    // renamed aside, removed or renamed over, however its name is spelled.
+    let mut reading: HashSet<FileId> = HashSet::new();
+    let mut reading_data: HashSet<FileId> = HashSet::new();
+    model.visit_tensors(|_, t| {
+        if let Some(id) = t.lazy_data.as_ref().and_then(|l| l.file_identity()) {
+            reading.insert(FileId::from_parts(id));
+            if is_external(t) {
+                reading_data.insert(FileId::from_parts(id));
             }
-        });
+        }
+    });
+    let model_entry = dir.entry_id(&model_name);
+    if model_entry.is_some_and(|id| reading_data.contains(&id)) {
+        return Err(Error::io(
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the target is an external data file the model being saved reads its weights from; \
+                 replacing it would destroy them",
+            ),
+            Some(path),
+        ));
     }
+    // Final names: a name the current model at `path` uses, a file this save reads, the
+    // model file itself, or another name of it (a hard link) gets a second generation.
+    let in_use = names_in_use(path);
     let mut taken: HashSet<String> = HashSet::new();
     let final_names: Vec<String> = plan
         .files
@@ -348,7 +358,10 @@ pub(crate) fn save_external(
             let mut generation = 0;
             while in_use.contains(&candidate)
                 || taken.contains(&candidate)
-                || dir.join(&candidate) == path
+                || OsString::from(&candidate) == model_name
+                || dir
+                    .entry_id(&candidate)
+                    .is_some_and(|id| reading.contains(&id) || Some(id) == model_entry)
             {
                 generation += 1;
                 candidate = format!("{name}~{generation}");
@@ -361,7 +374,7 @@ pub(crate) fn save_external(
     // Files this save will replace (names no model at `path` uses, left by an older
     // save): their cached pages are released now, for the new files to reuse.
     for name in &final_names {
-        release_cached_pages(&dir.join(name));
+        dir.release_cached_pages(name);
     }
 
     // The view the model file encodes: external tensors point at their files.
@@ -431,11 +444,8 @@ pub(crate) fn save_external(
     let mut targets: Vec<AtomicTarget> = Vec::new();
     let written = (|| -> Result<()> {
         for (name, (_, size)) in final_names.iter().zip(&plan.files) {
-            let target = AtomicTarget::new(&dir.join(name), hook)?;
-            target
-                .file
-                .set_len(*size)
-                .map_err(|e| Error::io(e, Some(&dir.join(name))))?;
+            let target = AtomicTarget::in_dir(&dir, name.as_ref(), hook)?;
+            target.reserve(*size)?;
             targets.push(target);
         }
         with_threads(options.num_threads, || {
@@ -468,14 +478,14 @@ pub(crate) fn save_external(
     }
 
     // Then the model file, also under a temporary name.
-    let model_target = match AtomicTarget::new(path, hook) {
+    let model_target = match AtomicTarget::in_dir(&dir, &model_name, hook) {
         Ok(t) => t,
         Err(e) => {
             targets.into_iter().for_each(AtomicTarget::abandon);
             return Err(e);
         }
     };
-    let result = write_model_file(&view, &model_target.file, options, hook)
+    let result = write_model_file(&view, &model_target.file, path, options, hook)
         .and_then(|()| Ok(model_target.flush(hook, options.sync)?));
     if let Err(e) = result {
         model_target.abandon();
@@ -485,14 +495,14 @@ pub(crate) fn save_external(
     // Commit: data files (none of which the current model uses), then the model. On a
     // failure, data files already renamed into place are removed again (no model refers
     // to them) and what they displaced is put back; on success, that is removed.
-    let mut committed: Vec<(PathBuf, Option<Displaced>)> = Vec::new();
+    let mut committed: Vec<(String, Option<Displaced>)> = Vec::new();
     let mut targets = targets.into_iter().zip(&final_names);
     let outcome = loop {
         let Some((t, name)) = targets.next() else {
             break model_target.commit(hook, options.sync);
         };
         match t.commit_unused(hook, options.sync) {
-            Ok(displaced) => committed.push((dir.join(name), displaced)),
+            Ok(displaced) => committed.push((name.clone(), displaced)),
             Err(e) => {
                 targets.for_each(|(t, _)| t.abandon());
                 model_target.abandon();
@@ -500,13 +510,13 @@ pub(crate) fn save_external(
             }
         }
     };
-    for (path, displaced) in committed {
+    for (name, displaced) in committed {
         match (&outcome, displaced) {
             (Ok(()), Some(d)) => d.discard(),
             (Ok(()), None) => {}
             (Err(_), Some(d)) => d.restore(),
             (Err(_), None) => {
-                let _ = std::fs::remove_file(path);
+                let _ = rustix::fs::unlinkat(dir.fd(), name.as_str(), rustix::fs::AtFlags::empty());
             }
         }
     }

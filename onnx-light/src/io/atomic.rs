@@ -1,0 +1,337 @@
+//! Atomic replacement of files: a temporary file next to the target, flushed, then
+//! renamed over it; files moved aside to free a name and put back if the save fails.
+//!
+//! Every step of one save happens relative to one opened directory ([`TargetDir`]), so a
+//! directory on the path swapped for a link half-way cannot split a save between two
+//! places. Temporaries are created with mode 0600 and get their final permissions just
+//! before the rename: those of the regular file they replace (never through a symbolic
+//! link, never the set-user-ID, set-group-ID or sticky bits), else the usual `0666` less
+//! the umask. Knows files; knows nothing of models.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use rustix::fs::{
+    fchmod, fstat, openat, renameat, statat, unlinkat, AtFlags, FileType, Mode, OFlags,
+};
+
+use super::open::FileId;
+use super::save::{SaveHook, SaveStep};
+use crate::error::{Error, ErrorKind, Result};
+
+/// The directory a save writes into, opened once.
+#[derive(Debug)]
+pub(crate) struct TargetDir {
+    fd: OwnedFd,
+    /// The directory as the caller named it, for messages.
+    path: PathBuf,
+}
+
+impl TargetDir {
+    /// Opens the directory of `path` and returns it with `path`'s file name.
+    ///
+    /// # Errors
+    /// An I/O error naming `path` when it has no file name or its directory cannot be
+    /// opened.
+    pub(crate) fn of(path: &Path) -> Result<(Arc<TargetDir>, OsString)> {
+        let name = path.file_name().ok_or_else(|| {
+            Error::io(
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "the path has no file name",
+                ),
+                Some(path),
+            )
+        })?;
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let fd = rustix::fs::open(
+            dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| Error::io(e.into(), Some(dir)))?;
+        Ok((
+            Arc::new(TargetDir {
+                fd,
+                path: dir.to_path_buf(),
+            }),
+            name.to_os_string(),
+        ))
+    }
+
+    /// The opened directory.
+    pub(crate) fn fd(&self) -> &OwnedFd {
+        &self.fd
+    }
+
+    /// `name` in this directory, for messages.
+    pub(crate) fn join(&self, name: impl AsRef<Path>) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// The identity of the entry `name` (a link is not followed).
+    pub(crate) fn entry_id(&self, name: impl AsRef<Path>) -> Option<FileId> {
+        FileId::of_entry(&self.fd, name.as_ref())
+    }
+
+    /// Drops the page cache of the regular file `name`, if there is one (a link is not
+    /// followed; anything else, and any error, is ignored: this is a hint). For a file
+    /// the save will replace: its pages are freed now so that the new file's writes take
+    /// them over instead of asking the kernel for fresh ones (see
+    /// `docs/design/page-cache.md`). The file itself is untouched.
+    pub(crate) fn release_cached_pages(&self, name: &str) {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::fs::{fadvise, Advice};
+            // Non-blocking: a FIFO planted at the name must not hang the save.
+            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            if let Ok(fd) = openat(&self.fd, name, flags, Mode::empty()) {
+                let regular = fstat(&fd)
+                    .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
+                if regular {
+                    let _ = fadvise(&fd, 0, None, Advice::DontNeed);
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = name;
+    }
+}
+
+/// Fails when writing a file of `len` bytes would pass the process's file size limit
+/// (`ulimit -f`, `RLIMIT_FSIZE`). Checked before a file is sized or written: past the
+/// limit the kernel would send `SIGXFSZ`, which kills the process by default and leaves
+/// its temporary files behind.
+///
+/// # Errors
+/// `LimitExceeded` naming the limit, and `path`.
+pub(crate) fn check_file_size_limit(len: u64, path: &Path) -> Result<()> {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Fsize).current;
+    match limit {
+        Some(limit) if len > limit => Err(Error::new(ErrorKind::LimitExceeded {
+            what: "file size limit of the process (ulimit -f)",
+            limit,
+            actual: len,
+        })
+        .in_file(path)),
+        _ => Ok(()),
+    }
+}
+
+/// The process's umask, read without changing it (`/proc/self/status`); `022` where
+/// that is not available.
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+}
+
+/// A file that [`AtomicTarget::commit_unused`] moved aside to free its name.
+#[must_use = "discard it when the save succeeds, restore it when it fails"]
+pub(crate) struct Displaced {
+    dir: Arc<TargetDir>,
+    aside: OsString,
+    name: OsString,
+}
+
+impl Displaced {
+    /// The save succeeded: removes the old file.
+    pub(crate) fn discard(self) {
+        let _ = unlinkat(&self.dir.fd, &self.aside, AtFlags::empty());
+    }
+
+    /// The save failed: puts the old file back under its name (over the new file, which
+    /// the failed save no longer needs).
+    pub(crate) fn restore(self) {
+        let _ = renameat(&self.dir.fd, &self.aside, &self.dir.fd, &self.name);
+    }
+}
+
+static HIDDEN_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A new hidden name next to `name` on each call, `.<name>.<what>-<pid>-<n>`: for
+/// temporary files and files moved aside. The caller checks that nothing has it.
+fn hidden_sibling(name: &OsStr, what: &str) -> OsString {
+    let n = HIDDEN_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut hidden = OsString::from(".");
+    hidden.push(name);
+    hidden.push(format!(".{what}-{}-{n}", std::process::id()));
+    hidden
+}
+
+/// The temporary file of an atomic save and the name it will replace.
+pub(crate) struct AtomicTarget {
+    pub(crate) file: File,
+    dir: Arc<TargetDir>,
+    temp: OsString,
+    name: OsString,
+}
+
+impl AtomicTarget {
+    /// A new temporary file for replacing `path`.
+    ///
+    /// # Errors
+    /// I/O errors naming the path.
+    pub(crate) fn new(path: &Path, hook: &dyn SaveHook) -> Result<Self> {
+        let (dir, name) = TargetDir::of(path)?;
+        AtomicTarget::in_dir(&dir, &name, hook)
+    }
+
+    /// A new temporary file (mode 0600) in `dir` for replacing `name` there, never
+    /// following or overwriting an existing entry.
+    ///
+    /// # Errors
+    /// I/O errors naming the path; `name` naming a directory.
+    pub(crate) fn in_dir(dir: &Arc<TargetDir>, name: &OsStr, hook: &dyn SaveHook) -> Result<Self> {
+        let path = dir.join(name);
+        let is_dir = statat(&dir.fd, name, AtFlags::empty())
+            .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory);
+        if is_dir {
+            return Err(Error::io(
+                std::io::Error::new(std::io::ErrorKind::IsADirectory, "the path is a directory"),
+                Some(&path),
+            ));
+        }
+        hook.before(SaveStep::Create)
+            .map_err(|e| Error::io(e, Some(&path)))?;
+        loop {
+            let temp = hidden_sibling(name, "tmp");
+            let flags =
+                OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            match openat(&dir.fd, &temp, flags, Mode::from_raw_mode(0o600)) {
+                Ok(fd) => {
+                    return Ok(AtomicTarget {
+                        file: File::from(fd),
+                        dir: dir.clone(),
+                        temp,
+                        name: name.to_os_string(),
+                    })
+                }
+                Err(rustix::io::Errno::EXIST) => continue,
+                Err(e) => return Err(Error::io(e.into(), Some(&dir.join(&temp)))),
+            }
+        }
+    }
+
+    /// The path this target replaces, for messages.
+    pub(crate) fn path(&self) -> PathBuf {
+        self.dir.join(&self.name)
+    }
+
+    /// Sizes the temporary file to `len` bytes, after checking the file size limit: a
+    /// full disk or a limit fails here, before any writing.
+    ///
+    /// # Errors
+    /// `LimitExceeded` past `ulimit -f`; I/O errors naming the path.
+    pub(crate) fn reserve(&self, len: u64) -> Result<()> {
+        check_file_size_limit(len, &self.path())?;
+        self.file
+            .set_len(len)
+            .map_err(|e| Error::io(e, Some(&self.path())))
+    }
+
+    /// With `sync`, flushes the written file to stable storage (the hook sees the
+    /// step first); without, does nothing.
+    pub(crate) fn flush(&self, hook: &dyn SaveHook, sync: bool) -> std::io::Result<()> {
+        if sync {
+            hook.before(SaveStep::Sync)?;
+            self.file.sync_all()?;
+        }
+        Ok(())
+    }
+
+    /// Renames the temporary file over the target and, with `sync`, makes the rename
+    /// durable.
+    pub(crate) fn commit(self, hook: &dyn SaveHook, sync: bool) -> Result<()> {
+        self.commit_as(hook, sync, false).map(|_| ())
+    }
+
+    /// Like [`AtomicTarget::commit`] for a target name that nothing in use refers to (a
+    /// data file name the model at the save path does not use): a file or symlink
+    /// already there (never followed) is first renamed aside, then the temporary file is
+    /// renamed to the free name. The caller ends the save by discarding what was moved
+    /// aside, or, when the save fails, by restoring it: a failed save leaves even an
+    /// unused old file where it was. (Renaming over the old file would not allow that,
+    /// and costs a write-back on ext4: `docs/design/page-cache.md`.)
+    pub(crate) fn commit_unused(
+        self,
+        hook: &dyn SaveHook,
+        sync: bool,
+    ) -> Result<Option<Displaced>> {
+        self.commit_as(hook, sync, true)
+    }
+
+    /// The permissions the new file gets: the replaced regular file's (read without
+    /// following a link, without the set-ID and sticky bits), else `0666` less the umask.
+    fn final_mode(&self) -> Mode {
+        let old = statat(&self.dir.fd, &self.name, AtFlags::SYMLINK_NOFOLLOW)
+            .ok()
+            .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
+        let bits = match old {
+            Some(st) => st.st_mode & 0o777,
+            None => 0o666 & !umask(),
+        };
+        Mode::from_raw_mode(bits as _)
+    }
+
+    fn commit_as(self, hook: &dyn SaveHook, sync: bool, unused: bool) -> Result<Option<Displaced>> {
+        let mut displaced = None;
+        let fd = &self.dir.fd;
+        let result = (|| -> std::io::Result<()> {
+            fchmod(&self.file, self.final_mode())?;
+            hook.before(SaveStep::Rename)?;
+            if unused {
+                // A directory stays (the rename below reports it).
+                let there = statat(fd, &self.name, AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) != FileType::Directory);
+                if there {
+                    let aside = loop {
+                        let candidate = hidden_sibling(&self.name, "old");
+                        if statat(fd, &candidate, AtFlags::SYMLINK_NOFOLLOW).is_err() {
+                            break candidate;
+                        }
+                    };
+                    renameat(fd, &self.name, fd, &aside)?;
+                    displaced = Some(Displaced {
+                        dir: self.dir.clone(),
+                        aside,
+                        name: self.name.clone(),
+                    });
+                }
+            }
+            renameat(fd, &self.temp, fd, &self.name)?;
+            if sync {
+                // Durability of the rename; not every filesystem supports it.
+                let _ = rustix::fs::fsync(fd);
+            }
+            Ok(())
+        })();
+        match result {
+            Ok(()) => Ok(displaced),
+            Err(e) => {
+                let _ = unlinkat(fd, &self.temp, AtFlags::empty());
+                if let Some(d) = displaced {
+                    d.restore();
+                }
+                Err(Error::io(e, Some(&self.path())))
+            }
+        }
+    }
+
+    /// Removes the temporary file.
+    pub(crate) fn abandon(self) {
+        let _ = unlinkat(&self.dir.fd, &self.temp, AtFlags::empty());
+    }
+}

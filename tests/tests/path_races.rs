@@ -1,0 +1,149 @@
+//! Races against the file system while models load and save: a directory swapped for a
+//! symbolic link between any two steps must never make a load read, or a save write,
+//! outside the model's directory.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use onnx_light::io::{self, SerializeOptions};
+use onnx_light::onnx::*;
+use onnx_light::prelude::*;
+use onnx_light_tests::scratch::Scratch;
+use rustix::fs::{renameat_with, RenameFlags, CWD};
+
+const LEN: usize = 4096;
+
+/// A model whose one tensor lives in `sub/weights.bin`.
+fn model_with_data_in_sub() -> Model {
+    let mut t = TensorProto::from_raw("w", DataType::Uint8, [LEN as i64], Vec::<u8>::new());
+    t.raw_data = None;
+    t.data_location = Some(DataLocation::External.into());
+    t.external_data = vec![
+        StringStringEntryProto::new("location", "sub/weights.bin"),
+        StringStringEntryProto::new("offset", "0"),
+        StringStringEntryProto::new("length", LEN.to_string()),
+    ];
+    let mut g = GraphProto::named("g");
+    g.initializer.push(t);
+    ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)])
+}
+
+/// Loads the model 1,000 times while another thread swaps `sub` with a symbolic link to
+/// a directory outside (`renameat2(RENAME_EXCHANGE)`, so one of the two is always
+/// there). Each load must give the inside bytes or an error; never the outside bytes.
+#[test]
+fn swapping_a_directory_for_a_link_never_leaks_outside_bytes() {
+    let dir = Scratch::new("race-load");
+    let outside = Scratch::new("race-outside");
+    std::fs::create_dir(dir.path("sub")).unwrap();
+    std::fs::write(dir.path("sub/weights.bin"), [0x11u8; LEN]).unwrap();
+    std::fs::write(outside.path("weights.bin"), [0x99u8; LEN]).unwrap();
+    std::os::unix::fs::symlink(outside.dir(), dir.path("evil")).unwrap();
+    let bytes = model_with_data_in_sub().encode_to_vec().unwrap();
+    std::fs::write(dir.path("model.onnx"), bytes).unwrap();
+
+    let stop = AtomicBool::new(false);
+    let swaps = AtomicU64::new(0);
+    let (mut inside, mut refused, mut leaks) = (0u32, 0u32, 0u32);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                renameat_with(
+                    CWD,
+                    dir.path("sub"),
+                    CWD,
+                    dir.path("evil"),
+                    RenameFlags::EXCHANGE,
+                )
+                .expect("renameat2 RENAME_EXCHANGE");
+                swaps.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        for _ in 0..1000 {
+            match io::load(dir.path("model.onnx")) {
+                Ok(m) => {
+                    let raw = m.graph.as_ref().unwrap().initializer[0]
+                        .raw_data
+                        .as_deref()
+                        .unwrap()
+                        .to_vec();
+                    if raw.iter().all(|&b| b == 0x11) {
+                        inside += 1;
+                    } else {
+                        leaks += 1;
+                    }
+                }
+                Err(_) => refused += 1,
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    assert!(
+        swaps.load(Ordering::Relaxed) > 0,
+        "the swapping thread never ran"
+    );
+    assert_eq!(
+        leaks, 0,
+        "{leaks} of 1000 loads read the outside file ({inside} inside, {refused} refused)"
+    );
+    assert_eq!(inside + refused, 1000);
+}
+
+/// A save with external data writes its data files and model into the directory it
+/// was given even while a sibling directory is swapped with a link to elsewhere: the
+/// outside directory stays empty.
+#[test]
+fn a_save_never_writes_through_a_swapped_directory() {
+    let root = Scratch::new("race-save");
+    let outside = Scratch::new("race-save-outside");
+    std::fs::create_dir(root.path("out")).unwrap();
+    std::os::unix::fs::symlink(outside.dir(), root.path("evil")).unwrap();
+    let mut g = GraphProto::named("g");
+    g.initializer.push(TensorProto::from_raw(
+        "w",
+        DataType::Uint8,
+        [LEN as i64],
+        vec![7u8; LEN],
+    ));
+    let model = ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)]);
+    let ext = io::external::ExternalDataOptions::new("w.bin");
+    let options = SerializeOptions::default().external_data(ext).sync(false);
+
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                let _ = renameat_with(
+                    CWD,
+                    root.path("out"),
+                    CWD,
+                    root.path("evil"),
+                    RenameFlags::EXCHANGE,
+                );
+            }
+        });
+        for _ in 0..200 {
+            // Either directory may be `out` at the moment of the call; what matters is
+            // that one save's files all land in the one directory it opened.
+            let _ = io::save(&model, root.path("out/m.onnx"), &options);
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    // Whichever real directory each save opened, its files are complete there: no data
+    // file without its model and no stray temporary in either place.
+    for d in [root.path("out"), outside.dir().to_path_buf()] {
+        let real = std::fs::canonicalize(&d).unwrap();
+        let names: Vec<String> = std::fs::read_dir(&real)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names.iter().all(|n| !n.starts_with('.')),
+            "temporary left in {}: {names:?}",
+            real.display()
+        );
+        if names.iter().any(|n| n == "m.onnx") {
+            let m = io::load(real.join("m.onnx")).unwrap();
+            assert_eq!(m, model);
+        }
+    }
+}
