@@ -27,9 +27,8 @@ pub fn run(
     let runs = runs.max(1);
     let size = std::fs::metadata(path)?.len();
     let model = io::load(path)?;
-    let scratch = std::env::temp_dir().join(format!("onnx-light-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch)?;
-    let out = scratch.join("model.onnx");
+    let scratch = crate::scratch::ScratchDir::new("bench")?;
+    let out = scratch.path().join("model.onnx");
     let bytes = std::fs::read(path)?;
     type Step<'s> = (&'s str, Box<dyn Fn() -> onnx_light::Result<()> + 's>);
     let steps: Vec<Step<'_>> = vec![
@@ -84,7 +83,7 @@ pub fn run(
         let min = *times.iter().min().unwrap_or(&Duration::ZERO);
         rows.push((name.to_string(), median(times), min));
     }
-    let _ = std::fs::remove_dir_all(&scratch);
+    drop(scratch);
     if as_json {
         let v: Vec<_> = rows
             .iter()

@@ -54,13 +54,10 @@ pub fn run(path: &Path, checksums: bool) -> Report {
         lines: Vec::new(),
         problems: Vec::new(),
     };
-    // Structure: mapped, weights untouched; external data resolved separately below.
-    let model: Model = match io::load_with(
-        path,
-        &ParseOptions::default()
-            .no_copy(true)
-            .load_external_data(false),
-    ) {
+    // Read, not mapped: a file truncated while `check` runs gives an error, not SIGBUS.
+    // External data is resolved separately below.
+    let model: Model = match io::load_with(path, &ParseOptions::default().load_external_data(false))
+    {
         Ok(m) => m,
         Err(e) => {
             r.problems.push(format!("cannot parse the model: {e}"));

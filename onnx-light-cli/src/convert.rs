@@ -2,9 +2,11 @@
 //! of external data files. External-to-external conversions stream one tensor at a
 //! time, so models larger than memory convert.
 
+use std::collections::BTreeSet;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use onnx_light::io::external::ExternalDataOptions;
+use onnx_light::io::external::{resolve_tensor, ExternalDataOptions, Resolver};
 use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::Model;
 
@@ -46,12 +48,161 @@ fn fetch_inline(model: &mut Model) -> onnx_light::Result<()> {
     failure.map_or(Ok(()), Err)
 }
 
+type Failure = Box<dyn std::error::Error>;
+
+/// A file's identity (device, inode): names are compared by what they are, never by
+/// how they are spelled.
+type FileId = (u64, u64);
+
+/// The identity of the entry at `path` itself (a symbolic link is not followed: renaming
+/// over a link replaces the link, not its target).
+fn entry_id(path: &Path) -> Option<FileId> {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
+}
+
+/// The directory a path's file lives in.
+fn parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// The external data files a model uses: each file's identity and name (relative to the
+/// model's directory), as the library's resolver opens them.
+fn data_files(model: &Model, dir: &Path) -> Vec<(FileId, String)> {
+    let Ok(resolver) = Resolver::new(dir) else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    model.visit_tensors(|_, t| {
+        if !t.is_external() {
+            return;
+        }
+        if let Ok(r) = resolve_tensor(t, &resolver, None) {
+            if let Ok(m) = std::fs::metadata(r.file.path()) {
+                let name = r
+                    .file
+                    .path()
+                    .strip_prefix(resolver.base())
+                    .unwrap_or(r.file.path())
+                    .display()
+                    .to_string();
+                if !files.iter().any(|(id, _)| *id == (m.dev(), m.ino())) {
+                    files.push(((m.dev(), m.ino()), name));
+                }
+            }
+        }
+    });
+    files
+}
+
+/// The data file names the model at `path` refers to (read back after a save).
+fn locations(path: &Path) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let options = ParseOptions::default()
+        .structure_only(true)
+        .load_external_data(false);
+    if let Ok(m) = io::load_with(path, &options) {
+        m.visit_tensors(|_, t| {
+            if let Ok(r) = onnx_light::io::external::ExternalDataRef::from_tensor(t) {
+                names.insert(r.location);
+            }
+        });
+    }
+    names
+}
+
+/// Refuses conversions that would destroy the user's files: writing the model over one
+/// of the input's data files, or a data file over the input model or over the output
+/// model itself. Names are compared by file identity and by (directory, name), so `./m`,
+/// `m`, an absolute path and a path through a linked directory are all the same file.
+fn refuse_destructive(
+    input: &Path,
+    output: &Path,
+    external_data: Option<&str>,
+    input_data: &[(FileId, String)],
+) -> Result<(), Failure> {
+    let input_id = std::fs::metadata(input).ok().map(|m| (m.dev(), m.ino()));
+    let output_id = entry_id(output);
+    if let Some((_, name)) = input_data.iter().find(|(id, _)| Some(*id) == output_id) {
+        return Err(format!(
+            "{} is the external data file {name} of {}: writing the model there would destroy its weights",
+            output.display(),
+            input.display()
+        )
+        .into());
+    }
+    let Some(name) = external_data else {
+        return Ok(());
+    };
+    let bare = Path::new(name).file_name().unwrap_or_default();
+    let data_path = parent(output).join(bare);
+    let same_dir = |a: &Path, b: &Path| {
+        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        id(a).is_some() && id(a) == id(b)
+    };
+    if Some(bare) == output.file_name() && same_dir(parent(output), parent(&data_path)) {
+        return Err(format!(
+            "--external-data {name} names the output model itself; choose another name for the data file"
+        )
+        .into());
+    }
+    let data_id = entry_id(&data_path);
+    if data_id.is_some() && data_id == input_id {
+        return Err(format!(
+            "--external-data {name} names the input model {}; choose another name for the data file",
+            input.display()
+        )
+        .into());
+    }
+    if data_id.is_some() && data_id == output_id {
+        return Err(format!(
+            "--external-data {name} is another name (a hard link) of the output model {}",
+            output.display()
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// What a finished conversion says: the data files the output uses, and the input's
+/// data files it no longer uses when it replaced the input in place.
+fn report(output: &Path, in_place: bool, old_data: &[(FileId, String)]) -> String {
+    let names = locations(output);
+    let mut said = if names.is_empty() {
+        format!("wrote {} as a single file", output.display())
+    } else {
+        let list: Vec<&str> = names.iter().map(String::as_str).collect();
+        format!(
+            "wrote {} with {} external data file{}: {}",
+            output.display(),
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            list.join(", ")
+        )
+    };
+    if in_place {
+        for (_, old) in old_data {
+            if !names.contains(old) {
+                said.push_str(&format!(
+                    "\nnote: {old} (data of the previous {}) is no longer used; it was left in place",
+                    output.display()
+                ));
+            }
+        }
+    }
+    said
+}
+
 pub fn run(
     input: &Path,
     output: &Path,
     c: &Convert,
     progress: &Progress,
-) -> Result<String, Box<dyn std::error::Error>> {
+) -> Result<String, Failure> {
     if output.exists() && !c.force {
         return Err(format!(
             "{} exists; pass --force to replace it (the replacement is atomic)",
@@ -66,6 +217,20 @@ pub fn run(
             "--size-threshold, --align and --max-file-size need --external-data NAME".into(),
         );
     }
+    let probe = io::load_with(
+        input,
+        &ParseOptions::default()
+            .structure_only(true)
+            .load_external_data(false),
+    )?;
+    let input_data = data_files(&probe, parent(input));
+    drop(probe);
+    refuse_destructive(input, output, c.external_data.as_deref(), &input_data)?;
+    let in_place = std::fs::metadata(input)
+        .ok()
+        .zip(std::fs::metadata(output).ok())
+        .is_some_and(|(a, b)| (a.dev(), a.ino()) == (b.dev(), b.ino()));
+    let old_data = if in_place { input_data } else { Vec::new() };
     let save = SerializeOptions::default()
         .num_threads(c.threads)
         .sync(c.sync);
@@ -93,10 +258,7 @@ pub fn run(
             output.display()
         ));
         io::save(&model, output, &save.external_data(ext))?;
-        return Ok(format!(
-            "wrote {} with external data next to it",
-            output.display()
-        ));
+        return Ok(report(output, in_place, &old_data));
     }
     progress.step(format!("reading {}", input.display()));
     let probe = io::load_with(
@@ -110,7 +272,7 @@ pub fn run(
         let model = io::load_with(input, &ParseOptions::default().num_threads(c.threads))?;
         progress.step(format!("writing {}", output.display()));
         io::save(&model, output, &save)?;
-        return Ok(format!("wrote {} as a single file", output.display()));
+        return Ok(report(output, in_place, &old_data));
     }
     // Keep the external layout: external tensors stream to files of the same names next
     // to the output; large inline tensors are read back.
@@ -127,8 +289,5 @@ pub fn run(
         output.display()
     ));
     io::save(&model, output, &save)?;
-    Ok(format!(
-        "wrote {} keeping its external data layout",
-        output.display()
-    ))
+    Ok(report(output, in_place, &old_data))
 }

@@ -7,6 +7,7 @@ mod crypt;
 mod info;
 mod progress;
 mod sample;
+mod scratch;
 mod size;
 mod table;
 mod tour;
@@ -76,9 +77,10 @@ enum Command {
         /// Skip the fsyncs: still atomic, but not durable across a power loss.
         #[arg(long)]
         no_sync: bool,
-        /// Worker threads (default: all cores).
-        #[arg(long, value_name = "N", default_value_t = 0)]
-        threads: usize,
+        /// Worker threads (default 0: all cores; at most 1024).
+        #[arg(long, value_name = "N", default_value_t = 0,
+              value_parser = clap::value_parser!(u16).range(0..=onnx_light::io::MAX_THREADS as i64))]
+        threads: u16,
         /// Replace OUTPUT if it exists.
         #[arg(long)]
         force: bool,
@@ -185,7 +187,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 max_file_size,
                 inline,
                 sync: !no_sync,
-                threads,
+                threads: usize::from(threads),
                 force,
             };
             let done = convert::run(&input, &output, &c, &progress)?;

@@ -958,3 +958,58 @@ fn explicit_options_override_the_layout_a_lazy_model_came_with() {
     assert!(locations.iter().all(|(_, l)| l == "new.bin"));
     assert_eq!(io::load(&out).unwrap(), model(19));
 }
+
+#[test]
+fn serialize_options_alignment_aligns_external_offsets() {
+    let dir = Scratch::new("save-alignment");
+    let path = dir.path("m.onnx");
+    let ext = ExternalDataOptions::new("w.bin").alignment(64);
+    io::save(
+        &model(1),
+        &path,
+        &SerializeOptions::default()
+            .alignment(65536)
+            .external_data(ext),
+    )
+    .unwrap();
+    let m = raw_model(&path);
+    let mut offsets = Vec::new();
+    m.visit_tensors(|_, t| {
+        if let Some(o) = t.external_data_value("offset") {
+            offsets.push(o.parse::<u64>().unwrap());
+        }
+    });
+    assert!(offsets.len() > 1);
+    assert!(offsets.iter().all(|o| o % 65536 == 0), "{offsets:?}");
+    assert_eq!(io::load(&path).unwrap(), model(1));
+}
+
+/// `convert_model_to_external_data` and a save with options choose the same tensors:
+/// sparse tensors stay inline in both.
+#[test]
+fn marking_and_saving_agree_that_sparse_tensors_stay_inline() {
+    let mut marked = model(2);
+    let options = ExternalDataOptions::new("w.bin");
+    convert_model_to_external_data(&mut marked, &options).unwrap();
+    let marked_names: Vec<String> = external_locations(&marked)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert!(
+        !marked_names.iter().any(|n| n.starts_with("sp_")),
+        "{marked_names:?}"
+    );
+    let dir = Scratch::new("sparse-rule");
+    let path = dir.path("m.onnx");
+    io::save(
+        &model(2),
+        &path,
+        &SerializeOptions::default().external_data(options),
+    )
+    .unwrap();
+    let saved_names: Vec<String> = external_locations(&raw_model(&path))
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(marked_names, saved_names);
+}

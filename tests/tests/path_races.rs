@@ -147,3 +147,118 @@ fn a_save_never_writes_through_a_swapped_directory() {
         }
     }
 }
+
+/// Every temporary file of a save is private (0600) while it is written, and the final
+/// file gets ordinary permissions: observed from inside the save at each sync step.
+#[test]
+fn temporaries_are_private_until_renamed() {
+    use std::os::unix::fs::MetadataExt;
+    struct Observe<'d>(&'d std::path::Path, std::sync::Mutex<Vec<u32>>);
+    impl io::SaveHook for Observe<'_> {
+        fn before(&self, step: io::SaveStep) -> std::io::Result<()> {
+            if step == io::SaveStep::Sync {
+                for e in std::fs::read_dir(self.0)? {
+                    let e = e?;
+                    if e.file_name().to_string_lossy().contains(".tmp-") {
+                        self.1.lock().unwrap().push(e.metadata()?.mode() & 0o777);
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+    let dir = Scratch::new("private-temps");
+    let hook = Observe(dir.dir(), Default::default());
+    let mut g = GraphProto::named("g");
+    g.initializer.push(TensorProto::from_raw(
+        "w",
+        DataType::Uint8,
+        [LEN as i64],
+        vec![1u8; LEN],
+    ));
+    let model = ModelProto::new(g, vec![]);
+    let ext = io::external::ExternalDataOptions::new("w.bin");
+    io::save_with_hook(
+        &model,
+        &dir.path("m.onnx"),
+        &SerializeOptions::default().external_data(ext),
+        &hook,
+    )
+    .unwrap();
+    let seen = hook.1.into_inner().unwrap();
+    assert!(!seen.is_empty(), "no temporary file observed");
+    assert!(seen.iter().all(|&m| m == 0o600), "{seen:?}");
+    for name in ["m.onnx", "w.bin"] {
+        let mode = std::fs::metadata(dir.path(name)).unwrap().mode() & 0o777;
+        assert_ne!(mode, 0o600, "{name} kept the temporary's mode");
+        assert_eq!(mode & 0o022, 0, "{name}: {mode:o}");
+    }
+}
+
+/// A save of a model that reads its weights lazily from files in the target directory
+/// never takes one of those files' names for its own data, however the target path is
+/// spelled: the new data goes to a new generation name and the files read stay intact.
+#[test]
+fn a_save_never_replaces_a_file_it_reads_however_the_target_is_spelled() {
+    let dir = Scratch::new("identity-save");
+    let mut g = GraphProto::named("g");
+    g.initializer.push(TensorProto::from_raw(
+        "w",
+        DataType::Uint8,
+        [LEN as i64],
+        vec![3u8; LEN],
+    ));
+    let model = ModelProto::new(g, vec![]);
+    io::save(&model, dir.path("in.onnx"), &SerializeOptions::default()).unwrap();
+    let input = std::fs::read(dir.path("in.onnx")).unwrap();
+    std::os::unix::fs::symlink(dir.dir(), dir.path("link")).unwrap();
+    let abs = dir.dir().canonicalize().unwrap();
+    let lazy = io::load_with(
+        dir.path("in.onnx"),
+        &io::ParseOptions::default().structure_only(true),
+    )
+    .unwrap();
+    for (i, target) in [
+        dir.path("./out.onnx"),
+        abs.join("out.onnx"),
+        dir.path("link/out.onnx"),
+        dir.path("link/./in.onnx"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let ext = io::external::ExternalDataOptions::new("in.onnx");
+        io::save(
+            &lazy,
+            &target,
+            &SerializeOptions::default().external_data(ext).sync(false),
+        )
+        .unwrap_or_else(|e| panic!("{i}: {e}"));
+        assert_eq!(io::load(&target).unwrap(), model, "{i}");
+        if i < 3 {
+            assert_eq!(std::fs::read(dir.path("in.onnx")).unwrap(), input, "{i}");
+        }
+    }
+    // The data file of a model being read lazily is never renamed over by the model.
+    let ext = io::external::ExternalDataOptions::new("w.bin");
+    io::save(
+        &model,
+        dir.path("e.onnx"),
+        &SerializeOptions::default().external_data(ext),
+    )
+    .unwrap();
+    let weights = std::fs::read(dir.path("w.bin")).unwrap();
+    let lazy = io::load_with(
+        dir.path("e.onnx"),
+        &io::ParseOptions::default().structure_only(true),
+    )
+    .unwrap();
+    let err = io::save(
+        &lazy,
+        dir.path("link/w.bin"),
+        &SerializeOptions::default().external_data(io::external::ExternalDataOptions::new("x.bin")),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("destroy"), "{err}");
+    assert_eq!(std::fs::read(dir.path("w.bin")).unwrap(), weights);
+}

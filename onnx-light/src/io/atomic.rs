@@ -171,12 +171,23 @@ fn hidden_sibling(name: &OsStr, what: &str) -> OsString {
     hidden
 }
 
-/// The temporary file of an atomic save and the name it will replace.
+/// The temporary file of an atomic save and the name it will replace. Dropped without
+/// a successful commit (an error, a panic), it removes the temporary file.
 pub(crate) struct AtomicTarget {
     pub(crate) file: File,
     dir: Arc<TargetDir>,
     temp: OsString,
     name: OsString,
+    /// Set once the temporary file has been renamed into place.
+    committed: bool,
+}
+
+impl Drop for AtomicTarget {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = unlinkat(&self.dir.fd, &self.temp, AtFlags::empty());
+        }
+    }
 }
 
 impl AtomicTarget {
@@ -217,6 +228,7 @@ impl AtomicTarget {
                         dir: dir.clone(),
                         temp,
                         name: name.to_os_string(),
+                        committed: false,
                     })
                 }
                 Err(rustix::io::Errno::EXIST) => continue,
@@ -286,8 +298,14 @@ impl AtomicTarget {
         Mode::from_raw_mode(bits as _)
     }
 
-    fn commit_as(self, hook: &dyn SaveHook, sync: bool, unused: bool) -> Result<Option<Displaced>> {
+    fn commit_as(
+        mut self,
+        hook: &dyn SaveHook,
+        sync: bool,
+        unused: bool,
+    ) -> Result<Option<Displaced>> {
         let mut displaced = None;
+        let mut committed = false;
         let fd = &self.dir.fd;
         let result = (|| -> std::io::Result<()> {
             fchmod(&self.file, self.final_mode())?;
@@ -312,16 +330,17 @@ impl AtomicTarget {
                 }
             }
             renameat(fd, &self.temp, fd, &self.name)?;
+            committed = true;
             if sync {
                 // Durability of the rename; not every filesystem supports it.
                 let _ = rustix::fs::fsync(fd);
             }
             Ok(())
         })();
+        self.committed = committed;
         match result {
             Ok(()) => Ok(displaced),
             Err(e) => {
-                let _ = unlinkat(fd, &self.temp, AtFlags::empty());
                 if let Some(d) = displaced {
                     d.restore();
                 }
@@ -330,8 +349,9 @@ impl AtomicTarget {
         }
     }
 
-    /// Removes the temporary file.
+    /// Removes the temporary file (what dropping an uncommitted target does; named for
+    /// the reader).
     pub(crate) fn abandon(self) {
-        let _ = unlinkat(&self.dir.fd, &self.temp, AtFlags::empty());
+        drop(self);
     }
 }

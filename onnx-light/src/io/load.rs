@@ -205,6 +205,7 @@ impl ParseOptions {
     /// `InvalidOption` naming the option and why.
     pub fn validate(&self) -> Result<()> {
         self.buffer.validate()?;
+        super::options::validate_threads(self.num_threads)?;
         if self.no_copy && self.buffer.alignment > 1 {
             return Err(Error::invalid_option(
                 "alignment",

@@ -88,7 +88,7 @@ pub use load::{
     load_from_slice, load_with, materialize_lazy_data, ParseOptions,
 };
 pub(crate) use options::pool_of;
-pub use options::TensorBufferOptions;
+pub use options::{TensorBufferOptions, MAX_THREADS};
 pub use save::{
     save, save_to_vec, save_to_writer, save_with_hook, SaveHook, SaveStep, SerializeOptions,
 };

@@ -10,7 +10,7 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path};
 
-use rustix::fs::{fstat, openat, statat, AtFlags, FileType, Mode, OFlags, Stat, CWD};
+use rustix::fs::{fstat, openat, statat, AtFlags, FileType, Mode, OFlags, Stat};
 
 /// A file's identity: the device and inode it lives at. Two paths name the same file
 /// exactly when their identities are equal, however they are spelled.
@@ -48,7 +48,7 @@ impl FileId {
     /// nothing is there.
     #[cfg(test)]
     pub(crate) fn of_path(path: &Path) -> Option<Self> {
-        statat(CWD, path, AtFlags::empty())
+        statat(rustix::fs::CWD, path, AtFlags::empty())
             .ok()
             .map(|st| FileId::of(&st))
     }
@@ -199,6 +199,7 @@ impl Beneath {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustix::fs::CWD;
 
     fn scratch(name: &str) -> std::path::PathBuf {
         let dir =

@@ -25,10 +25,11 @@ impl TensorBufferOptions {
         alignment: 1,
     };
 
-    /// Defaults for saving: threshold 64 bytes, alignment 64.
+    /// Defaults for saving: threshold 64 bytes, alignment 1 (external data offsets then
+    /// follow `ExternalDataOptions::alignment` alone).
     pub const SAVE: TensorBufferOptions = TensorBufferOptions {
         raw_data_threshold: 64,
-        alignment: 64,
+        alignment: 1,
     };
 
     /// Checks the values.
@@ -88,9 +89,32 @@ pub(crate) fn with_threads<T: Send>(num_threads: usize, f: impl FnOnce() -> T + 
 /// size: a load or save that asks for a thread count starts no threads after the first.
 const KEPT_POOL_MAX: usize = 64;
 
+/// The most worker threads a load, save or encryption starts (`num_threads` above it is
+/// an `InvalidOption` error): more than any machine's cores, and few enough that a
+/// mistyped count cannot exhaust the process's threads or memory.
+pub const MAX_THREADS: usize = 1024;
+
+/// Checks a `num_threads` option against [`MAX_THREADS`].
+///
+/// # Errors
+/// `InvalidOption` naming `num_threads`.
+pub(crate) fn validate_threads(n: usize) -> Result<()> {
+    if n > MAX_THREADS {
+        return Err(Error::invalid_option(
+            "num_threads",
+            format!("{n} threads asked for; at most {MAX_THREADS}"),
+        ));
+    }
+    Ok(())
+}
+
 /// A pool of `n` threads: the kept one for its size, or a new one past
 /// [`KEPT_POOL_MAX`].
+///
+/// # Errors
+/// `InvalidOption` for more than [`MAX_THREADS`] threads, or when they cannot start.
 pub(crate) fn pool_of(n: usize) -> Result<Arc<rayon::ThreadPool>> {
+    validate_threads(n)?;
     static POOLS: Mutex<Vec<Option<Arc<rayon::ThreadPool>>>> = Mutex::new(Vec::new());
     let build = || {
         rayon::ThreadPoolBuilder::new()

@@ -32,7 +32,10 @@ use crate::wire::{IoSink, Sink};
 #[non_exhaustive]
 pub struct SerializeOptions {
     /// Payloads of at least `raw_data_threshold` bytes (default 64) are written in
-    /// parallel; `alignment` (default 64) applies to external data files.
+    /// parallel. `alignment` (default 1) aligns the offsets of external data: each
+    /// tensor's offset is a multiple of the larger of it and
+    /// `ExternalDataOptions::alignment`. (A single-file save cannot align payloads: the
+    /// encoding fixes where they are.)
     pub buffer: TensorBufferOptions,
     /// Worker threads; 0 means all cores (default 0). Any value gives the same bytes.
     pub num_threads: usize,
@@ -63,6 +66,15 @@ impl Default for SerializeOptions {
 }
 
 impl SerializeOptions {
+    /// Checks the options.
+    ///
+    /// # Errors
+    /// `InvalidOption` naming the offending option.
+    pub fn validate(&self) -> Result<()> {
+        self.buffer.validate()?;
+        super::options::validate_threads(self.num_threads)
+    }
+
     /// Sets `num_threads` (0 = all cores).
     pub fn num_threads(mut self, n: usize) -> Self {
         self.num_threads = n;
@@ -78,7 +90,8 @@ impl SerializeOptions {
         self.external_data = Some(external);
         self
     }
-    /// Sets `buffer.alignment`.
+    /// Sets `buffer.alignment`: external data offsets become multiples of it (or of
+    /// `ExternalDataOptions::alignment`, whichever is larger).
     pub fn alignment(mut self, bytes: usize) -> Self {
         self.buffer.alignment = bytes;
         self
@@ -292,7 +305,7 @@ impl Sink for DeferringSliceSink<'_> {
 /// external while holding their data; `ValueOutOfRange` if the encoding does not fit in
 /// memory.
 pub fn save_to_vec(model: &ModelProto<'_>, options: &SerializeOptions) -> Result<Vec<u8>> {
-    options.buffer.validate()?;
+    options.validate()?;
     let parallel = thread_count(options.num_threads) > 1;
     let payloads = survey(model, options, parallel)?;
     let mut sizes = SizeCache::new();
@@ -350,7 +363,7 @@ pub fn save_to_writer(
     writer: impl Write,
     options: &SerializeOptions,
 ) -> Result<u64> {
-    options.buffer.validate()?;
+    options.validate()?;
     survey(model, options, false)?;
     let mut sink = IoSink::new(writer);
     let n = model.encode(&mut sink)?;
@@ -392,7 +405,7 @@ pub fn save_with_hook(
     options: &SerializeOptions,
     hook: &dyn SaveHook,
 ) -> Result<()> {
-    options.buffer.validate()?;
+    options.validate()?;
     // External data, or tensors whose bytes are still on disk: the path that writes a
     // view of the model (data files and fetched tensors) without mutating it.
     if let Some(plan) = super::external::plan(model, options)? {

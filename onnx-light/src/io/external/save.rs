@@ -253,7 +253,8 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
                 }
             }
         };
-        let alignment = config.alignment as u64;
+        // Both alignments are powers of two: the larger is a multiple of the other.
+        let alignment = config.alignment.max(options.buffer.alignment) as u64;
         let mut file = *by_name.entry(requested.clone()).or_insert_with(|| {
             files.push((requested.clone(), 0));
             files.len() - 1
@@ -562,8 +563,11 @@ pub fn convert_model_to_external_data(
         Some(bare_name("external_data.location", &options.location)?)
     };
     model.visit_tensors_mut(|site, t| {
+        // The same rule as a save with options: sparse tensors stay inline (onnx never
+        // writes them externally and onnxruntime cannot read them).
         let site_ok = match site {
-            TensorSite::Attribute | TensorSite::SparseAttribute => options.convert_attributes,
+            TensorSite::Attribute => options.convert_attributes,
+            TensorSite::SparseInitializer | TensorSite::SparseAttribute => false,
             _ => true,
         };
         let big = t

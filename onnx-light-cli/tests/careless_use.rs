@@ -1,0 +1,322 @@
+//! The CLI used carelessly or with hostile files: names spelled several ways that are
+//! the same file, FIFOs where files should be, size limits, permissions, absurd flags.
+//! Nothing the user had may be lost, nothing may hang, every refusal says why.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use assert_cmd::Command;
+use onnx_light::io::{self, SerializeOptions};
+use onnx_light::onnx::*;
+use onnx_light_tests::scratch::Scratch;
+use predicates::prelude::*;
+
+fn cli() -> Command {
+    let mut c = Command::cargo_bin("onnx-light").unwrap();
+    // Nothing here may take long: a hang fails the test instead of stalling the suite.
+    c.timeout(Duration::from_secs(60));
+    c
+}
+
+/// A model with one 64 KiB initializer (big enough to go external).
+fn model() -> Model {
+    let mut g = GraphProto::named("g");
+    let w: Vec<u8> = (0..65536u32).map(|i| (i % 251) as u8).collect();
+    g.initializer
+        .push(TensorProto::from_raw("w", DataType::Float, [16384], w));
+    ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)])
+}
+
+fn save_plain(path: &Path) {
+    io::save(&model(), path, &SerializeOptions::default()).unwrap();
+}
+
+fn save_external(path: &Path, data: &str) {
+    let ext = io::external::ExternalDataOptions::new(data);
+    io::save(
+        &model(),
+        path,
+        &SerializeOptions::default().external_data(ext),
+    )
+    .unwrap();
+}
+
+/// The ways of naming `name` in `dir`: bare (from `dir` as working directory), `./`,
+/// absolute, and through a symbolic link to `dir`.
+fn spellings(dir: &Scratch, name: &str) -> Vec<PathBuf> {
+    let link = dir.path("via-link");
+    if !link.exists() {
+        std::os::unix::fs::symlink(dir.dir(), &link).unwrap();
+    }
+    vec![
+        PathBuf::from(name),
+        PathBuf::from(format!("./{name}")),
+        dir.path(name),
+        link.join(name),
+    ]
+}
+
+#[test]
+fn a_data_file_named_like_the_input_model_is_refused_however_spelled() {
+    let dir = Scratch::new("careless-input");
+    save_plain(&dir.path("m.onnx"));
+    let before = std::fs::read(dir.path("m.onnx")).unwrap();
+    for out in spellings(&dir, "out.onnx") {
+        for input in spellings(&dir, "m.onnx") {
+            cli()
+                .current_dir(dir.dir())
+                .arg("convert")
+                .arg(&input)
+                .arg(&out)
+                .args(["--external-data", "m.onnx", "--force"])
+                .assert()
+                .failure()
+                .stderr(predicate::str::contains("names the input model"));
+        }
+    }
+    assert_eq!(std::fs::read(dir.path("m.onnx")).unwrap(), before);
+    assert!(!dir.path("out.onnx").exists());
+}
+
+#[test]
+fn a_data_file_named_like_the_output_model_is_refused_however_spelled() {
+    let dir = Scratch::new("careless-output");
+    save_plain(&dir.path("src.onnx"));
+    for out in spellings(&dir, "out.onnx") {
+        cli()
+            .current_dir(dir.dir())
+            .args(["convert", "src.onnx"])
+            .arg(&out)
+            .args(["--external-data", "out.onnx"])
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains("names the output model itself"));
+        assert!(!dir.path("out.onnx").exists(), "{}", out.display());
+    }
+}
+
+#[test]
+fn a_hard_link_of_the_input_is_not_taken_as_a_data_file_name() {
+    let dir = Scratch::new("careless-hardlink");
+    save_plain(&dir.path("m.onnx"));
+    std::fs::hard_link(dir.path("m.onnx"), dir.path("h.bin")).unwrap();
+    let before = std::fs::read(dir.path("m.onnx")).unwrap();
+    cli()
+        .current_dir(dir.dir())
+        .args(["convert", "m.onnx", "out.onnx", "--external-data", "h.bin"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("names the input model"));
+    assert_eq!(std::fs::read(dir.path("h.bin")).unwrap(), before);
+}
+
+#[test]
+fn the_output_is_never_written_over_a_data_file_of_the_input() {
+    let dir = Scratch::new("careless-datafile");
+    save_external(&dir.path("m.onnx"), "w.bin");
+    let weights = std::fs::read(dir.path("w.bin")).unwrap();
+    for out in spellings(&dir, "w.bin") {
+        cli()
+            .current_dir(dir.dir())
+            .args(["convert", "m.onnx", "--inline", "--force"])
+            .arg(&out)
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains("would destroy its weights"));
+    }
+    assert_eq!(std::fs::read(dir.path("w.bin")).unwrap(), weights);
+    assert_eq!(io::load(dir.path("m.onnx")).unwrap(), model());
+}
+
+#[test]
+fn convert_says_which_data_files_it_wrote_and_which_it_left_unused() {
+    let dir = Scratch::new("careless-report");
+    save_plain(&dir.path("m.onnx"));
+    cli()
+        .current_dir(dir.dir())
+        .args(["convert", "m.onnx", "one.onnx"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("as a single file"));
+    // A threshold above every tensor: no data file is written, and none is claimed.
+    cli()
+        .current_dir(dir.dir())
+        .args(["convert", "m.onnx", "none.onnx", "--external-data", "x.bin"])
+        .args(["--size-threshold", "1M"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("as a single file"));
+    assert!(!dir.path("x.bin").exists());
+    cli()
+        .current_dir(dir.dir())
+        .args(["convert", "m.onnx", "ext.onnx", "--external-data", "a.bin"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("1 external data file: a.bin"));
+    // In place, to another data file: the old one is reported, and kept.
+    cli()
+        .current_dir(dir.dir())
+        .args([
+            "convert",
+            "ext.onnx",
+            "ext.onnx",
+            "--force",
+            "--external-data",
+            "b.bin",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("b.bin").and(
+            predicate::str::contains("a.bin").and(predicate::str::contains("no longer used")),
+        ));
+    assert!(dir.path("a.bin").exists());
+    assert_eq!(io::load(dir.path("ext.onnx")).unwrap(), model());
+}
+
+fn mkfifo(path: &Path) {
+    assert!(std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap()
+        .success());
+}
+
+#[test]
+fn fifos_in_place_of_files_are_refused_without_hanging() {
+    let dir = Scratch::new("careless-fifo");
+    save_external(&dir.path("m.onnx"), "w.bin");
+    std::fs::remove_file(dir.path("w.bin")).unwrap();
+    mkfifo(&dir.path("w.bin"));
+    cli()
+        .arg("check")
+        .arg(dir.path("m.onnx"))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("FIFO"));
+    cli()
+        .args(["convert", "--inline"])
+        .arg(dir.path("m.onnx"))
+        .arg(dir.path("out.onnx"))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("FIFO"));
+    // A FIFO as the model, and as the output of an external-data save.
+    mkfifo(&dir.path("pipe.onnx"));
+    cli()
+        .arg("info")
+        .arg(dir.path("pipe.onnx"))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("FIFO"));
+    save_plain(&dir.path("plain.onnx"));
+    cli()
+        .args(["convert", "--force", "--external-data", "d.bin"])
+        .arg(dir.path("plain.onnx"))
+        .arg(dir.path("pipe.onnx"))
+        .assert()
+        .success();
+    assert_eq!(io::load(dir.path("pipe.onnx")).unwrap(), model());
+}
+
+#[test]
+fn an_absurd_thread_count_is_a_usage_error() {
+    let dir = Scratch::new("careless-threads");
+    save_plain(&dir.path("m.onnx"));
+    cli()
+        .args(["convert", "--threads", "100000"])
+        .arg(dir.path("m.onnx"))
+        .arg(dir.path("o.onnx"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("1024"));
+    cli()
+        .args(["convert", "--threads", "1024"])
+        .arg(dir.path("m.onnx"))
+        .arg(dir.path("o.onnx"))
+        .assert()
+        .success();
+}
+
+/// Under `ulimit -f`, a save fails with an error instead of dying of SIGXFSZ, and
+/// leaves no temporary file.
+#[test]
+fn a_file_size_limit_is_an_error_and_leaves_nothing_behind() {
+    let dir = Scratch::new("careless-fsize");
+    save_plain(&dir.path("m.onnx"));
+    let bin = assert_cmd::cargo::cargo_bin("onnx-light");
+    for extra in [&[][..], &["--external-data", "w.bin"][..]] {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            // 16 blocks: at most 16 KiB whatever the shell's block size.
+            .arg("ulimit -f 16 && exec \"$0\" \"$@\"")
+            .arg(&bin)
+            .arg("convert")
+            .arg(dir.path("m.onnx"))
+            .arg(dir.path("o.onnx"))
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {stderr}");
+        assert!(stderr.contains("file size limit"), "{stderr}");
+        assert_eq!(dir.entries(), ["m.onnx"], "{extra:?}");
+    }
+}
+
+#[test]
+fn replacing_a_file_keeps_its_permissions_but_never_set_id_bits_or_a_link_target_s() {
+    let dir = Scratch::new("careless-perms");
+    save_plain(&dir.path("m.onnx"));
+    let convert_to = |out: &Path| {
+        cli()
+            .args(["convert", "--force"])
+            .arg(dir.path("m.onnx"))
+            .arg(out)
+            .assert()
+            .success();
+    };
+    let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().mode() & 0o7777;
+    // A regular file's permissions are kept.
+    save_plain(&dir.path("a.onnx"));
+    std::fs::set_permissions(dir.path("a.onnx"), std::fs::Permissions::from_mode(0o640)).unwrap();
+    convert_to(&dir.path("a.onnx"));
+    assert_eq!(mode(&dir.path("a.onnx")), 0o640);
+    // Set-user-ID, set-group-ID and sticky bits are dropped.
+    std::fs::set_permissions(dir.path("a.onnx"), std::fs::Permissions::from_mode(0o7755)).unwrap();
+    convert_to(&dir.path("a.onnx"));
+    assert_eq!(mode(&dir.path("a.onnx")), 0o755);
+    // Through a symbolic link: the link is replaced by a plain new file; the target's
+    // permissions (here setuid) are not copied and the target is untouched.
+    std::fs::write(dir.path("target.bin"), b"keep").unwrap();
+    std::fs::set_permissions(
+        dir.path("target.bin"),
+        std::fs::Permissions::from_mode(0o4755),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("target.bin", dir.path("link.onnx")).unwrap();
+    convert_to(&dir.path("link.onnx"));
+    let m = mode(&dir.path("link.onnx"));
+    assert_eq!(m & 0o7000, 0, "{m:o}");
+    assert_eq!(
+        m & 0o111,
+        0,
+        "{m:o}: execute bits copied from the link's target"
+    );
+    assert_eq!(std::fs::read(dir.path("target.bin")).unwrap(), b"keep");
+    // A new file is not world-writable and not executable.
+    convert_to(&dir.path("new.onnx"));
+    assert_eq!(mode(&dir.path("new.onnx")) & 0o113, 0);
+}
+
+#[test]
+fn tour_runs_on_a_model_with_external_data() {
+    let dir = Scratch::new("careless-tour");
+    save_external(&dir.path("m.onnx"), "w.bin");
+    cli()
+        .args(["tour"])
+        .arg(dir.path("m.onnx"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("every round trip checked"));
+}
