@@ -320,3 +320,46 @@ fn tour_runs_on_a_model_with_external_data() {
         .success()
         .stdout(predicate::str::contains("every round trip checked"));
 }
+
+/// `check` reads the model instead of mapping it: a file truncated while it runs gives
+/// an error or a verdict, never a SIGBUS.
+#[test]
+fn check_survives_its_model_being_truncated() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = Scratch::new("careless-truncate");
+    let mut g = GraphProto::named("g");
+    for i in 0..64 {
+        g.initializer.push(TensorProto::from_raw(
+            format!("w{i}"),
+            DataType::Uint8,
+            [1 << 20],
+            vec![i as u8; 1 << 20],
+        ));
+    }
+    let big = ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)]);
+    let path = dir.path("big.onnx");
+    let bin = assert_cmd::cargo::cargo_bin("onnx-light");
+    for round in 0..5 {
+        io::save(&big, &path, &SerializeOptions::default().sync(false)).unwrap();
+        let mut child = std::process::Command::new(&bin)
+            .arg("check")
+            .arg(&path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(5 * round));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(1000)
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), None, "round {round}: killed by a signal");
+        assert!(
+            matches!(status.code(), Some(0 | 1)),
+            "round {round}: {status}"
+        );
+    }
+}
