@@ -17,12 +17,24 @@
 //! file to the free name, and removing the old entry once the model file is in place; if
 //! the save fails, the old entry is put back, so a failed save changes nothing in the
 //! directory. (A symlink is never followed; a directory there makes the save fail and is
-//! kept.) Before writing, the save also drops such a file's pages from the page cache
-//! (`posix_fadvise(DONTNEED)`, Linux only; the file is untouched) so that the new file's
-//! writes reuse them. Both choices are measured in BENCHMARKS.md ("Targets missed", item
-//! 3): on its ext4 VM, a rename over an existing file cost a `sync(false)` save about 0.3
-//! s per GB, and writing into fresh pages instead of released ones swung a 1 GB write
-//! between 0.3 s and 2.5 s.
+//! kept.) Names are compared by file identity, never by spelling: a save never takes the
+//! name of a file it reads (the input model, or a data file a lazily loaded model still
+//! reads), nor the model file's own name, and refuses to write its model over a data file
+//! it reads. See `docs/design/page-cache.md` for why names are freed this way.
+//!
+//! # Opening data files
+//!
+//! Locations are resolved beneath the model's directory one descriptor at a time
+//! (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, or `openat` with `O_NOFOLLOW`
+//! per component on kernels without it), so no symbolic link is ever followed, even one
+//! that stays inside the directory, and a directory swapped for a link while a model loads
+//! cannot redirect a read. Hard links are allowed: a hard-linked file is the file itself
+//! (package managers install files that way). Files are opened non-blocking and must be
+//! regular files (a FIFO or device is refused, never waited on). Locations that mean
+//! something else on another platform or to onnxruntime are refused on load and on save:
+//! `_ORT_MEM_ADDR_` (onnxruntime reads process memory there), a `:` (an NTFS alternate data
+//! stream), Windows device names (`CON`, `NUL`, `COM1`, ...), and names ending in a dot or
+//! a space.
 
 mod load;
 mod reference;
