@@ -224,6 +224,7 @@ pub fn run(
             .load_external_data(false),
     )?;
     let input_data = data_files(&probe, parent(input));
+    let input_has_external = has_external(&probe);
     drop(probe);
     refuse_destructive(input, output, c.external_data.as_deref(), &input_data)?;
     let in_place = std::fs::metadata(input)
@@ -261,14 +262,7 @@ pub fn run(
         return Ok(report(output, in_place, &old_data));
     }
     progress.step(format!("reading {}", input.display()));
-    let probe = io::load_with(
-        input,
-        &ParseOptions::default()
-            .structure_only(true)
-            .load_external_data(false),
-    )?;
-    if c.inline || !has_external(&probe) {
-        drop(probe);
+    if c.inline || !input_has_external {
         let model = io::load_with(input, &ParseOptions::default().num_threads(c.threads))?;
         progress.step(format!("writing {}", output.display()));
         io::save(&model, output, &save)?;
@@ -276,7 +270,6 @@ pub fn run(
     }
     // Keep the external layout: external tensors stream to files of the same names next
     // to the output; large inline tensors are read back.
-    drop(probe);
     let mut model = io::load_with(
         input,
         &ParseOptions::default()

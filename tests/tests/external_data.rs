@@ -1013,3 +1013,22 @@ fn marking_and_saving_agree_that_sparse_tensors_stay_inline() {
         .collect();
     assert_eq!(marked_names, saved_names);
 }
+
+#[test]
+fn a_save_refuses_data_file_names_that_mean_something_else_elsewhere() {
+    let dir = Scratch::new("save-foreign-names");
+    for name in ["CON", "nul.bin", "w.bin:stream", "w.bin.", "_ORT_MEM_ADDR_"] {
+        let ext = ExternalDataOptions::new(name);
+        let err = io::save(
+            &model(3),
+            dir.path("m.onnx"),
+            &SerializeOptions::default().external_data(ext),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err.kind(), ErrorKind::InvalidOption { .. }),
+            "{name}: {err}"
+        );
+    }
+    assert!(dir.entries().is_empty(), "{:?}", dir.entries());
+}
