@@ -138,6 +138,7 @@ mod format;
 mod kdf;
 mod model;
 mod onnxcry1;
+mod onnxcry2;
 mod options;
 mod passphrase;
 mod random;
@@ -150,7 +151,9 @@ pub use encrypt::{encrypt_bytes, EncryptingWriter};
 pub use format::EncryptionFormat;
 #[doc(hidden)]
 pub use kdf::TestKdf;
-pub use kdf::{DEFAULT_ITERATIONS, MAX_ITERATIONS, MIN_ITERATIONS, ONNXCRY1_ITERATIONS};
+pub use kdf::{
+    DEFAULT_ITERATIONS, MAX_ITERATIONS, MIN_ITERATIONS, ONNXCRY1_ITERATIONS, ONNXCRY2_ITERATIONS,
+};
 pub use model::{
     encrypt_model, load_encrypted, load_encrypted_from_bytes, load_encrypted_with, save_encrypted,
     DecryptedModel,

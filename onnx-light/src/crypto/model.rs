@@ -152,10 +152,13 @@ pub fn load_encrypted(path: impl AsRef<Path>, passphrase: &Passphrase) -> Result
 /// honour.
 ///
 /// # Errors
-/// `NotEncrypted`, `UnsupportedEncryption`, `WrongPassphraseOrCorrupted`,
+/// `NotEncrypted`, `UnsupportedEncryption`, `UnauthenticatedEncryption` (`ONNXCRY1`
+/// without [`DecryptOptions::allow_unauthenticated`]), `WrongPassphraseOrCorrupted`,
 /// `TruncatedEncryption`, I/O errors, all naming the file; `InvalidOption` for
-/// `no_copy` or `structure_only`; decoding errors (for `ONNXCRY1`, bytes decrypted with
-/// a wrong passphrase that happen to end in valid padding, about 1 in 256, fail here).
+/// `no_copy` or `structure_only`; decoding errors. For `ONNXCRY1`, bad padding and a
+/// plaintext that does not decode as a model (whatever the reason, a `parse` limit
+/// included) give one and the same `WrongPassphraseOrCorrupted` error, so that the
+/// error reveals nothing about the decrypted bytes (no padding oracle).
 pub fn load_encrypted_with(
     path: impl AsRef<Path>,
     passphrase: &Passphrase,
@@ -227,14 +230,23 @@ fn load(
         })
     })?;
     let mut buffer = PayloadBuffer::new(capacity)?;
-    let len = workers.run(|| opened.decrypt_all(source, buffer.as_mut_slice()))?;
+    let format = opened.format();
+    // Without a MAC, every failure that depends on the decrypted bytes (padding, then
+    // decoding) must look the same, or the error tells an attacker about the plaintext.
+    let blind = |e: Error| {
+        if format.is_authenticated() || matches!(e.kind(), ErrorKind::Io(_)) {
+            e
+        } else {
+            Error::new(ErrorKind::WrongPassphraseOrCorrupted)
+        }
+    };
+    let len = workers
+        .run(|| opened.decrypt_all(source, buffer.as_mut_slice()))
+        .map_err(blind)?;
     let owner: ByteOwner = Arc::new(Plaintext {
         buffer: buffer.freeze()?,
         len,
     });
-    let model = load_from_owner(owner, parse)?;
-    Ok(DecryptedModel {
-        model,
-        format: opened.format(),
-    })
+    let model = load_from_owner(owner, parse).map_err(blind)?;
+    Ok(DecryptedModel { model, format })
 }
