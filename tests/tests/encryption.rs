@@ -1156,6 +1156,28 @@ fn failed_file_decryptions_leave_no_output_behind() {
 }
 
 #[test]
+fn decrypted_files_are_created_readable_by_their_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Scratch::new("mode");
+    let p = Passphrase::new("k");
+    for (name, options) in [
+        ("ae", ae_fast(64)),
+        ("cry1", cry1_fast()),
+        ("cry2", cry2_fast()),
+    ] {
+        let sealed = crypto::encrypt_bytes(&Rng(3).bytes(5000), &p, &options).unwrap();
+        let (src, dst) = (
+            dir.path(&format!("{name}.enc")),
+            dir.path(&format!("{name}.out")),
+        );
+        fs::write(&src, &sealed).unwrap();
+        crypto::decrypt_file(&src, &dst, &p, &dec_fast()).unwrap();
+        let mode = fs::metadata(&dst).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{name}: {mode:o}");
+    }
+}
+
+#[test]
 fn files_stream_through_many_windows_in_both_formats() {
     let dir = Scratch::new("stream");
     let p = Passphrase::new("k");
@@ -1342,6 +1364,95 @@ fn models_round_trip_through_bytes_and_files_in_both_formats() {
     let e = crypto::load_encrypted(dir.path("real.enc"), &Passphrase::new("nope")).unwrap_err();
     assert_eq!(e.kind(), &ErrorKind::WrongPassphraseOrCorrupted);
     assert_eq!(e.file(), Some(dir.path("real.enc").as_path()));
+}
+
+/// Whether `needle` occurs anywhere in `haystack`.
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn encrypting_a_model_with_external_data_encrypts_its_weights_into_one_file() {
+    use onnx_light::io::external::ExternalDataOptions;
+    use onnx_light::io::{self, SerializeOptions};
+    let dir = Scratch::new("external");
+    let p = Passphrase::new("k");
+    let model = model_with(&[5000, 3000, 10], 12);
+    let weights: Vec<Vec<u8>> = model.tensors()[..2]
+        .iter()
+        .map(|t| t.raw_data.as_ref().unwrap().to_vec())
+        .collect();
+    for (name, options) in [
+        ("ae", ae_fast(64)),
+        ("cry1", cry1_fast()),
+        ("cry2", cry2_fast()),
+    ] {
+        let external =
+            SerializeOptions::default().external_data(ExternalDataOptions::new("weights.bin"));
+        io::save(&model, dir.path("m.onnx"), &external).unwrap();
+        let data = fs::read(dir.path("weights.bin")).unwrap();
+        assert!(contains(&data, &weights[0][..64]) && contains(&data, &weights[1][..64]));
+        assert!(!contains(
+            &fs::read(dir.path("m.onnx")).unwrap(),
+            &weights[0][..64]
+        ));
+
+        crypto::encrypt_file(dir.path("m.onnx"), dir.path("m.enc"), &p, &options).unwrap();
+        let sealed = fs::read(dir.path("m.enc")).unwrap();
+        assert!(
+            sealed.len() > 8000,
+            "{name}: the weights are in the encrypted file"
+        );
+        for w in &weights {
+            for window in w.chunks(32) {
+                assert!(!contains(&sealed, window), "{name}: plaintext weight bytes");
+            }
+        }
+        // Nothing but the encrypted file is needed.
+        fs::remove_file(dir.path("weights.bin")).unwrap();
+        fs::remove_file(dir.path("m.onnx")).unwrap();
+        let opened = crypto::load_encrypted_with(
+            dir.path("m.enc"),
+            &p,
+            &dec_fast(),
+            &ParseOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(opened.model, model, "{name}");
+        crypto::decrypt_file(dir.path("m.enc"), dir.path("out.onnx"), &p, &dec_fast()).unwrap();
+        assert_eq!(io::load(dir.path("out.onnx")).unwrap(), model, "{name}");
+        assert_eq!(dir.entries(), ["m.enc", "out.onnx"], "{name}");
+        fs::remove_file(dir.path("m.enc")).unwrap();
+        fs::remove_file(dir.path("out.onnx")).unwrap();
+    }
+}
+
+#[test]
+fn a_model_still_referring_to_external_files_is_refused_not_half_encrypted() {
+    use onnx_light::io::external::ExternalDataOptions;
+    use onnx_light::io::{self, SerializeOptions};
+    let dir = Scratch::new("external-refused");
+    let p = Passphrase::new("k");
+    let model = model_with(&[5000, 10], 13);
+    let external =
+        SerializeOptions::default().external_data(ExternalDataOptions::new("weights.bin"));
+    io::save(&model, dir.path("m.onnx"), &external).unwrap();
+    let references = io::load_with(
+        dir.path("m.onnx"),
+        &ParseOptions::default().load_external_data(false),
+    )
+    .unwrap();
+    let e = crypto::encrypt_model(&references, &p, &ae_fast(64)).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::IncompleteModel { .. }), "{e}");
+    assert!(e.to_string().contains("weights.bin"), "{e}");
+    assert!(e.to_string().contains("w0"), "names the tensor: {e}");
+    let e = crypto::save_encrypted(&references, dir.path("m.enc"), &p, &ae_fast(64)).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::IncompleteModel { .. }), "{e}");
+    assert_eq!(dir.entries(), ["m.onnx", "weights.bin"]);
+    // A missing data file fails encrypt_file instead of leaving the weights behind.
+    fs::remove_file(dir.path("weights.bin")).unwrap();
+    assert!(crypto::encrypt_file(dir.path("m.onnx"), dir.path("m.enc"), &p, &ae_fast(64)).is_err());
+    assert_eq!(dir.entries(), ["m.onnx"]);
 }
 
 #[test]

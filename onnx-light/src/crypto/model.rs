@@ -58,11 +58,30 @@ fn serialize_options(options: &EncryptOptions) -> SerializeOptions {
     SerializeOptions::default().num_threads(options.num_threads)
 }
 
+/// Refuses a model with a tensor whose data is in an external file: encrypting only
+/// the reference would leave the weights in plain text beside the encrypted model.
+fn refuse_external_references(model: &ModelProto<'_>) -> Result<()> {
+    let mut failure = None;
+    model.visit_tensors(|_, t| {
+        if failure.is_none() && t.is_external() && t.raw_data.is_none() && t.lazy_data.is_none() {
+            let location = t.external_data_value("location").unwrap_or("?");
+            let reason = format!(
+                "its data is in the external file {location:?}, which encryption would leave \
+                 in plain text; load the model with its external data first \
+                 (or encrypt the model file with crypto::encrypt_file)"
+            );
+            failure = Some(Error::new(ErrorKind::IncompleteModel { reason }).in_tensor(t.name()));
+        }
+    });
+    failure.map_or(Ok(()), Err)
+}
+
 /// Encodes and encrypts `model` into a new vector, in the format `options` names.
 ///
 /// # Errors
 /// As [`encrypt_bytes`](super::encrypt_bytes); `IncompleteModel` for tensors whose
-/// weights were left on disk.
+/// weights were left on disk or are in external files (the encrypted model is always
+/// self-contained).
 ///
 /// # Examples
 /// ```
@@ -84,6 +103,7 @@ pub fn encrypt_model(
     passphrase: &Passphrase,
     options: &EncryptOptions,
 ) -> Result<Vec<u8>> {
+    refuse_external_references(model)?;
     let mut writer = EncryptingWriter::new(Vec::new(), passphrase, options)?;
     save_to_writer(model, &mut writer, &serialize_options(options))?;
     writer.finish()
@@ -111,6 +131,7 @@ pub fn save_encrypted(
     options: &EncryptOptions,
 ) -> Result<()> {
     let path = path.as_ref();
+    refuse_external_references(model)?;
     write_atomically(path, &NoHook, true, |file| {
         let mut writer = EncryptingWriter::new(file, passphrase, options)?;
         save_to_writer(model, &mut writer, &serialize_options(options))?;
