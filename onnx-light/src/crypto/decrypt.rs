@@ -1,4 +1,4 @@
-//! Decryption: opening an input of either format (magic, header, key, header MAC) and
+//! Decryption: opening an input of any format (magic, header, key, header MAC) and
 //! decrypting it whole into one buffer or window by window into a writer.
 
 use std::io::Write;
@@ -194,18 +194,20 @@ pub struct DecryptedBytes {
 }
 
 impl DecryptedBytes {
-    /// Whether the plaintext was verified to be exactly what was encrypted (`ONNXAE01`).
-    /// `false` for `ONNXCRY1`, which a third party can modify undetected.
+    /// Whether the plaintext was verified to be exactly what was encrypted: `false`
+    /// for `ONNXCRY1`, which a third party can modify undetected.
     pub fn is_authenticated(&self) -> bool {
         self.format.is_authenticated()
     }
 }
 
-/// Decrypts `data` in either format (detected from its magic), in parallel.
+/// Decrypts `data` in any format (detected from its magic), in parallel (`ONNXCRY2`:
+/// on one thread).
 ///
 /// # Errors
 /// `NotEncrypted`, `UnsupportedEncryption` (another version, KDF or parameters out of
-/// range, or `ONNXCRY1` with `require_authenticated`), `WrongPassphraseOrCorrupted`,
+/// range), `UnauthenticatedEncryption` (`ONNXCRY1` without
+/// [`DecryptOptions::allow_unauthenticated`]), `WrongPassphraseOrCorrupted`,
 /// `TruncatedEncryption`; the error's offset says where the problem was found.
 ///
 /// # Examples

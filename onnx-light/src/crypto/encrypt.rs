@@ -1,6 +1,6 @@
 //! Encryption: in memory ([`encrypt_bytes`]) and as a stream ([`EncryptingWriter`]),
-//! in either format. Streams hold a few windows of chunks at a time, whatever the
-//! input's size.
+//! in any format. Streams hold a few windows of chunks at a time, whatever the
+//! input's size (`ONNXCRY2`, one AEAD message, holds it all).
 
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -200,7 +200,7 @@ pub fn encrypt_bytes(
 pub struct EncryptingWriter<W: Write> {
     inner: W,
     sealing: Sealing,
-    /// Threads for `ONNXAE01` windows (`ONNXCRY1` is one chain and needs none).
+    /// Threads for `ONNXAE01` windows (the other formats seal on one thread).
     workers: Option<Workers>,
     /// Set when sealing or writing failed: the stream is then unusable.
     failed: bool,

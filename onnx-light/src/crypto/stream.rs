@@ -85,7 +85,7 @@ pub fn encrypt_file(
     })
 }
 
-/// Decrypts the file `src` (either format, detected from its magic) into `dst`,
+/// Decrypts the file `src` (any format, detected from its magic) into `dst`,
 /// streaming: memory stays at two windows, whatever the file's size. Returns the
 /// format, whose [`is_authenticated`](EncryptionFormat::is_authenticated) says whether
 /// the output was verified.
