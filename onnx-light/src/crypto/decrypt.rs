@@ -162,6 +162,8 @@ impl Opened {
                 }
             }
         };
+        // Zeroed allocations: with a single window (`ONNXCRY2`) the second buffer is
+        // never written, so its pages are never touched.
         let (mut current, mut pending) = (vec![0u8; buf_len], vec![0u8; buf_len]);
         let mut pending_len = 0;
         let mut start = 0;
