@@ -92,25 +92,35 @@ enum Command {
         #[arg(long)]
         checksums: bool,
     },
-    /// Encrypt a model file (authenticated ONNXAE01 by default; ONNXCRY1 for compatibility).
+    /// Encrypt a model file (authenticated ONNXAE01 by default; ONNXCRY2 and ONNXCRY1
+    /// for compatibility). Weights in external data files are encrypted too, inline:
+    /// OUTPUT is the only file needed to decrypt.
     Encrypt {
         input: PathBuf,
         output: PathBuf,
-        /// `onnxae01` (authenticated, default) or `onnxcry1` (onnx_light's, no MAC).
+        /// `onnxae01` (authenticated, default), `onnxcry2` (onnx_light's, ChaCha20-Poly1305)
+        /// or `onnxcry1` (onnx_light's, no MAC).
         #[arg(long, default_value = "onnxae01")]
         format: String,
-        /// Read the passphrase from this file (else ONNX_LIGHT_PASSPHRASE, else a prompt).
+        /// Read the passphrase from this file (else ONNX_LIGHT_PASSPHRASE, which is removed
+        /// from the environment once read, else a prompt).
         #[arg(long, value_name = "FILE")]
         passphrase_file: Option<PathBuf>,
         /// Replace OUTPUT if it exists.
         #[arg(long)]
         force: bool,
     },
-    /// Decrypt an encrypted model file (either format, detected from its first bytes).
+    /// Decrypt an encrypted model file (format detected from its first bytes) into one
+    /// model file. ONNXCRY1 input, which has no integrity protection, is accepted with a
+    /// warning on stderr (shown even with --quiet).
     Decrypt {
         input: PathBuf,
         output: PathBuf,
-        /// Read the passphrase from this file (else ONNX_LIGHT_PASSPHRASE, else a prompt).
+        /// Write the tensors to this external data file next to OUTPUT.
+        #[arg(long, value_name = "NAME")]
+        external_data: Option<String>,
+        /// Read the passphrase from this file (else ONNX_LIGHT_PASSPHRASE, which is removed
+        /// from the environment once read, else a prompt).
         #[arg(long, value_name = "FILE")]
         passphrase_file: Option<PathBuf>,
         /// Replace OUTPUT if it exists.
@@ -214,27 +224,32 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             passphrase_file,
             force,
         }) => {
-            let progress = Progress::new(cli.quiet);
+            // The passphrase is read before the spinner starts: crypt makes the progress.
             let done = crypt::encrypt(
                 &input,
                 &output,
                 &format,
                 passphrase_file.as_ref(),
                 force,
-                &progress,
+                cli.quiet,
             )?;
-            drop(progress);
             say(&done);
         }
         Some(Command::Decrypt {
             input,
             output,
+            external_data,
             passphrase_file,
             force,
         }) => {
-            let progress = Progress::new(cli.quiet);
-            let done = crypt::decrypt(&input, &output, passphrase_file.as_ref(), force, &progress)?;
-            drop(progress);
+            let done = crypt::decrypt(
+                &input,
+                &output,
+                external_data.as_deref(),
+                passphrase_file.as_ref(),
+                force,
+                cli.quiet,
+            )?;
             say(&done);
         }
         Some(Command::Bench { model, json, runs }) => {

@@ -1,5 +1,8 @@
 //! Progress on stderr: a spinner with the current step when stderr is a terminal and
 //! `--quiet` is off; nothing otherwise (so scripts and pipes see clean output).
+//!
+//! The spinner redraws its line on every tick from its own thread, so it is started
+//! only after any prompt has been answered: a prompt waiting for input would be erased.
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -12,6 +15,8 @@ pub struct Progress {
 }
 
 impl Progress {
+    /// Starts the spinner (when stderr is a terminal and not `quiet`). Ask for input
+    /// before calling this.
     pub fn new(quiet: bool) -> Self {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let b = ProgressBar::new_spinner();

@@ -139,7 +139,7 @@ pub enum ErrorKind {
         actual: String,
     },
     /// Input given to a decryption function that does not start with a known encrypted
-    /// format's magic (`ONNXLE01` or `ONNXCRY1`).
+    /// format's magic (`ONNXAE01`, `ONNXCRY1` or `ONNXCRY2`).
     NotEncrypted,
     /// An encrypted model in a version, key-derivation function or with parameters this
     /// library does not read (checked before any key is derived).
@@ -153,6 +153,13 @@ pub enum ErrorKind {
     /// The encrypted input ends early: its header or a chunk is cut off, or its final
     /// chunk is missing.
     TruncatedEncryption,
+    /// An input in an encrypted format without integrity protection (`ONNXCRY1`),
+    /// refused because the caller did not opt in with
+    /// `DecryptOptions::allow_unauthenticated(true)`. Checked before any key is derived.
+    UnauthenticatedEncryption {
+        /// The format's magic, e.g. `ONNXCRY1`.
+        format: &'static str,
+    },
     /// A tensor's payload does not match its shape and data type (or a list of values
     /// does not match the shape it is given).
     TensorDataMismatch {
@@ -395,7 +402,7 @@ impl fmt::Display for ErrorKind {
                 "external data checksum mismatch: the model records {expected}, the file's SHA-1 is {actual}"
             ),
             ErrorKind::NotEncrypted => f.write_str(
-                "not an encrypted model: the input starts with neither ONNXLE01 nor ONNXCRY1",
+                "not an encrypted model: the input starts with none of ONNXAE01, ONNXCRY1, ONNXCRY2",
             ),
             ErrorKind::UnsupportedEncryption { reason } => {
                 write!(f, "unsupported encrypted model: {reason}")
@@ -404,6 +411,12 @@ impl fmt::Display for ErrorKind {
                 "wrong passphrase, or the encrypted model was modified or corrupted",
             ),
             ErrorKind::TruncatedEncryption => f.write_str("the encrypted model is truncated"),
+            ErrorKind::UnauthenticatedEncryption { format } => write!(
+                f,
+                "{format} has no integrity protection, so a modified file would go undetected; \
+                 refused unless unauthenticated input is allowed \
+                 (DecryptOptions::allow_unauthenticated(true))"
+            ),
             ErrorKind::TensorDataMismatch {
                 field,
                 expected,

@@ -1,21 +1,26 @@
 """Known-answer vectors for onnx-light's encrypted formats, made independently of the
-Rust code: AES-256-CBC and PKCS#7 from the `cryptography` package, PBKDF2 and HMAC
-from Python's `hashlib`/`hmac`, the byte layouts written from the documentation in
-`onnx-light/src/crypto/mod.rs`. Used by `tests/tests/encryption.rs`.
+Rust code: AES-256-CBC, PKCS#7, ChaCha20-Poly1305 and (for ONNXCRY2) PBKDF2HMAC from
+the `cryptography` package, PBKDF2 and HMAC from Python's `hashlib`/`hmac`, the byte
+layouts written from the documentation in `onnx-light/src/crypto/mod.rs`. Used by
+`tests/tests/encryption.rs`.
 
     encryption_kat.py vectors
         Prints the vectors of `tests/fixtures/encryption_kat.txt` (deterministic: salts
         and IVs are derived from the vector's number), one per line:
             onnxcry1 <passphrase> <salt> <iv> <key> <plaintext> <file>
             onnxae01 <passphrase> <iterations> <chunk size> <salt> <iv0> <plaintext> <file>
+            onnxcry2 <passphrase> <salt> <nonce> <key> <plaintext> <file>
         byte strings in hex (a passphrase as its UTF-8 bytes; `-` for empty). In ONNXAE01
         vectors chunk i has IV iv0 with its last 8 bytes XORed with i (u64 little-endian),
         the rule of onnx-light's test-only fixed-IV hook.
     encryption_kat.py open FILE PASSPHRASE_HEX
-        Decrypts FILE (either format) and prints `<format> <plaintext hex>`. For ONNXAE01
-        every MAC is checked; any failure prints `error: <why>` and exits with status 1.
+        Decrypts FILE (any format) and prints `<format> <plaintext hex>`. For ONNXAE01
+        every MAC is checked, for ONNXCRY2 the Poly1305 tag; any failure prints
+        `error: <why>` and exits with status 1.
     encryption_kat.py onnxcry1-encrypt PASSPHRASE_HEX PLAINTEXT_FILE OUT
         Writes PLAINTEXT_FILE encrypted as ONNXCRY1 with a random salt and IV to OUT.
+    encryption_kat.py onnxcry2-encrypt PASSPHRASE_HEX PLAINTEXT_FILE OUT
+        Writes PLAINTEXT_FILE encrypted as ONNXCRY2 with a random salt and nonce to OUT.
 """
 
 import hashlib
@@ -24,11 +29,16 @@ import os
 import struct
 import sys
 
-from cryptography.hazmat.primitives import padding
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes, padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
 
 ONNXCRY1_ITERATIONS = 100_000
+ONNXCRY2_ITERATIONS = 100_000
 AE_HEADER_LEN = 84
+CRY2_HEADER_LEN = 52
 
 
 def cbc_encrypt(key, iv, data, pad):
@@ -66,6 +76,33 @@ def onnxcry1_encrypt(passphrase, salt, iv, plaintext):
 def onnxcry1_decrypt(passphrase, data):
     salt, iv = data[8:24], data[24:40]
     return unpad(cbc_decrypt(onnxcry1_key(passphrase, salt), iv, data[40:]))
+
+
+# ---------------------------------------------------------------------------------------
+# ONNXCRY2: magic | salt 16 | nonce 12 | tag 16 | ChaCha20 ciphertext; no associated
+# data; key = PBKDF2-HMAC-SHA256(passphrase, salt, 100 000, 32).
+
+
+def onnxcry2_key(passphrase, salt):
+    kdf = PBKDF2HMAC(algorithm=hashes.SHA256(), length=32, salt=salt, iterations=ONNXCRY2_ITERATIONS)
+    return kdf.derive(passphrase)
+
+
+def onnxcry2_encrypt(passphrase, salt, nonce, plaintext):
+    key = onnxcry2_key(passphrase, salt)
+    sealed = ChaCha20Poly1305(key).encrypt(nonce, plaintext, None)  # ciphertext | tag
+    ct, tag = sealed[:-16], sealed[-16:]
+    return key, b"ONNXCRY2" + salt + nonce + tag + ct
+
+
+def onnxcry2_decrypt(passphrase, data):
+    if len(data) < CRY2_HEADER_LEN:
+        raise Refused("truncated header")
+    salt, nonce, tag, ct = data[8:24], data[24:36], data[36:52], data[52:]
+    try:
+        return ChaCha20Poly1305(onnxcry2_key(passphrase, salt)).decrypt(nonce, ct + tag, None)
+    except InvalidTag:
+        raise Refused("wrong passphrase or corrupted") from None
 
 
 # ---------------------------------------------------------------------------------------
@@ -208,6 +245,15 @@ def vectors():
         assert onnxae01_decrypt(passphrase, data) == pt
         lines.append(" ".join(["onnxae01", hexa(passphrase), "1000", str(chunk_size), hexa(salt), hexa(iv0), hexa(pt), hexa(data)]))
         n += 1
+    cry2_plaintexts = [b"", b"\x00", derived("pt", n, 63), derived("pt", n + 1, 64), derived("pt", n + 2, 65),
+                       derived("pt", n + 3, 1000), sample_model()]
+    for i, pt in enumerate(cry2_plaintexts):
+        passphrase = PASSPHRASES[(i + 1) % len(PASSPHRASES)].encode("utf-8")
+        salt, nonce = derived("salt", n, 16), derived("nonce", n, 12)
+        key, data = onnxcry2_encrypt(passphrase, salt, nonce, pt)
+        assert onnxcry2_decrypt(passphrase, data) == pt
+        lines.append(" ".join(["onnxcry2", hexa(passphrase), hexa(salt), hexa(nonce), hexa(key), hexa(pt), hexa(data)]))
+        n += 1
     return lines
 
 
@@ -225,6 +271,8 @@ def main():
                 print("onnxcry1", hexa(onnxcry1_decrypt(passphrase, data)))
             elif data[:8] == b"ONNXAE01":
                 print("onnxae01", hexa(onnxae01_decrypt(passphrase, data)))
+            elif data[:8] == b"ONNXCRY2":
+                print("onnxcry2", hexa(onnxcry2_decrypt(passphrase, data)))
             else:
                 raise Refused("not encrypted")
         except (Refused, ValueError) as e:
@@ -234,6 +282,11 @@ def main():
         passphrase = bytes.fromhex(sys.argv[2])
         pt = open(sys.argv[3], "rb").read()
         _, data = onnxcry1_encrypt(passphrase, os.urandom(16), os.urandom(16), pt)
+        open(sys.argv[4], "wb").write(data)
+    elif cmd == "onnxcry2-encrypt":
+        passphrase = bytes.fromhex(sys.argv[2])
+        pt = open(sys.argv[3], "rb").read()
+        _, data = onnxcry2_encrypt(passphrase, os.urandom(16), os.urandom(12), pt)
         open(sys.argv[4], "wb").write(data)
     else:
         sys.exit(f"unknown command {cmd}")

@@ -1,6 +1,6 @@
-//! Encrypted models (`onnx_light::crypto`): both formats against vectors made
+//! Encrypted models (`onnx_light::crypto`): every format against vectors made
 //! independently in Python, tampering of every kind, wrong passphrases, streaming
-//! files, and round trips.
+//! files, external data, and round trips.
 //!
 //! Speed: PBKDF2 costs ~12 ms per 1 000 iterations in a debug build, so tests that
 //! decrypt thousands of times (bit flips, truncations, ONNXCRY1 wrong passphrases)
@@ -89,8 +89,17 @@ fn cry1_fast() -> EncryptOptions {
         .insecure_test_kdf(fast_kdf)
 }
 
+fn cry2_fast() -> EncryptOptions {
+    EncryptOptions::default()
+        .format(EncryptionFormat::OnnxCry2)
+        .insecure_test_kdf(fast_kdf)
+}
+
+/// The fast KDF, and ONNXCRY1 allowed (the tests that check its refusal say so).
 fn dec_fast() -> DecryptOptions {
-    DecryptOptions::default().insecure_test_kdf(fast_kdf)
+    DecryptOptions::default()
+        .insecure_test_kdf(fast_kdf)
+        .allow_unauthenticated(true)
 }
 
 fn kind<T: std::fmt::Debug>(r: Result<T, Error>) -> ErrorKind {
@@ -144,8 +153,11 @@ fn load_bytes(
 struct Vectors {
     onnxcry1: Vec<Cry1Vector>,
     onnxae01: Vec<Ae01Vector>,
+    onnxcry2: Vec<Cry1Vector>,
 }
 
+/// An ONNXCRY1 or ONNXCRY2 vector (for ONNXCRY2, `iv` is the 12-byte nonce followed by
+/// four zeros, as the fixed-IV hook takes it).
 struct Cry1Vector {
     passphrase: String,
     salt: Vec<u8>,
@@ -174,6 +186,7 @@ fn vectors() -> Vectors {
     let mut v = Vectors {
         onnxcry1: Vec::new(),
         onnxae01: Vec::new(),
+        onnxcry2: Vec::new(),
     };
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let f: Vec<&str> = line.split(' ').collect();
@@ -196,13 +209,21 @@ fn vectors() -> Vectors {
                 plaintext: unhex(f[6]),
                 file: unhex(f[7]),
             }),
+            "onnxcry2" => v.onnxcry2.push(Cry1Vector {
+                passphrase,
+                salt: unhex(f[2]),
+                iv: [unhex(f[3]), vec![0; 4]].concat().try_into().unwrap(),
+                key: unhex(f[4]).try_into().unwrap(),
+                plaintext: unhex(f[5]),
+                file: unhex(f[6]),
+            }),
             other => panic!("unknown vector kind {other}"),
         }
     }
     v
 }
 
-/// (passphrase, salt, key) of an ONNXCRY1 vector.
+/// (passphrase, salt, key) of an ONNXCRY1 or ONNXCRY2 vector.
 type KatKey = (Vec<u8>, Vec<u8>, [u8; 32]);
 
 /// PBKDF2 outputs from the vectors (computed by Python's hashlib), handed out by
@@ -211,6 +232,7 @@ static KAT_KEYS: Mutex<Vec<KatKey>> = Mutex::new(Vec::new());
 
 fn kat_kdf(passphrase: &[u8], salt: &[u8], iterations: u32, key: &mut [u8; 32]) {
     assert_eq!(iterations, crypto::ONNXCRY1_ITERATIONS);
+    assert_eq!(iterations, crypto::ONNXCRY2_ITERATIONS);
     let keys = KAT_KEYS.lock().unwrap();
     *key = keys
         .iter()
@@ -221,7 +243,7 @@ fn kat_kdf(passphrase: &[u8], salt: &[u8], iterations: u32, key: &mut [u8; 32]) 
 
 fn register_kat_keys(v: &Vectors) {
     let mut keys = KAT_KEYS.lock().unwrap();
-    for c in &v.onnxcry1 {
+    for c in v.onnxcry1.iter().chain(&v.onnxcry2) {
         keys.push((c.passphrase.as_bytes().to_vec(), c.salt.clone(), c.key));
     }
 }
@@ -239,15 +261,18 @@ fn committed_vectors_are_what_the_python_script_generates() {
         "tests/fixtures/encryption_kat.txt differs from `encryption_kat.py vectors`"
     );
     let v = vectors();
-    assert!(v.onnxcry1.len() >= 7 && v.onnxae01.len() >= 8);
+    assert!(v.onnxcry1.len() >= 7 && v.onnxae01.len() >= 8 && v.onnxcry2.len() >= 7);
     assert!(v.onnxcry1.iter().any(|c| !c.passphrase.is_ascii()));
+    assert!(v.onnxcry2.iter().any(|c| !c.passphrase.is_ascii()));
 }
 
 #[test]
 fn onnxcry1_vectors_decrypt_to_exactly_their_plaintext() {
     let v = vectors();
     register_kat_keys(&v);
-    let options = DecryptOptions::default().insecure_test_kdf(kat_kdf);
+    let options = DecryptOptions::default()
+        .insecure_test_kdf(kat_kdf)
+        .allow_unauthenticated(true);
     for c in &v.onnxcry1 {
         let passphrase = Passphrase::new(c.passphrase.as_str());
         let opened = crypto::decrypt_bytes(&c.file, &passphrase, &options).unwrap();
@@ -267,7 +292,7 @@ fn onnxcry1_vectors_decrypt_to_exactly_their_plaintext() {
     let opened = load_bytes(
         &c.file,
         &Passphrase::new(c.passphrase.as_str()),
-        &DecryptOptions::default(),
+        &DecryptOptions::default().allow_unauthenticated(true),
     );
     assert!(!opened.is_authenticated());
     assert_eq!(opened.model, Model::decode_owned(&c.plaintext).unwrap());
@@ -327,6 +352,74 @@ fn onnxae01_frozen_vectors_decrypt_and_reencrypt_byte_for_byte() {
 }
 
 #[test]
+fn onnxcry2_vectors_decrypt_and_reencrypt_byte_for_byte() {
+    let v = vectors();
+    register_kat_keys(&v);
+    let strict = DecryptOptions::default().insecure_test_kdf(kat_kdf);
+    for c in &v.onnxcry2 {
+        let passphrase = Passphrase::new(c.passphrase.as_str());
+        let opened = crypto::decrypt_bytes(&c.file, &passphrase, &strict).unwrap();
+        assert_eq!(opened.bytes, c.plaintext, "{} bytes", c.plaintext.len());
+        assert_eq!(opened.format, EncryptionFormat::OnnxCry2);
+        assert!(opened.is_authenticated());
+        let options = EncryptOptions::default()
+            .format(EncryptionFormat::OnnxCry2)
+            .insecure_test_kdf(kat_kdf)
+            .insecure_fixed_salt_and_iv(&c.salt, c.iv);
+        let file = crypto::encrypt_bytes(&c.plaintext, &passphrase, &options).unwrap();
+        assert_eq!(hex(&file), hex(&c.file), "{} bytes", c.plaintext.len());
+        // The writer, fed in odd pieces, writes the same bytes.
+        let mut w = EncryptingWriter::new(Vec::new(), &passphrase, &options).unwrap();
+        for piece in c.plaintext.chunks(7) {
+            std::io::Write::write_all(&mut w, piece).unwrap();
+        }
+        assert_eq!(w.finish().unwrap(), c.file);
+    }
+    // The last vector is an ONNX model made by the `onnx` package: decrypted with the
+    // real PBKDF2, with default options (ONNXCRY2 is authenticated), and loaded.
+    let c = v.onnxcry2.last().unwrap();
+    let passphrase = Passphrase::new(c.passphrase.as_str());
+    let opened = crypto::load_encrypted_from_bytes(
+        &c.file,
+        &passphrase,
+        &DecryptOptions::default(),
+        &ParseOptions::default(),
+    )
+    .unwrap();
+    assert!(opened.is_authenticated());
+    assert_eq!(opened.model, Model::decode_owned(&c.plaintext).unwrap());
+    // A wrong passphrase through the real PBKDF2 fails the tag.
+    let e = crypto::decrypt_bytes(
+        &c.file,
+        &Passphrase::new("wrong"),
+        &DecryptOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::WrongPassphraseOrCorrupted);
+}
+
+#[test]
+fn python_encrypts_onnxcry2_with_random_salt_and_nonce_and_we_decrypt_it() {
+    let dir = Scratch::new("python-cry2");
+    let passphrase_text = "密码🔑 ✓";
+    let model = model_with(&[3000, 10], 8);
+    fs::write(dir.path("plain"), model.encode_to_vec().unwrap()).unwrap();
+    run_python(
+        &python_dir().join("encryption_kat.py"),
+        &[
+            "onnxcry2-encrypt".as_ref(),
+            hex(passphrase_text.as_bytes()).as_ref(),
+            dir.path("plain").as_os_str(),
+            dir.path("m.cry2").as_os_str(),
+        ],
+    );
+    let opened =
+        crypto::load_encrypted(dir.path("m.cry2"), &Passphrase::new(passphrase_text)).unwrap();
+    assert_eq!(opened.format, EncryptionFormat::OnnxCry2);
+    assert_eq!(opened.model, model);
+}
+
+#[test]
 fn python_decrypts_what_we_write_and_rejects_a_flipped_bit() {
     let dir = Scratch::new("python");
     let script = python_dir().join("encryption_kat.py");
@@ -341,6 +434,10 @@ fn python_decrypts_what_we_write_and_rejects_a_flipped_bit() {
         (
             "onnxcry1",
             EncryptOptions::default().format(EncryptionFormat::OnnxCry1),
+        ),
+        (
+            "onnxcry2",
+            EncryptOptions::default().format(EncryptionFormat::OnnxCry2),
         ),
     ];
     for (name, options) in formats {
@@ -358,19 +455,24 @@ fn python_decrypts_what_we_write_and_rejects_a_flipped_bit() {
         let stdout = String::from_utf8(out.stdout).unwrap();
         assert_eq!(stdout.trim(), format!("{name} {}", hex(&plaintext)));
     }
-    let mut file = fs::read(dir.path("onnxae01")).unwrap();
-    file[500] ^= 4;
-    fs::write(dir.path("flipped"), &file).unwrap();
-    let status = std::process::Command::new(onnx_light_tests::python::python())
-        .arg(&script)
-        .args([
-            "open".as_ref(),
-            dir.path("flipped").as_os_str(),
-            hex(passphrase_text.as_bytes()).as_ref(),
-        ])
-        .output()
-        .unwrap();
-    assert!(!status.status.success(), "python accepted a modified file");
+    for name in ["onnxae01", "onnxcry2"] {
+        let mut file = fs::read(dir.path(name)).unwrap();
+        file[500] ^= 4;
+        fs::write(dir.path("flipped"), &file).unwrap();
+        let status = std::process::Command::new(onnx_light_tests::python::python())
+            .arg(&script)
+            .args([
+                "open".as_ref(),
+                dir.path("flipped").as_os_str(),
+                hex(passphrase_text.as_bytes()).as_ref(),
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            !status.status.success(),
+            "python accepted a modified {name}"
+        );
+    }
 }
 
 #[test]
@@ -499,7 +601,7 @@ fn a_thousand_wrong_passphrases_never_panic_onnxcry1_and_are_caught_on_load() {
     assert!(crypto::load_encrypted_from_bytes(
         &file,
         &Passphrase::new("wrong"),
-        &DecryptOptions::default(),
+        &DecryptOptions::default().allow_unauthenticated(true),
         &ParseOptions::default()
     )
     .is_err());
@@ -677,6 +779,157 @@ fn swapped_duplicated_dropped_and_foreign_chunks_are_rejected() {
 }
 
 #[test]
+fn onnxcry2_rejects_every_bit_flip_truncation_extension_and_wrong_passphrase() {
+    let p = Passphrase::new("k");
+    let plaintext = Rng(21).bytes(150);
+    let file = crypto::encrypt_bytes(&plaintext, &p, &cry2_fast()).unwrap();
+    assert_eq!(file.len(), 52 + 150);
+    for byte in 0..file.len() {
+        for bit in 0..8 {
+            let mut f = file.clone();
+            f[byte] ^= 1 << bit;
+            let k = kind(crypto::decrypt_bytes(&f, &p, &dec_fast()));
+            if byte < 8 {
+                // The magic: another format, version, or no encrypted model at all.
+                assert!(
+                    matches!(
+                        k,
+                        ErrorKind::NotEncrypted
+                            | ErrorKind::UnsupportedEncryption { .. }
+                            | ErrorKind::TruncatedEncryption
+                    ),
+                    "byte {byte} bit {bit}: {k:?}"
+                );
+            } else {
+                assert_eq!(
+                    k,
+                    ErrorKind::WrongPassphraseOrCorrupted,
+                    "byte {byte} bit {bit}"
+                );
+            }
+        }
+    }
+    // Cut anywhere: inside the header it is truncation; after it the tag fails (the
+    // format records no length).
+    for len in 0..file.len() {
+        let k = kind(crypto::decrypt_bytes(&file[..len], &p, &dec_fast()));
+        let expected = match len {
+            0 => ErrorKind::NotEncrypted,
+            1..52 => ErrorKind::TruncatedEncryption,
+            _ => ErrorKind::WrongPassphraseOrCorrupted,
+        };
+        assert_eq!(k, expected, "{len} bytes");
+    }
+    let mut longer = file.clone();
+    longer.push(0);
+    assert_eq!(
+        kind(crypto::decrypt_bytes(&longer, &p, &dec_fast())),
+        ErrorKind::WrongPassphraseOrCorrupted
+    );
+    for wrong in ["", "K", "k ", "kk"] {
+        let e = crypto::decrypt_bytes(&file, &Passphrase::new(wrong), &dec_fast()).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::WrongPassphraseOrCorrupted,
+            "{wrong:?}"
+        );
+    }
+    assert_eq!(
+        crypto::decrypt_bytes(&file, &p, &dec_fast()).unwrap().bytes,
+        plaintext
+    );
+}
+
+#[test]
+fn onnxcry1_bad_padding_and_undecodable_plaintext_give_one_and_the_same_error() {
+    let dir = Scratch::new("oracle");
+    let right = Passphrase::new("right");
+    let model = model_with(&[200, 50], 7);
+    let plaintext = model.encode_to_vec().unwrap();
+    let file = crypto::encrypt_model(&model, &right, &cry1_fast()).unwrap();
+    let n = file.len();
+    assert!(n >= 40 + 48, "at least three blocks");
+    // Bad padding: the second-to-last ciphertext block XORs into the last plaintext
+    // block, so flipping the top bit of its last byte makes the padding byte >= 0x80.
+    let mut bad_padding = file.clone();
+    bad_padding[n - 17] ^= 0x80;
+    // Good padding, garbage content: the IV XORs into the first plaintext block, so
+    // the first byte becomes 0x07 (field 0, wire type 7), which no model starts with.
+    let mut garbage = file.clone();
+    garbage[24] ^= plaintext[0] ^ 0x07;
+    assert!(
+        crypto::decrypt_bytes(&garbage, &right, &dec_fast()).is_ok(),
+        "the padding of the garbage case is valid"
+    );
+    assert_eq!(
+        kind(crypto::decrypt_bytes(&bad_padding, &right, &dec_fast())),
+        ErrorKind::WrongPassphraseOrCorrupted,
+        "the padding of the bad-padding case is not"
+    );
+    // Wrong passphrases: one whose decryption has bad padding, one whose padding
+    // passes by chance (about 1 in 256 tries).
+    let (mut wrong_bad_padding, mut wrong_good_padding) = (None, None);
+    for i in 0..100_000 {
+        let p = Passphrase::new(format!("wrong {i}"));
+        match crypto::decrypt_bytes(&file, &p, &dec_fast()) {
+            Err(_) if wrong_bad_padding.is_none() => wrong_bad_padding = Some(p),
+            Ok(_) if wrong_good_padding.is_none() => wrong_good_padding = Some(p),
+            _ => {}
+        }
+        if wrong_bad_padding.is_some() && wrong_good_padding.is_some() {
+            break;
+        }
+    }
+    let cases = [
+        ("bad padding", bad_padding, right.clone()),
+        ("garbage content", garbage, right.clone()),
+        (
+            "wrong passphrase, bad padding",
+            file.clone(),
+            wrong_bad_padding.unwrap(),
+        ),
+        (
+            "wrong passphrase, good padding",
+            file.clone(),
+            wrong_good_padding.unwrap(),
+        ),
+    ];
+    let mut in_memory = Vec::new();
+    let mut from_file = Vec::new();
+    for (what, bytes, passphrase) in &cases {
+        let e = crypto::load_encrypted_from_bytes(
+            bytes,
+            passphrase,
+            &dec_fast(),
+            &ParseOptions::default(),
+        )
+        .expect_err(what);
+        in_memory.push((e.kind().clone(), e.to_string(), *what));
+        fs::write(dir.path("m.cry"), bytes).unwrap();
+        let e = crypto::load_encrypted_with(
+            dir.path("m.cry"),
+            passphrase,
+            &dec_fast(),
+            &ParseOptions::default(),
+        )
+        .expect_err(what);
+        from_file.push((e.kind().clone(), e.to_string(), *what));
+    }
+    for errors in [&in_memory, &from_file] {
+        for (kind, text, what) in errors.iter() {
+            assert_eq!(
+                kind,
+                &ErrorKind::WrongPassphraseOrCorrupted,
+                "{what}: {text}"
+            );
+            assert_eq!(text, &errors[0].1, "{what} differs from {}", errors[0].2);
+        }
+    }
+    // The right passphrase on the untouched file still loads.
+    assert_eq!(load_bytes(&file, &right, &dec_fast()).model, model);
+}
+
+#[test]
 fn hostile_headers_are_refused_before_the_kdf_runs() {
     let (_, file) = three_chunk_file();
     let passphrase = Passphrase::new("k");
@@ -741,12 +994,17 @@ fn inputs_that_are_not_encrypted_or_of_another_version_are_named() {
     assert_eq!(k, ErrorKind::NotEncrypted);
     assert!(matches!(
         kind(crypto::decrypt_bytes(
-            b"ONNXCRY2 and more bytes",
+            b"ONNXCRY3 and more bytes",
             &p,
             &never
         )),
         ErrorKind::UnsupportedEncryption { .. }
     ));
+    let e = crypto::decrypt_bytes(&plain, &p, &never).unwrap_err();
+    assert!(
+        e.to_string().contains("ONNXAE01, ONNXCRY1, ONNXCRY2"),
+        "the message names the real magics: {e}"
+    );
     assert_eq!(
         kind(crypto::decrypt_bytes(b"ONNXCR", &p, &never)),
         ErrorKind::TruncatedEncryption
@@ -776,22 +1034,63 @@ fn inputs_that_are_not_encrypted_or_of_another_version_are_named() {
 }
 
 #[test]
-fn require_authenticated_refuses_onnxcry1() {
+fn onnxcry1_is_refused_by_every_entry_unless_unauthenticated_input_is_allowed() {
+    let dir = Scratch::new("unauthenticated");
     let p = Passphrase::new("k");
-    let cry = crypto::encrypt_bytes(b"abc", &p, &cry1_fast()).unwrap();
-    let strict = DecryptOptions::default()
-        .require_authenticated(true)
-        .insecure_test_kdf(forbidden_kdf);
-    assert!(matches!(
-        kind(crypto::decrypt_bytes(&cry, &p, &strict)),
-        ErrorKind::UnsupportedEncryption { .. }
-    ));
-    let ae = crypto::encrypt_bytes(b"abc", &p, &ae_fast(64)).unwrap();
-    let strict = dec_fast().require_authenticated(true);
+    let model = model_with(&[100], 6);
+    let cry = crypto::encrypt_model(&model, &p, &cry1_fast()).unwrap();
+    fs::write(dir.path("m.cry"), &cry).unwrap();
+    // Refused by default, before the KDF runs, whatever the entry point.
+    let default = DecryptOptions::default().insecure_test_kdf(forbidden_kdf);
+    assert!(!default.allow_unauthenticated);
+    let parse = ParseOptions::default();
+    let errors = [
+        crypto::decrypt_bytes(&cry, &p, &default).map(|_| ()),
+        crypto::decrypt_file(dir.path("m.cry"), dir.path("out"), &p, &default).map(|_| ()),
+        crypto::load_encrypted_from_bytes(&cry, &p, &default, &parse).map(|_| ()),
+        crypto::load_encrypted_with(dir.path("m.cry"), &p, &default, &parse).map(|_| ()),
+        crypto::load_encrypted(dir.path("m.cry"), &p).map(|_| ()),
+    ];
+    for e in errors {
+        let e = e.unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::UnauthenticatedEncryption { format: "ONNXCRY1" }
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains("ONNXCRY1")
+                && text.contains("integrity")
+                && text.contains("allow_unauthenticated"),
+            "{text}"
+        );
+    }
     assert_eq!(
-        crypto::decrypt_bytes(&ae, &p, &strict).unwrap().bytes,
-        b"abc"
+        dir.entries(),
+        ["m.cry"],
+        "a refused decryption wrote nothing"
     );
+    // Allowed on request, by every entry point.
+    let allowed = dec_fast();
+    assert!(allowed.allow_unauthenticated);
+    assert_eq!(
+        crypto::load_encrypted_with(dir.path("m.cry"), &p, &allowed, &parse)
+            .unwrap()
+            .model,
+        model
+    );
+    assert_eq!(
+        crypto::decrypt_file(dir.path("m.cry"), dir.path("out"), &p, &allowed).unwrap(),
+        EncryptionFormat::OnnxCry1
+    );
+    // The authenticated formats need no opt-in.
+    for options in [ae_fast(64), cry2_fast()] {
+        let sealed = crypto::encrypt_bytes(b"abc", &p, &options).unwrap();
+        let strict = DecryptOptions::default().insecure_test_kdf(fast_kdf);
+        let opened = crypto::decrypt_bytes(&sealed, &p, &strict).unwrap();
+        assert_eq!(opened.bytes, b"abc");
+        assert!(opened.is_authenticated());
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -853,6 +1152,28 @@ fn failed_file_decryptions_leave_no_output_behind() {
         assert_eq!(fs::read(dir.path("out")).unwrap(), b"previous");
         assert_eq!(dir.entries(), ["in.enc", "out"], "{what}");
         fs::remove_file(dir.path("out")).unwrap();
+    }
+}
+
+#[test]
+fn decrypted_files_are_created_readable_by_their_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Scratch::new("mode");
+    let p = Passphrase::new("k");
+    for (name, options) in [
+        ("ae", ae_fast(64)),
+        ("cry1", cry1_fast()),
+        ("cry2", cry2_fast()),
+    ] {
+        let sealed = crypto::encrypt_bytes(&Rng(3).bytes(5000), &p, &options).unwrap();
+        let (src, dst) = (
+            dir.path(&format!("{name}.enc")),
+            dir.path(&format!("{name}.out")),
+        );
+        fs::write(&src, &sealed).unwrap();
+        crypto::decrypt_file(&src, &dst, &p, &dec_fast()).unwrap();
+        let mode = fs::metadata(&dst).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{name}: {mode:o}");
     }
 }
 
@@ -926,9 +1247,9 @@ fn files_stream_through_many_windows_in_both_formats() {
 fn the_writer_and_in_memory_encryption_agree_whatever_the_write_sizes_and_threads() {
     let p = Passphrase::new("k");
     let plaintext = Rng(5).bytes(64 * 37 + 9);
-    for options in [ae_fast(64), ae_fast(4096), cry1_fast()] {
+    for options in [ae_fast(64), ae_fast(4096), cry1_fast(), cry2_fast()] {
         let salt_len = match options.format {
-            EncryptionFormat::OnnxCry1 => 16,
+            EncryptionFormat::OnnxCry1 | EncryptionFormat::OnnxCry2 => 16,
             _ => 32,
         };
         let options = options.insecure_fixed_salt_and_iv(&vec![3; salt_len], [4; 16]);
@@ -1003,7 +1324,11 @@ fn models_round_trip_through_bytes_and_files_in_both_formats() {
     let dir = Scratch::new("models");
     let p = Passphrase::new("model key ✓");
     let model = model_with(&[0, 1, 1023, 1024, 5000, 70_000], 9);
-    for (options, authenticated) in [(ae_fast(1024), true), (cry1_fast(), false)] {
+    for (options, authenticated) in [
+        (ae_fast(1024), true),
+        (cry1_fast(), false),
+        (cry2_fast(), true),
+    ] {
         let bytes = crypto::encrypt_model(&model, &p, &options).unwrap();
         assert_eq!(&bytes[..8], options.format.magic());
         let opened = load_bytes(&bytes, &p, &dec_fast());
@@ -1041,15 +1366,105 @@ fn models_round_trip_through_bytes_and_files_in_both_formats() {
     assert_eq!(e.file(), Some(dir.path("real.enc").as_path()));
 }
 
+/// Whether `needle` occurs anywhere in `haystack`.
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn encrypting_a_model_with_external_data_encrypts_its_weights_into_one_file() {
+    use onnx_light::io::external::ExternalDataOptions;
+    use onnx_light::io::{self, SerializeOptions};
+    let dir = Scratch::new("external");
+    let p = Passphrase::new("k");
+    let model = model_with(&[5000, 3000, 10], 12);
+    let weights: Vec<Vec<u8>> = model.tensors()[..2]
+        .iter()
+        .map(|t| t.raw_data.as_ref().unwrap().to_vec())
+        .collect();
+    for (name, options) in [
+        ("ae", ae_fast(64)),
+        ("cry1", cry1_fast()),
+        ("cry2", cry2_fast()),
+    ] {
+        let external =
+            SerializeOptions::default().external_data(ExternalDataOptions::new("weights.bin"));
+        io::save(&model, dir.path("m.onnx"), &external).unwrap();
+        let data = fs::read(dir.path("weights.bin")).unwrap();
+        assert!(contains(&data, &weights[0][..64]) && contains(&data, &weights[1][..64]));
+        assert!(!contains(
+            &fs::read(dir.path("m.onnx")).unwrap(),
+            &weights[0][..64]
+        ));
+
+        crypto::encrypt_file(dir.path("m.onnx"), dir.path("m.enc"), &p, &options).unwrap();
+        let sealed = fs::read(dir.path("m.enc")).unwrap();
+        assert!(
+            sealed.len() > 8000,
+            "{name}: the weights are in the encrypted file"
+        );
+        for w in &weights {
+            for window in w.chunks(32) {
+                assert!(!contains(&sealed, window), "{name}: plaintext weight bytes");
+            }
+        }
+        // Nothing but the encrypted file is needed.
+        fs::remove_file(dir.path("weights.bin")).unwrap();
+        fs::remove_file(dir.path("m.onnx")).unwrap();
+        let opened = crypto::load_encrypted_with(
+            dir.path("m.enc"),
+            &p,
+            &dec_fast(),
+            &ParseOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(opened.model, model, "{name}");
+        crypto::decrypt_file(dir.path("m.enc"), dir.path("out.onnx"), &p, &dec_fast()).unwrap();
+        assert_eq!(io::load(dir.path("out.onnx")).unwrap(), model, "{name}");
+        assert_eq!(dir.entries(), ["m.enc", "out.onnx"], "{name}");
+        fs::remove_file(dir.path("m.enc")).unwrap();
+        fs::remove_file(dir.path("out.onnx")).unwrap();
+    }
+}
+
+#[test]
+fn a_model_still_referring_to_external_files_is_refused_not_half_encrypted() {
+    use onnx_light::io::external::ExternalDataOptions;
+    use onnx_light::io::{self, SerializeOptions};
+    let dir = Scratch::new("external-refused");
+    let p = Passphrase::new("k");
+    let model = model_with(&[5000, 10], 13);
+    let external =
+        SerializeOptions::default().external_data(ExternalDataOptions::new("weights.bin"));
+    io::save(&model, dir.path("m.onnx"), &external).unwrap();
+    let references = io::load_with(
+        dir.path("m.onnx"),
+        &ParseOptions::default().load_external_data(false),
+    )
+    .unwrap();
+    let e = crypto::encrypt_model(&references, &p, &ae_fast(64)).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::IncompleteModel { .. }), "{e}");
+    assert!(e.to_string().contains("weights.bin"), "{e}");
+    assert!(e.to_string().contains("w0"), "names the tensor: {e}");
+    let e = crypto::save_encrypted(&references, dir.path("m.enc"), &p, &ae_fast(64)).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::IncompleteModel { .. }), "{e}");
+    assert_eq!(dir.entries(), ["m.onnx", "weights.bin"]);
+    // A missing data file fails encrypt_file instead of leaving the weights behind.
+    fs::remove_file(dir.path("weights.bin")).unwrap();
+    assert!(crypto::encrypt_file(dir.path("m.onnx"), dir.path("m.enc"), &p, &ae_fast(64)).is_err());
+    assert_eq!(dir.entries(), ["m.onnx"]);
+}
+
 #[test]
 fn the_empty_model_round_trips_in_both_formats() {
     let p = Passphrase::new("k");
     let empty = Model::default();
     assert!(empty.encode_to_vec().unwrap().is_empty());
-    for options in [ae_fast(64), cry1_fast()] {
+    for options in [ae_fast(64), cry1_fast(), cry2_fast()] {
         let bytes = crypto::encrypt_model(&empty, &p, &options).unwrap();
         let expected_len = match options.format {
             EncryptionFormat::OnnxCry1 => 40 + 16,
+            EncryptionFormat::OnnxCry2 => 52,
             _ => HEADER + 16 + 16 + 32,
         };
         assert_eq!(bytes.len(), expected_len);
@@ -1181,9 +1596,12 @@ fn decryption_results_say_whether_they_are_authenticated() {
     let cry = crypto::encrypt_model(&model, &p, &cry1_fast()).unwrap();
     assert!(load_bytes(&ae, &p, &dec_fast()).is_authenticated());
     assert!(!load_bytes(&cry, &p, &dec_fast()).is_authenticated());
+    let cry2 = crypto::encrypt_model(&model, &p, &cry2_fast()).unwrap();
+    assert!(load_bytes(&cry2, &p, &dec_fast()).is_authenticated());
     assert!(
         EncryptionFormat::OnnxAe01.is_authenticated()
             && !EncryptionFormat::OnnxCry1.is_authenticated()
+            && EncryptionFormat::OnnxCry2.is_authenticated()
     );
     assert_eq!(EncryptionFormat::default(), EncryptionFormat::OnnxAe01);
     // ONNXCRY1's weakness, shown: a flipped ciphertext bit changes the plaintext

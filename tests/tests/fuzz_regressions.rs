@@ -57,7 +57,11 @@ fn external_seeds_pass_the_confinement_check() {
 fn encrypted_seeds_pass_the_decryption_check() {
     let passphrase = Passphrase::new(PASSPHRASE);
     for seed in fuzz_checks::external_seeds().iter().take(4) {
-        for format in [EncryptionFormat::OnnxAe01, EncryptionFormat::OnnxCry1] {
+        for format in [
+            EncryptionFormat::OnnxAe01,
+            EncryptionFormat::OnnxCry1,
+            EncryptionFormat::OnnxCry2,
+        ] {
             let sealed = encrypt_bytes(seed, &passphrase, &encrypt_options(format)).unwrap();
             fuzz_checks::decryption_is_consistent(&sealed);
             // A flipped byte anywhere: still consistent (and never a panic).

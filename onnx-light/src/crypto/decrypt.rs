@@ -1,4 +1,4 @@
-//! Decryption: opening an input of either format (magic, header, key, header MAC) and
+//! Decryption: opening an input of any format (magic, header, key, header MAC) and
 //! decrypting it whole into one buffer or window by window into a writer.
 
 use std::io::Write;
@@ -6,11 +6,11 @@ use std::io::Write;
 use super::authenticated::{ChunkCipher, Header, Layout, HEADER_LEN};
 use super::encrypt::{ae_window_chunks, ONNXCRY1_WINDOW};
 use super::format::EncryptionFormat;
-use super::onnxcry1;
 use super::options::DecryptOptions;
 use super::passphrase::Passphrase;
 use super::source::{Memory, Source};
 use super::workers::Workers;
+use super::{onnxcry1, onnxcry2};
 use crate::error::{Error, ErrorKind, Result};
 
 /// An input whose format is known, whose header is checked and whose key is derived.
@@ -20,12 +20,14 @@ pub(crate) enum Opened {
         layout: Layout,
     },
     OnnxCry1(Box<onnxcry1::Opener>),
+    OnnxCry2(Box<onnxcry2::Opener>),
 }
 
 impl Opened {
-    /// Detects the format and prepares decryption. For `ONNXAE01` the header's
-    /// parameters are checked before the KDF runs, and the header MAC right after: a
-    /// wrong passphrase fails here, before any ciphertext is read.
+    /// Detects the format and prepares decryption. An unauthenticated format is refused
+    /// here unless allowed, before the KDF runs. For `ONNXAE01` the header's parameters
+    /// are checked before the KDF runs, and the header MAC right after: a wrong
+    /// passphrase fails here, before any ciphertext is read.
     pub(crate) fn open(
         source: &dyn Source,
         passphrase: &Passphrase,
@@ -36,10 +38,10 @@ impl Opened {
         let have = (len.min(HEADER_LEN as u64)) as usize;
         source.read_at(0, &mut prefix[..have])?;
         let format = EncryptionFormat::detect(&prefix[..have])?;
-        if options.require_authenticated && !format.is_authenticated() {
+        if !options.allow_unauthenticated && !format.is_authenticated() {
             return Err(Error::at(
-                ErrorKind::UnsupportedEncryption {
-                    reason: format!("{format} input refused: require_authenticated is set"),
+                ErrorKind::UnauthenticatedEncryption {
+                    format: format.name(),
                 },
                 0,
             ));
@@ -56,6 +58,11 @@ impl Opened {
                 passphrase,
                 &options.kdf,
             )?))),
+            EncryptionFormat::OnnxCry2 => Ok(Opened::OnnxCry2(Box::new(onnxcry2::Opener::new(
+                source,
+                passphrase,
+                &options.kdf,
+            )?))),
         }
     }
 
@@ -64,6 +71,7 @@ impl Opened {
         match self {
             Opened::OnnxAe01 { .. } => EncryptionFormat::OnnxAe01,
             Opened::OnnxCry1(_) => EncryptionFormat::OnnxCry1,
+            Opened::OnnxCry2(_) => EncryptionFormat::OnnxCry2,
         }
     }
 
@@ -73,6 +81,7 @@ impl Opened {
         match self {
             Opened::OnnxAe01 { layout, .. } => layout.capacity(0..layout.chunks()),
             Opened::OnnxCry1(opener) => opener.ct_len(),
+            Opened::OnnxCry2(opener) => opener.ct_len(),
         }
     }
 
@@ -89,6 +98,10 @@ impl Opened {
                 let pad = opener.padding(&dst[dst.len() - 16..])?;
                 Ok(dst.len() - pad)
             }
+            Opened::OnnxCry2(opener) => {
+                opener.decrypt(source, dst)?;
+                Ok(dst.len())
+            }
         }
     }
 
@@ -102,8 +115,8 @@ impl Opened {
         out: &mut dyn Write,
         workers: &Workers,
     ) -> Result<()> {
-        // Windows as (start, end) in the unit each format counts in: chunks, or
-        // ciphertext bytes.
+        // Windows as (start, end) in the unit each format counts in: chunks, ciphertext
+        // bytes, or (`ONNXCRY2`, one AEAD message) the whole input as one window.
         let (unit_total, per_window, buf_len) = match self {
             Opened::OnnxAe01 { cipher, layout } => {
                 let per_window = ae_window_chunks(cipher.chunk_size(), workers.count()) as u64;
@@ -118,6 +131,14 @@ impl Opened {
                 let window = ONNXCRY1_WINDOW.max(2 * workers.count() * onnxcry1::PIECE) as u64;
                 let total = opener.ct_len();
                 (total, window, window.min(total) as usize)
+            }
+            Opened::OnnxCry2(opener) => {
+                let len = usize::try_from(opener.ct_len()).map_err(|_| {
+                    Error::new(ErrorKind::ValueOutOfRange {
+                        what: "encrypted model larger than the address space",
+                    })
+                })?;
+                (1, 1, len)
             }
         };
         let decrypt = |start: u64, end: u64, buf: &mut [u8]| -> Result<usize> {
@@ -135,8 +156,14 @@ impl Opened {
                     }
                     Ok(n)
                 }
+                Opened::OnnxCry2(opener) => {
+                    opener.decrypt(source, buf)?;
+                    Ok(buf.len())
+                }
             }
         };
+        // Zeroed allocations: with a single window (`ONNXCRY2`) the second buffer is
+        // never written, so its pages are never touched.
         let (mut current, mut pending) = (vec![0u8; buf_len], vec![0u8; buf_len]);
         let mut pending_len = 0;
         let mut start = 0;
@@ -169,18 +196,20 @@ pub struct DecryptedBytes {
 }
 
 impl DecryptedBytes {
-    /// Whether the plaintext was verified to be exactly what was encrypted (`ONNXAE01`).
-    /// `false` for `ONNXCRY1`, which a third party can modify undetected.
+    /// Whether the plaintext was verified to be exactly what was encrypted: `false`
+    /// for `ONNXCRY1`, which a third party can modify undetected.
     pub fn is_authenticated(&self) -> bool {
         self.format.is_authenticated()
     }
 }
 
-/// Decrypts `data` in either format (detected from its magic), in parallel.
+/// Decrypts `data` in any format (detected from its magic), in parallel (`ONNXCRY2`:
+/// on one thread).
 ///
 /// # Errors
 /// `NotEncrypted`, `UnsupportedEncryption` (another version, KDF or parameters out of
-/// range, or `ONNXCRY1` with `require_authenticated`), `WrongPassphraseOrCorrupted`,
+/// range), `UnauthenticatedEncryption` (`ONNXCRY1` without
+/// [`DecryptOptions::allow_unauthenticated`]), `WrongPassphraseOrCorrupted`,
 /// `TruncatedEncryption`; the error's offset says where the problem was found.
 ///
 /// # Examples

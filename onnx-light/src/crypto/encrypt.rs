@@ -1,6 +1,6 @@
 //! Encryption: in memory ([`encrypt_bytes`]) and as a stream ([`EncryptingWriter`]),
-//! in either format. Streams hold a few windows of chunks at a time, whatever the
-//! input's size.
+//! in any format. Streams hold a few windows of chunks at a time, whatever the
+//! input's size (`ONNXCRY2`, one AEAD message, holds it all).
 
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -8,11 +8,11 @@ use std::path::Path;
 
 use super::authenticated::{self, ChunkCipher};
 use super::format::EncryptionFormat;
-use super::onnxcry1;
 use super::options::EncryptOptions;
 use super::passphrase::Passphrase;
 use super::random::{fill_random, IvSource};
 use super::workers::Workers;
+use super::{onnxcry1, onnxcry2};
 use crate::error::{Error, Result};
 
 /// Plaintext an `ONNXCRY1` stream encrypts per write to the inner writer.
@@ -35,10 +35,24 @@ enum Sealing {
         next_index: u64,
     },
     OnnxCry1(Box<onnxcry1::Sealer>),
+    /// `ONNXCRY2` is one AEAD message whose tag is in the header: nothing is written
+    /// until the whole plaintext is known.
+    OnnxCry2(Box<onnxcry2::Sealer>),
+}
+
+impl Sealing {
+    fn format(&self) -> EncryptionFormat {
+        match self {
+            Sealing::OnnxAe01 { .. } => EncryptionFormat::OnnxAe01,
+            Sealing::OnnxCry1(_) => EncryptionFormat::OnnxCry1,
+            Sealing::OnnxCry2(_) => EncryptionFormat::OnnxCry2,
+        }
+    }
 }
 
 /// Checks `options` and `passphrase`, draws the salt and derives the keys; returns the
-/// cipher state and the header to write first.
+/// cipher state and the header to write first (empty for `ONNXCRY2`, whose header
+/// follows from the sealed plaintext).
 fn start(passphrase: &Passphrase, options: &EncryptOptions) -> Result<(Sealing, Vec<u8>)> {
     options.validate()?;
     if passphrase.is_empty() {
@@ -90,6 +104,22 @@ fn start(passphrase: &Passphrase, options: &EncryptOptions) -> Result<(Sealing, 
             let (sealer, header) = onnxcry1::Sealer::new(&options.kdf, passphrase, salt, iv);
             Ok((Sealing::OnnxCry1(Box::new(sealer)), header.to_vec()))
         }
+        EncryptionFormat::OnnxCry2 => {
+            let mut salt = [0u8; onnxcry2::SALT_LEN];
+            let mut nonce = [0u8; onnxcry2::NONCE_LEN];
+            match &options.fixed {
+                Some(fixed) => {
+                    salt.copy_from_slice(&fixed.salt);
+                    nonce.copy_from_slice(&fixed.iv[..onnxcry2::NONCE_LEN]);
+                }
+                None => {
+                    fill_random(&mut salt)?;
+                    fill_random(&mut nonce)?;
+                }
+            }
+            let sealer = onnxcry2::Sealer::new(&options.kdf, passphrase, salt, nonce);
+            Ok((Sealing::OnnxCry2(Box::new(sealer)), Vec::new()))
+        }
     }
 }
 
@@ -97,7 +127,8 @@ fn start(passphrase: &Passphrase, options: &EncryptOptions) -> Result<(Sealing, 
 ///
 /// # Errors
 /// `InvalidOption` for invalid options or an empty passphrase; an I/O error if the
-/// operating system's random generator fails.
+/// operating system's random generator fails; `ValueOutOfRange` for an `ONNXCRY2`
+/// plaintext over 256 GiB.
 ///
 /// # Examples
 /// ```
@@ -129,6 +160,13 @@ pub fn encrypt_bytes(
             let n = sealer.finish(&mut out[header_len..], plaintext.len());
             out.truncate(header_len + n);
         }
+        Sealing::OnnxCry2(sealer) => {
+            out.reserve_exact(onnxcry2::HEADER_LEN + plaintext.len());
+            out.resize(onnxcry2::HEADER_LEN, 0);
+            out.extend_from_slice(plaintext);
+            let header = sealer.seal(&mut out[onnxcry2::HEADER_LEN..])?;
+            out[..onnxcry2::HEADER_LEN].copy_from_slice(&header);
+        }
     }
     Ok(out)
 }
@@ -136,11 +174,14 @@ pub fn encrypt_bytes(
 /// A writer that encrypts what is written to it and passes the ciphertext on to an
 /// inner writer, a window at a time (for `ONNXAE01`, four chunks per thread and at
 /// least eight, sealed in parallel while the calling thread writes the window before;
-/// 1 MiB for `ONNXCRY1`). Memory is about three windows, whatever the stream's length.
+/// 1 MiB for `ONNXCRY1`). Memory is about three windows, whatever the stream's length;
+/// `ONNXCRY2`, one AEAD message with its tag in the header, buffers the whole
+/// plaintext and writes everything at [`finish`](Self::finish).
 ///
 /// Call [`finish`](Self::finish) at the end: it writes the final chunk (and padding).
 /// A writer dropped without `finish` leaves a stream that decryption reports as
-/// truncated (`ONNXAE01`) or, usually, as wrong passphrase or corrupted (`ONNXCRY1`).
+/// truncated (`ONNXAE01`), usually as wrong passphrase or corrupted (`ONNXCRY1`), or
+/// nothing at all (`ONNXCRY2`).
 ///
 /// # Examples
 /// ```
@@ -159,7 +200,7 @@ pub fn encrypt_bytes(
 pub struct EncryptingWriter<W: Write> {
     inner: W,
     sealing: Sealing,
-    /// Threads for `ONNXAE01` windows (`ONNXCRY1` is one chain and needs none).
+    /// Threads for `ONNXAE01` windows (the other formats seal on one thread).
     workers: Option<Workers>,
     /// Set when sealing or writing failed: the stream is then unusable.
     failed: bool,
@@ -191,6 +232,8 @@ impl<W: Write> EncryptingWriter<W> {
                 (Some(workers), window, cs)
             }
             Sealing::OnnxCry1(_) => (None, ONNXCRY1_WINDOW, 16),
+            // The buffer grows with the plaintext and is never sealed early.
+            Sealing::OnnxCry2(_) => (None, usize::MAX, 0),
         };
         inner.write_all(&header)?;
         Ok(EncryptingWriter {
@@ -198,7 +241,11 @@ impl<W: Write> EncryptingWriter<W> {
             sealing,
             workers,
             failed: false,
-            buf: vec![0; window + unit],
+            buf: if window == usize::MAX {
+                Vec::new()
+            } else {
+                vec![0; window + unit]
+            },
             filled: 0,
             window,
             out: Vec::new(),
@@ -222,6 +269,7 @@ impl<W: Write> EncryptingWriter<W> {
                 sealer.encrypt(&mut self.buf[..window]);
                 self.inner.write_all(&self.buf[..window])?;
             }
+            Sealing::OnnxCry2(_) => {}
         }
         self.buf.copy_within(window..self.filled, 0);
         self.filled -= window;
@@ -290,6 +338,11 @@ impl<W: Write> EncryptingWriter<W> {
                 let n = sealer.finish(&mut self.buf, filled);
                 self.inner.write_all(&self.buf[..n])?;
             }
+            Sealing::OnnxCry2(sealer) => {
+                let header = sealer.seal(&mut self.buf[..filled])?;
+                self.inner.write_all(&header)?;
+                self.inner.write_all(&self.buf[..filled])?;
+            }
         }
         self.inner.flush()?;
         Ok(self.inner)
@@ -299,6 +352,13 @@ impl<W: Write> EncryptingWriter<W> {
     /// the window. Returns the number of plaintext bytes read.
     pub(crate) fn write_from(&mut self, reader: &mut impl Read, path: &Path) -> Result<u64> {
         self.check_usable()?;
+        if matches!(self.sealing, Sealing::OnnxCry2(_)) {
+            let n = reader
+                .read_to_end(&mut self.buf)
+                .map_err(|e| Error::io(e, Some(path)))?;
+            self.filled += n;
+            return Ok(n as u64);
+        }
         let mut total = 0u64;
         loop {
             let n = match reader.read(&mut self.buf[self.filled..]) {
@@ -319,6 +379,11 @@ impl<W: Write> EncryptingWriter<W> {
 impl<W: Write> Write for EncryptingWriter<W> {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         self.check_usable().map_err(io::Error::other)?;
+        if matches!(self.sealing, Sealing::OnnxCry2(_)) {
+            self.buf.extend_from_slice(data);
+            self.filled += data.len();
+            return Ok(data.len());
+        }
         let mut rest = data;
         while !rest.is_empty() {
             let take = (self.buf.len() - self.filled).min(rest.len());
@@ -341,12 +406,8 @@ impl<W: Write> Write for EncryptingWriter<W> {
 
 impl<W: Write> fmt::Debug for EncryptingWriter<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let format = match self.sealing {
-            Sealing::OnnxAe01 { .. } => EncryptionFormat::OnnxAe01,
-            Sealing::OnnxCry1(_) => EncryptionFormat::OnnxCry1,
-        };
         f.debug_struct("EncryptingWriter")
-            .field("format", &format)
+            .field("format", &self.sealing.format())
             .field("buffered", &self.filled)
             .field("window", &self.window)
             .finish_non_exhaustive()

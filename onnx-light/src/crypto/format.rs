@@ -8,6 +8,8 @@ use crate::error::{Error, ErrorKind, Result};
 pub(crate) const ONNXAE01_MAGIC: &[u8; 8] = b"ONNXAE01";
 /// Magic of onnx_light's unauthenticated format.
 pub(crate) const ONNXCRY1_MAGIC: &[u8; 8] = b"ONNXCRY1";
+/// Magic of onnx_light's ChaCha20-Poly1305 format.
+pub(crate) const ONNXCRY2_MAGIC: &[u8; 8] = b"ONNXCRY2";
 
 /// An encrypted-model format. Reading detects it from the magic; writing uses
 /// [`EncryptOptions::format`](super::EncryptOptions::format).
@@ -19,10 +21,16 @@ pub enum EncryptionFormat {
     /// parsed or returned.
     #[default]
     OnnxAe01,
-    /// `ONNXCRY1`, onnx_light's format, kept for interoperability. It has **no
+    /// `ONNXCRY1`, onnx_light's AES-CBC format, kept for interoperability. It has **no
     /// integrity protection**: a modified file may decrypt to different bytes without
-    /// an error. Results read from it are reported as unauthenticated.
+    /// an error. Reading it needs
+    /// [`DecryptOptions::allow_unauthenticated`](super::DecryptOptions::allow_unauthenticated),
+    /// and results read from it are reported as unauthenticated.
     OnnxCry1,
+    /// `ONNXCRY2`, onnx_light's ChaCha20-Poly1305 format, kept for interoperability:
+    /// authenticated (any modification or a wrong passphrase fails the tag), but
+    /// whole-buffer (no streaming) and with a fixed PBKDF2 cost of 100 000 iterations.
+    OnnxCry2,
 }
 
 impl EncryptionFormat {
@@ -31,12 +39,22 @@ impl EncryptionFormat {
         match self {
             EncryptionFormat::OnnxAe01 => ONNXAE01_MAGIC,
             EncryptionFormat::OnnxCry1 => ONNXCRY1_MAGIC,
+            EncryptionFormat::OnnxCry2 => ONNXCRY2_MAGIC,
         }
     }
 
-    /// Whether decryption verifies integrity (true for `ONNXAE01` only).
+    /// The magic as text, e.g. `"ONNXCRY1"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EncryptionFormat::OnnxAe01 => "ONNXAE01",
+            EncryptionFormat::OnnxCry1 => "ONNXCRY1",
+            EncryptionFormat::OnnxCry2 => "ONNXCRY2",
+        }
+    }
+
+    /// Whether decryption verifies integrity (false for `ONNXCRY1` only).
     pub fn is_authenticated(self) -> bool {
-        matches!(self, EncryptionFormat::OnnxAe01)
+        !matches!(self, EncryptionFormat::OnnxCry1)
     }
 
     /// The format an input is in, from its first bytes (8 are enough).
@@ -54,7 +72,11 @@ impl EncryptionFormat {
     /// # Ok::<(), onnx_light::Error>(())
     /// ```
     pub fn detect(prefix: &[u8]) -> Result<EncryptionFormat> {
-        let known = [EncryptionFormat::OnnxAe01, EncryptionFormat::OnnxCry1];
+        let known = [
+            EncryptionFormat::OnnxAe01,
+            EncryptionFormat::OnnxCry1,
+            EncryptionFormat::OnnxCry2,
+        ];
         if prefix.len() < 8 {
             if !prefix.is_empty() && known.iter().any(|f| f.magic().starts_with(prefix)) {
                 return Err(Error::at(
@@ -75,7 +97,7 @@ impl EncryptionFormat {
             )
         } else if magic.starts_with(b"ONNXCRY") {
             format!(
-                "ONNXCRY format version {} (this library reads version 1)",
+                "ONNXCRY format version {} (this library reads versions 1 and 2)",
                 printable(&magic[7..])
             )
         } else {
@@ -90,6 +112,7 @@ impl fmt::Display for EncryptionFormat {
         f.write_str(match self {
             EncryptionFormat::OnnxAe01 => "ONNXAE01 (authenticated)",
             EncryptionFormat::OnnxCry1 => "ONNXCRY1 (unauthenticated)",
+            EncryptionFormat::OnnxCry2 => "ONNXCRY2 (authenticated)",
         })
     }
 }
@@ -120,8 +143,12 @@ mod tests {
         assert!(
             matches!(kind(b"ONNXAE02"), ErrorKind::UnsupportedEncryption { reason } if reason.contains("02"))
         );
+        assert_eq!(
+            EncryptionFormat::detect(b"ONNXCRY2").unwrap(),
+            EncryptionFormat::OnnxCry2
+        );
         assert!(matches!(
-            kind(b"ONNXCRY2"),
+            kind(b"ONNXCRY3"),
             ErrorKind::UnsupportedEncryption { .. }
         ));
         assert_eq!(kind(b"ONNXAB01"), ErrorKind::NotEncrypted);

@@ -26,6 +26,9 @@ pub const DEFAULT_ITERATIONS: u32 = 600_000;
 /// The iteration count `ONNXCRY1` fixes.
 pub const ONNXCRY1_ITERATIONS: u32 = 100_000;
 
+/// The iteration count `ONNXCRY2` fixes.
+pub const ONNXCRY2_ITERATIONS: u32 = 100_000;
+
 /// A 32-byte key, zeroed when dropped.
 pub(crate) type Key = Zeroizing<[u8; 32]>;
 

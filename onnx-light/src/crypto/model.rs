@@ -33,7 +33,7 @@ pub struct DecryptedModel {
 }
 
 impl DecryptedModel {
-    /// Whether the model was verified to be exactly what was encrypted (`ONNXAE01`).
+    /// Whether the model was verified to be exactly what was encrypted.
     /// `false` for `ONNXCRY1`: such a file can be modified by anyone without the
     /// passphrase and still load.
     pub fn is_authenticated(&self) -> bool {
@@ -58,11 +58,30 @@ fn serialize_options(options: &EncryptOptions) -> SerializeOptions {
     SerializeOptions::default().num_threads(options.num_threads)
 }
 
+/// Refuses a model with a tensor whose data is in an external file: encrypting only
+/// the reference would leave the weights in plain text beside the encrypted model.
+fn refuse_external_references(model: &ModelProto<'_>) -> Result<()> {
+    let mut failure = None;
+    model.visit_tensors(|_, t| {
+        if failure.is_none() && t.is_external() && t.raw_data.is_none() && t.lazy_data.is_none() {
+            let location = t.external_data_value("location").unwrap_or("?");
+            let reason = format!(
+                "its data is in the external file {location:?}, which encryption would leave \
+                 in plain text; load the model with its external data first \
+                 (or encrypt the model file with crypto::encrypt_file)"
+            );
+            failure = Some(Error::new(ErrorKind::IncompleteModel { reason }).in_tensor(t.name()));
+        }
+    });
+    failure.map_or(Ok(()), Err)
+}
+
 /// Encodes and encrypts `model` into a new vector, in the format `options` names.
 ///
 /// # Errors
 /// As [`encrypt_bytes`](super::encrypt_bytes); `IncompleteModel` for tensors whose
-/// weights were left on disk.
+/// weights were left on disk or are in external files (the encrypted model is always
+/// self-contained).
 ///
 /// # Examples
 /// ```
@@ -84,6 +103,7 @@ pub fn encrypt_model(
     passphrase: &Passphrase,
     options: &EncryptOptions,
 ) -> Result<Vec<u8>> {
+    refuse_external_references(model)?;
     let mut writer = EncryptingWriter::new(Vec::new(), passphrase, options)?;
     save_to_writer(model, &mut writer, &serialize_options(options))?;
     writer.finish()
@@ -111,6 +131,7 @@ pub fn save_encrypted(
     options: &EncryptOptions,
 ) -> Result<()> {
     let path = path.as_ref();
+    refuse_external_references(model)?;
     write_atomically(path, &NoHook, true, |file| {
         let mut writer = EncryptingWriter::new(file, passphrase, options)?;
         save_to_writer(model, &mut writer, &serialize_options(options))?;
@@ -120,7 +141,9 @@ pub fn save_encrypted(
     .map_err(|e| e.in_file(path))
 }
 
-/// Loads an encrypted model file (either format) with default options.
+/// Loads an encrypted model file in an authenticated format with default options
+/// (`ONNXCRY1` needs [`load_encrypted_with`] and
+/// [`DecryptOptions::allow_unauthenticated`]).
 ///
 /// # Errors
 /// See [`load_encrypted_with`].
@@ -130,7 +153,6 @@ pub fn save_encrypted(
 /// use onnx_light::crypto::{self, Passphrase};
 /// let passphrase = Passphrase::new(std::env::var("MODEL_KEY").unwrap());
 /// let opened = crypto::load_encrypted("model.onnx.enc", &passphrase)?;
-/// assert!(opened.is_authenticated(), "refusing a model that could have been tampered with");
 /// println!("{} tensors", opened.model.tensors().len());
 /// # Ok::<(), onnx_light::Error>(())
 /// ```
@@ -143,7 +165,7 @@ pub fn load_encrypted(path: impl AsRef<Path>, passphrase: &Passphrase) -> Result
     )
 }
 
-/// Loads an encrypted model file (either format, detected from its magic).
+/// Loads an encrypted model file (any format, detected from its magic).
 ///
 /// The file is read and decrypted in parallel (`decrypt.num_threads`), chunk by chunk,
 /// into one buffer; the model's large payloads are slices of it (no second plaintext
@@ -152,10 +174,13 @@ pub fn load_encrypted(path: impl AsRef<Path>, passphrase: &Passphrase) -> Result
 /// honour.
 ///
 /// # Errors
-/// `NotEncrypted`, `UnsupportedEncryption`, `WrongPassphraseOrCorrupted`,
+/// `NotEncrypted`, `UnsupportedEncryption`, `UnauthenticatedEncryption` (`ONNXCRY1`
+/// without [`DecryptOptions::allow_unauthenticated`]), `WrongPassphraseOrCorrupted`,
 /// `TruncatedEncryption`, I/O errors, all naming the file; `InvalidOption` for
-/// `no_copy` or `structure_only`; decoding errors (for `ONNXCRY1`, bytes decrypted with
-/// a wrong passphrase that happen to end in valid padding, about 1 in 256, fail here).
+/// `no_copy` or `structure_only`; decoding errors. For `ONNXCRY1`, bad padding and a
+/// plaintext that does not decode as a model (whatever the reason, a `parse` limit
+/// included) give one and the same `WrongPassphraseOrCorrupted` error, so that the
+/// error reveals nothing about the decrypted bytes (no padding oracle).
 pub fn load_encrypted_with(
     path: impl AsRef<Path>,
     passphrase: &Passphrase,
@@ -169,7 +194,7 @@ pub fn load_encrypted_with(
     load(&source, passphrase, decrypt, parse).map_err(|e| e.in_file(path))
 }
 
-/// Decrypts and decodes an encrypted model held in memory (either format). Large
+/// Decrypts and decodes an encrypted model held in memory (any format). Large
 /// payloads share the decryption buffer, as with [`load_encrypted_with`].
 ///
 /// # Errors
@@ -227,14 +252,23 @@ fn load(
         })
     })?;
     let mut buffer = PayloadBuffer::new(capacity)?;
-    let len = workers.run(|| opened.decrypt_all(source, buffer.as_mut_slice()))?;
+    let format = opened.format();
+    // Without a MAC, every failure that depends on the decrypted bytes (padding, then
+    // decoding) must look the same, or the error tells an attacker about the plaintext.
+    let blind = |e: Error| {
+        if format.is_authenticated() || matches!(e.kind(), ErrorKind::Io(_)) {
+            e
+        } else {
+            Error::new(ErrorKind::WrongPassphraseOrCorrupted)
+        }
+    };
+    let len = workers
+        .run(|| opened.decrypt_all(source, buffer.as_mut_slice()))
+        .map_err(blind)?;
     let owner: ByteOwner = Arc::new(Plaintext {
         buffer: buffer.freeze()?,
         len,
     });
-    let model = load_from_owner(owner, parse)?;
-    Ok(DecryptedModel {
-        model,
-        format: opened.format(),
-    })
+    let model = load_from_owner(owner, parse).map_err(blind)?;
+    Ok(DecryptedModel { model, format })
 }

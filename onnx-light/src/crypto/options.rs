@@ -2,7 +2,9 @@
 //! errors, never silently corrected.
 
 use super::format::EncryptionFormat;
-use super::kdf::{check_iterations, Kdf, TestKdf, DEFAULT_ITERATIONS, ONNXCRY1_ITERATIONS};
+use super::kdf::{
+    check_iterations, Kdf, TestKdf, DEFAULT_ITERATIONS, ONNXCRY1_ITERATIONS, ONNXCRY2_ITERATIONS,
+};
 use crate::error::{Error, Result};
 
 /// Plaintext bytes per `ONNXAE01` chunk unless told otherwise (1 MiB).
@@ -30,15 +32,15 @@ pub struct EncryptOptions {
     pub format: EncryptionFormat,
     /// PBKDF2 iterations; `None` means the format's default: 600 000 for `ONNXAE01`
     /// (accepted: [`MIN_ITERATIONS`](super::MIN_ITERATIONS) ..=
-    /// [`MAX_ITERATIONS`](super::MAX_ITERATIONS)); `ONNXCRY1` fixes 100 000 and refuses
-    /// any other value.
+    /// [`MAX_ITERATIONS`](super::MAX_ITERATIONS)); `ONNXCRY1` and `ONNXCRY2` fix
+    /// 100 000 and refuse any other value.
     pub iterations: Option<u32>,
     /// Plaintext bytes per `ONNXAE01` chunk: a multiple of 16 in
-    /// [`MIN_CHUNK_SIZE`] ..= [`MAX_CHUNK_SIZE`] (default 1 MiB). `ONNXCRY1` has no
-    /// chunks and does not use it.
+    /// [`MIN_CHUNK_SIZE`] ..= [`MAX_CHUNK_SIZE`] (default 1 MiB). `ONNXCRY1` and
+    /// `ONNXCRY2` have no chunks and do not use it.
     pub chunk_size: u32,
-    /// Worker threads; 0 means all cores (default 0). `ONNXCRY1` encryption is one CBC
-    /// chain and runs on one thread whatever this says.
+    /// Worker threads; 0 means all cores (default 0). `ONNXCRY1` encryption (one CBC
+    /// chain) and `ONNXCRY2` (one AEAD message) run on one thread whatever this says.
     pub num_threads: usize,
     pub(crate) kdf: Kdf,
     pub(crate) fixed: Option<FixedRandomness>,
@@ -94,10 +96,11 @@ impl EncryptOptions {
         self
     }
 
-    /// Uses `salt` (16 bytes for `ONNXCRY1`, 32 for `ONNXAE01`) and `iv` instead of
-    /// random ones, so that known-answer tests can compare bytes. `ONNXAE01` chunk `i`
-    /// gets `iv` with its last 8 bytes XORed with `i` (u64 little-endian). **Insecure;
-    /// for tests only.** Not part of the stable API.
+    /// Uses `salt` (16 bytes for `ONNXCRY1` and `ONNXCRY2`, 32 for `ONNXAE01`) and
+    /// `iv` instead of random ones, so that known-answer tests can compare bytes.
+    /// `ONNXAE01` chunk `i` gets `iv` with its last 8 bytes XORed with `i` (u64
+    /// little-endian); `ONNXCRY2` takes its 12-byte nonce from the first 12 bytes of
+    /// `iv`. **Insecure; for tests only.** Not part of the stable API.
     #[doc(hidden)]
     pub fn insecure_fixed_salt_and_iv(mut self, salt: &[u8], iv: [u8; 16]) -> Self {
         self.fixed = Some(FixedRandomness {
@@ -112,6 +115,7 @@ impl EncryptOptions {
         match self.format {
             EncryptionFormat::OnnxAe01 => self.iterations.unwrap_or(DEFAULT_ITERATIONS),
             EncryptionFormat::OnnxCry1 => ONNXCRY1_ITERATIONS,
+            EncryptionFormat::OnnxCry2 => ONNXCRY2_ITERATIONS,
         }
     }
 
@@ -127,11 +131,15 @@ impl EncryptOptions {
                 check_chunk_size(self.chunk_size)
                     .map_err(|reason| Error::invalid_option("chunk_size", reason))?;
             }
-            EncryptionFormat::OnnxCry1 => {
-                if let Some(n) = self.iterations.filter(|&n| n != ONNXCRY1_ITERATIONS) {
+            EncryptionFormat::OnnxCry1 | EncryptionFormat::OnnxCry2 => {
+                let fixed = self.effective_iterations();
+                if let Some(n) = self.iterations.filter(|&n| n != fixed) {
                     return Err(Error::invalid_option(
                         "iterations",
-                        format!("ONNXCRY1 fixes {ONNXCRY1_ITERATIONS} PBKDF2 iterations, not {n}"),
+                        format!(
+                            "{} fixes {fixed} PBKDF2 iterations, not {n}",
+                            self.format.name()
+                        ),
                     ));
                 }
             }
@@ -140,6 +148,7 @@ impl EncryptOptions {
             let want = match self.format {
                 EncryptionFormat::OnnxAe01 => super::authenticated::SALT_LEN,
                 EncryptionFormat::OnnxCry1 => super::onnxcry1::SALT_LEN,
+                EncryptionFormat::OnnxCry2 => super::onnxcry2::SALT_LEN,
             };
             if fixed.salt.len() != want {
                 return Err(Error::invalid_option(
@@ -162,19 +171,22 @@ pub(crate) fn check_chunk_size(chunk_size: u32) -> std::result::Result<(), Strin
     Ok(())
 }
 
-/// How to decrypt. `DecryptOptions::default()` uses all cores and accepts both formats:
+/// How to decrypt. `DecryptOptions::default()` uses all cores and reads the
+/// authenticated formats only (`ONNXAE01`, `ONNXCRY2`); `ONNXCRY1` needs an opt-in:
 ///
 /// ```
 /// use onnx_light::crypto::DecryptOptions;
-/// let strict = DecryptOptions::default().require_authenticated(true).num_threads(2);
+/// let legacy = DecryptOptions::default().allow_unauthenticated(true).num_threads(2);
 /// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct DecryptOptions {
     /// Worker threads; 0 means all cores (default 0).
     pub num_threads: usize,
-    /// Refuse `ONNXCRY1` input, which cannot be checked for tampering (default false).
-    pub require_authenticated: bool,
+    /// Read `ONNXCRY1`, which has no integrity protection (default false: such input is
+    /// refused with [`UnauthenticatedEncryption`](crate::ErrorKind::UnauthenticatedEncryption)
+    /// before any key is derived). Results from it report `is_authenticated() == false`.
+    pub allow_unauthenticated: bool,
     pub(crate) kdf: Kdf,
 }
 
@@ -184,9 +196,9 @@ impl DecryptOptions {
         self.num_threads = n;
         self
     }
-    /// Sets `require_authenticated`.
-    pub fn require_authenticated(mut self, yes: bool) -> Self {
-        self.require_authenticated = yes;
+    /// Sets `allow_unauthenticated`.
+    pub fn allow_unauthenticated(mut self, yes: bool) -> Self {
+        self.allow_unauthenticated = yes;
         self
     }
     /// Replaces PBKDF2 by `kdf`. **Insecure; for tests only.** Not part of the stable API.

@@ -1,32 +1,56 @@
 //! File-to-file encryption and decryption with bounded memory: a few windows of chunks
 //! are in memory at a time, so files larger than RAM go through. Outputs are written
 //! atomically: to a temporary file that is renamed over the target only once
-//! everything succeeded (for decryption: once every chunk authenticated).
+//! everything succeeded (for decryption: once every chunk authenticated). A model
+//! whose weights are in external files is encrypted with them, inline.
 
-use std::fs::File;
+use std::fs::{File, Permissions};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::decrypt::Opened;
 use super::encrypt::EncryptingWriter;
 use super::format::EncryptionFormat;
+use super::model::save_encrypted;
 use super::options::{DecryptOptions, EncryptOptions};
 use super::passphrase::Passphrase;
 use super::source::FileSource;
 use super::workers::Workers;
 use crate::error::{Error, Result};
-use crate::io::{write_atomically, NoHook};
+use crate::io::{load_with, write_atomically, NoHook, ParseOptions};
 
 fn open(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| Error::io(e, Some(path)))
 }
 
-/// Encrypts the file `src` into `dst`, streaming: memory stays at a few windows (a
+/// Whether `path` is an ONNX model with a tensor whose data is in an external file.
+/// Only the structure is read; input that does not decode as a model refers to none.
+fn refers_to_external_data(path: &Path) -> bool {
+    let probe = ParseOptions::default()
+        .structure_only(true)
+        .load_external_data(false)
+        .num_threads(1);
+    load_with(path, &probe).is_ok_and(|model| {
+        let mut any = false;
+        model.visit_tensors(|_, t| any |= t.is_external());
+        any
+    })
+}
+
+/// Encrypts the file `src` into `dst`, so that `dst` is all it takes to get `src` back.
+///
+/// When `src` is an ONNX model whose tensors keep their data in external files, the
+/// model is loaded with that data (held in memory) and encrypted with every tensor
+/// inline: the weights are encrypted too, and decrypting gives one self-contained
+/// model. Any other input, a model without external data or bytes that are not a
+/// model, is encrypted byte for byte, streaming: memory stays at a few windows (a
 /// window is four chunks per thread, at least eight; see the [module docs](super)),
 /// whatever the file's size.
 ///
 /// # Errors
 /// `InvalidOption` for invalid options or an empty passphrase; I/O errors naming the
-/// file. On error `dst` is left as it was.
+/// file; for a model with external data, the errors of loading it (a missing or
+/// refused data file, naming the tensor). On error `dst` is left as it was.
 ///
 /// # Examples
 /// ```no_run
@@ -45,6 +69,11 @@ pub fn encrypt_file(
     options.validate()?;
     let input = open(src)?;
     FileSource::new(&input, src)?; // a regular file, not a directory or a pipe
+    if refers_to_external_data(src) {
+        let parse = ParseOptions::default().num_threads(options.num_threads);
+        let model = load_with(src, &parse)?;
+        return save_encrypted(&model, dst, passphrase, options);
+    }
     write_atomically(dst, &NoHook, true, |file| {
         let mut writer =
             EncryptingWriter::new(file, passphrase, options).map_err(|e| e.in_file(dst))?;
@@ -56,13 +85,20 @@ pub fn encrypt_file(
     })
 }
 
-/// Decrypts the file `src` (either format, detected from its magic) into `dst`,
+/// Decrypts the file `src` (any format, detected from its magic) into `dst`,
 /// streaming: memory stays at two windows, whatever the file's size. Returns the
 /// format, whose [`is_authenticated`](EncryptionFormat::is_authenticated) says whether
 /// the output was verified.
 ///
-/// `dst` appears only once all of `src` decrypted (and, for `ONNXAE01`, every chunk
-/// authenticated); on any error it is left as it was and no partial output remains.
+/// `dst` appears only once all of `src` decrypted (and, for the authenticated formats,
+/// verified); on any error it is left as it was and no partial output remains. The
+/// output is created with mode 0600 (readable by its owner only) before any plaintext
+/// is written to it; replacing an existing file keeps that file's permissions.
+///
+/// The output is the plaintext byte for byte, so for `ONNXCRY1` (when allowed) a
+/// modified file can decrypt to different bytes without an error; the model loaders
+/// ([`load_encrypted_with`](super::load_encrypted_with)) at least check that the result
+/// decodes.
 ///
 /// # Errors
 /// As [`decrypt_bytes`](super::decrypt_bytes), naming `src`; I/O errors naming the file.
@@ -87,6 +123,8 @@ pub fn decrypt_file(
     let workers = Workers::new(options.num_threads)?;
     let opened = Opened::open(&source, passphrase, options).map_err(|e| e.in_file(src))?;
     write_atomically(dst, &NoHook, true, |file| {
+        file.set_permissions(Permissions::from_mode(0o600))
+            .map_err(|e| Error::io(e, Some(dst)))?;
         opened
             .decrypt_to(&source, &mut &*file, &workers)
             .map_err(|e| with_path(e, src, dst))
