@@ -363,3 +363,49 @@ fn check_survives_its_model_being_truncated() {
         );
     }
 }
+
+/// Encryption streams under `ulimit -f` fail with an error and leave no temporary file
+/// (one of them would hold decrypted plaintext); a FIFO as input is refused.
+#[test]
+fn encrypt_and_decrypt_under_a_file_size_limit_fail_cleanly() {
+    let dir = Scratch::new("careless-crypt-fsize");
+    save_plain(&dir.path("m.onnx"));
+    std::fs::write(dir.path("pass"), "correct horse").unwrap();
+    cli()
+        .args(["encrypt", "--passphrase-file"])
+        .arg(dir.path("pass"))
+        .arg(dir.path("m.onnx"))
+        .arg(dir.path("m.enc"))
+        .assert()
+        .success();
+    let bin = assert_cmd::cargo::cargo_bin("onnx-light");
+    for (cmd, input, output) in [
+        ("encrypt", "m.onnx", "x.enc"),
+        ("decrypt", "m.enc", "x.onnx"),
+    ] {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -f 16 && exec \"$0\" \"$@\"")
+            .arg(&bin)
+            .arg(cmd)
+            .arg("--passphrase-file")
+            .arg(dir.path("pass"))
+            .arg(dir.path(input))
+            .arg(dir.path(output))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{cmd}: {stderr}");
+        assert!(stderr.contains("file size limit"), "{cmd}: {stderr}");
+        assert_eq!(dir.entries(), ["m.enc", "m.onnx", "pass"], "{cmd}");
+    }
+    mkfifo(&dir.path("pipe"));
+    cli()
+        .args(["encrypt", "--passphrase-file"])
+        .arg(dir.path("pass"))
+        .arg(dir.path("pipe"))
+        .arg(dir.path("y.enc"))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("FIFO"));
+}

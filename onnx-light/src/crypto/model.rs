@@ -3,7 +3,6 @@
 //! second plaintext copy is made; saving streams the encoding through the cipher, so
 //! no plaintext copy of the whole encoding is made either.
 
-use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -133,7 +132,8 @@ pub fn save_encrypted(
     let path = path.as_ref();
     refuse_external_references(model)?;
     write_atomically(path, &NoHook, true, |file| {
-        let mut writer = EncryptingWriter::new(file, passphrase, options)?;
+        let mut out = crate::io::atomic::SizeLimited::new(file);
+        let mut writer = EncryptingWriter::new(&mut out, passphrase, options)?;
         save_to_writer(model, &mut writer, &serialize_options(options))?;
         writer.finish()?;
         Ok(())
@@ -189,7 +189,7 @@ pub fn load_encrypted_with(
 ) -> Result<DecryptedModel> {
     let path = path.as_ref();
     check_parse_options(parse)?;
-    let file = File::open(path).map_err(|e| Error::io(e, Some(path)))?;
+    let file = crate::io::open::open_regular(path).map_err(|e| Error::io(e, Some(path)))?;
     let source = FileSource::new(&file, path)?;
     load(&source, passphrase, decrypt, parse).map_err(|e| e.in_file(path))
 }

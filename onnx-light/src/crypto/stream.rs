@@ -4,8 +4,7 @@
 //! everything succeeded (for decryption: once every chunk authenticated). A model
 //! whose weights are in external files is encrypted with them, inline.
 
-use std::fs::{File, Permissions};
-use std::os::unix::fs::PermissionsExt;
+use std::fs::File;
 use std::path::Path;
 
 use super::decrypt::Opened;
@@ -17,10 +16,12 @@ use super::passphrase::Passphrase;
 use super::source::FileSource;
 use super::workers::Workers;
 use crate::error::{Error, Result};
+use crate::io::atomic::SizeLimited;
 use crate::io::{load_with, write_atomically, NoHook, ParseOptions};
 
+/// Opens an input without blocking on a FIFO or device (only regular files are read).
 fn open(path: &Path) -> Result<File> {
-    File::open(path).map_err(|e| Error::io(e, Some(path)))
+    crate::io::open::open_regular(path).map_err(|e| Error::io(e, Some(path)))
 }
 
 /// Whether `path` is an ONNX model with a tensor whose data is in an external file.
@@ -75,8 +76,9 @@ pub fn encrypt_file(
         return save_encrypted(&model, dst, passphrase, options);
     }
     write_atomically(dst, &NoHook, true, |file| {
+        let mut out = SizeLimited::new(file);
         let mut writer =
-            EncryptingWriter::new(file, passphrase, options).map_err(|e| e.in_file(dst))?;
+            EncryptingWriter::new(&mut out, passphrase, options).map_err(|e| e.in_file(dst))?;
         writer
             .write_from(&mut &input, src)
             .map_err(|e| with_path(e, src, dst))?;
@@ -122,11 +124,10 @@ pub fn decrypt_file(
     let source = FileSource::new(&input, src)?;
     let workers = Workers::new(options.num_threads)?;
     let opened = Opened::open(&source, passphrase, options).map_err(|e| e.in_file(src))?;
+    // The temporary file is private (0600) until it is renamed into place.
     write_atomically(dst, &NoHook, true, |file| {
-        file.set_permissions(Permissions::from_mode(0o600))
-            .map_err(|e| Error::io(e, Some(dst)))?;
         opened
-            .decrypt_to(&source, &mut &*file, &workers)
+            .decrypt_to(&source, &mut SizeLimited::new(file), &workers)
             .map_err(|e| with_path(e, src, dst))
     })?;
     Ok(opened.format())

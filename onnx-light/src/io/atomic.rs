@@ -125,6 +125,46 @@ pub(crate) fn check_file_size_limit(len: u64, path: &Path) -> Result<()> {
     }
 }
 
+/// A sequential writer into a new file that fails with an error, instead of letting the
+/// kernel send `SIGXFSZ`, before the file would pass the process's file size limit: for
+/// outputs whose size is only known as they are written (encryption streams).
+pub(crate) struct SizeLimited<'f> {
+    file: &'f File,
+    written: u64,
+    limit: Option<u64>,
+}
+
+impl<'f> SizeLimited<'f> {
+    /// Writes to `file` from its current position (a new, empty file).
+    pub(crate) fn new(file: &'f File) -> Self {
+        SizeLimited {
+            file,
+            written: 0,
+            limit: rustix::process::getrlimit(rustix::process::Resource::Fsize).current,
+        }
+    }
+}
+
+impl std::io::Write for SizeLimited<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Some(limit) = self.limit {
+            if self.written.saturating_add(buf.len() as u64) > limit {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::FileTooLarge,
+                    format!("the output would pass the file size limit of the process (ulimit -f: {limit} bytes)"),
+                ));
+            }
+        }
+        let n = std::io::Write::write(&mut self.file, buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::Write::flush(&mut self.file)
+    }
+}
+
 /// The process's umask, read without changing it (`/proc/self/status`); `022` where
 /// that is not available.
 fn umask() -> u32 {

@@ -71,7 +71,7 @@
 //! its saves write a new file and rename it, so the mapped old file stays intact. If
 //! other programs may rewrite your files in place, use the copying loads.
 
-mod atomic;
+pub(crate) mod atomic;
 mod buffer;
 mod consolidate;
 pub mod external;
