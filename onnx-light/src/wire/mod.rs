@@ -10,7 +10,7 @@ mod reader;
 mod sink;
 mod varint;
 
-pub use key::{FieldKey, WireType, MAX_FIELD_NUMBER};
+pub use key::{FieldKey, WireType, MAX_FIELD_NUMBER, MAX_KEY_LEN};
 pub use reader::{Reader, RunIndex, DEFAULT_RECURSION_LIMIT};
 pub use sink::{IoSink, Sink, SliceSink};
 pub use varint::{
