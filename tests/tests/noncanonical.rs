@@ -276,7 +276,10 @@ fn rows() -> Vec<Row> {
         .map(|i| &recs[(i * 5) % recs.len()].1)
         .flat_map(|r| r.iter().copied())
         .collect();
-    assert!(recs.len() % 5 != 0, "stepping by 5 must reach every record");
+    assert!(
+        !recs.len().is_multiple_of(5),
+        "stepping by 5 must reach every record"
+    );
     ok("model_fields_permuted", Ty::Model, interleaved);
 
     // Packed and unpacked repeated numbers (dims is declared unpacked, float_data and
