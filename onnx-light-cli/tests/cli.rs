@@ -213,6 +213,36 @@ fn check_passes_valid_models_and_reports_every_problem() {
 }
 
 #[test]
+fn check_accepts_a_valid_model_in_non_canonical_encoding_with_a_note() {
+    let dir = Scratch::new("check-noncanonical");
+    let canonical = model().encode_to_vec().unwrap();
+    // ModelProto.ir_version (the first record) moved to the end, after a producer_name
+    // that the file's own producer_name (later) replaces: valid, as another encoder
+    // might write it, and not what we write.
+    let (first, rest) = canonical.split_at(2);
+    assert_eq!(first[0], 0x08, "ir_version first");
+    let mut bytes = vec![0x12, 3, b'o', b'l', b'd'];
+    bytes.extend_from_slice(rest);
+    bytes.extend_from_slice(first);
+    let p = dir.path("other.onnx");
+    std::fs::write(&p, &bytes).unwrap();
+    let loaded: Model = io::load(&p).unwrap();
+    assert_eq!(loaded, model());
+    cli()
+        .arg("check")
+        .arg(&p)
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains(
+                "note: the file is not in canonical encoding (first difference at byte 0)",
+            )
+            .and(predicate::str::contains("valid")),
+        )
+        .stderr(predicate::str::is_empty());
+}
+
+#[test]
 fn check_verifies_checksums_on_request() {
     let dir = Scratch::new("checksums");
     let p = write_model(&dir, "m.onnx");

@@ -41,13 +41,16 @@ pub enum ErrorKind {
         /// Bytes that were left.
         remaining: u64,
     },
-    /// A varint longer than 10 bytes, or one whose 10th byte overflows 64 bits.
+    /// A varint longer than 10 bytes, or a field key longer than 5 (protobuf reads keys
+    /// as 32-bit varints).
     VarintOverflow,
     /// A key carried wire type 6 or 7, which protobuf does not define.
     InvalidWireType(u8),
     /// A field number of 0 or at least 2^29.
     InvalidFieldNumber(u64),
-    /// A known field arrived with a wire type its declaration does not allow.
+    /// A known field arrived with a wire type its declaration does not allow. Decoding
+    /// never reports it (such a field is kept as an unknown field, as protobuf keeps
+    /// it); [`Reader::expect`](crate::wire::Reader::expect) does, for hand-written code.
     WireTypeMismatch {
         /// Wire type the declaration expects (for repeated scalars, the element's).
         expected: crate::wire::WireType,
@@ -346,7 +349,7 @@ impl fmt::Display for ErrorKind {
                 f,
                 "truncated input: a value needs {needed} bytes but only {remaining} remain"
             ),
-            ErrorKind::VarintOverflow => f.write_str("varint longer than 10 bytes or over 64 bits"),
+            ErrorKind::VarintOverflow => f.write_str("varint longer than 10 bytes (5 for a field key)"),
             ErrorKind::InvalidWireType(t) => write!(f, "invalid wire type {t}"),
             ErrorKind::InvalidFieldNumber(n) => {
                 write!(f, "invalid field number {n} (must be 1 ..= 536870911)")

@@ -69,6 +69,16 @@
 //! naming the field. Unknown enum values and (with `unknown_fields`) undeclared fields
 //! are kept and written back.
 //!
+//! Decoding accepts every encoding protobuf accepts: fields in any order, repeated
+//! scalars packed or unpacked (even mixed), a non-repeated field seen twice (the last
+//! scalar or oneof member wins, a message merges into the one before: scalars replaced,
+//! repeated fields appended, sub-messages merged), varints padded up to 10 bytes (keys
+//! up to 5; bits past the 64th are dropped, as protobuf drops them). A declared field
+//! whose key carries a wire type its type does not read is kept as an unknown field,
+//! as protobuf keeps it, and the declared field is left as it was. Encoding is canonical
+//! (field-number order, unknown fields last), so such input is written back as
+//! protobuf's `SerializeToString()` writes it, not byte for byte.
+//!
 //! # Parallel decoding
 //!
 //! In every mode, a run of a `parallel` field's values that spans at least

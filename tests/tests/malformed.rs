@@ -15,8 +15,8 @@ mod hardening;
 use hardening::*;
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
-use onnx_light::wire::WireType;
-use onnx_light::ErrorKind;
+use onnx_light::wire::{FieldKey, WireType};
+use onnx_light::{Bytes, ErrorKind, UnknownField, UnknownFields};
 
 fn model_field(number: u64) -> (&'static str, bool) {
     match number {
@@ -185,27 +185,44 @@ fn over_long_varints_are_rejected_and_padded_ten_byte_varints_accepted() {
         same_everywhere(&padded, 100, Modes::MemoryAndFiles).model(),
         Some(&model)
     );
-    // Eleven bytes, or ten whose last byte carries more than the 64th bit.
-    for bad in [
+    // Eleven bytes.
+    let input = cat(&[
+        &key(1, VARINT),
         &[
             0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00,
-        ][..],
-        &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02],
-        &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f],
-    ] {
-        let input = cat(&[&key(1, VARINT), bad, rest]);
-        let path = assert_error_everywhere(&input, ErrorKind::VarintOverflow, 1);
-        assert_eq!(path, "onnx.ModelProto.ir_version");
+        ],
+        rest,
+    ]);
+    let path = assert_error_everywhere(&input, ErrorKind::VarintOverflow, 1);
+    assert_eq!(path, "onnx.ModelProto.ir_version");
+    // Ten bytes whose last carries more than the 64th bit: protobuf drops the bits past
+    // 64 and so do we.
+    for (tenth, value) in [(0x02, i64::MAX), (0x7f, -1)] {
+        let over = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, tenth];
+        let input = cat(&[&key(1, VARINT), &over, rest]);
+        let m = same_everywhere(&input, 100, Modes::Memory);
+        assert_eq!(m.model().unwrap().ir_version, Some(value));
     }
     // The largest valid value, u64::MAX, is ten bytes ending in 0x01 (and is accepted).
     let max = cat(&[&key(1, VARINT), &varint(u64::MAX), rest]);
     let m = same_everywhere(&max, 100, Modes::Memory);
     assert_eq!(m.model().unwrap().ir_version, Some(-1));
-    // An over-long key and an over-long length prefix.
+    // An over-long key (eleven bytes, and six: protobuf reads keys as 32-bit varints, at
+    // most five bytes) and an over-long length prefix.
     let input = cat(&[&[0x80; 10], &[0x01], rest]);
     assert_eq!(
         assert_error_everywhere(&input, ErrorKind::VarintOverflow, 0),
         ""
+    );
+    let input = cat(&[&[0x88, 0x80, 0x80, 0x80, 0x80, 0x00, 14], rest]);
+    assert_eq!(
+        assert_error_everywhere(&input, ErrorKind::VarintOverflow, 0),
+        ""
+    );
+    let five = cat(&[&[0x88, 0x80, 0x80, 0x80, 0x00, 14], rest]);
+    assert_eq!(
+        same_everywhere(&five, 100, Modes::Memory).model(),
+        Some(&model)
     );
     let input = cat(&[&key(7, LEN), &[0x80; 11], rest]);
     assert_eq!(
@@ -336,7 +353,8 @@ fn field_numbers_0_and_at_least_2_pow_29_are_rejected_and_2_pow_29_minus_1_kept(
         (0, I32),
         (1 << 29, VARINT),
         (1 << 29, LEN),
-        (u64::MAX >> 3, VARINT),
+        // The largest number a five-byte key holds (a longer key is itself malformed).
+        ((1 << 32) - 1, VARINT),
     ] {
         let input = cat(&[&bytes, &key(number, wt), &[0; 8]]);
         let path = assert_error_everywhere(
@@ -441,63 +459,84 @@ fn lengths_past_the_end_of_the_enclosing_message_are_rejected_at_the_prefix() {
 
 // ---- wire types of known fields -----------------------------------------------------------
 
-/// A field number, the wire type sent, the value's bytes, the wire type expected, the
-/// wire type found, and the field's path.
-type WrongWireType = (u64, u8, &'static [u8], WireType, WireType, &'static str);
+/// One field with its exact bytes, as the unknown-field set holding it must show it.
+fn unknown_set(field: u64, wire_type: u8, value: &[u8]) -> UnknownFields<'static> {
+    let raw = cat(&[&key(field, wire_type), value]);
+    let k = FieldKey::new(field as u32, WireType::from_bits(wire_type).unwrap()).unwrap();
+    let mut set = UnknownFields::new();
+    set.push(UnknownField::from_raw(k, Bytes::from(raw)));
+    set
+}
 
 #[test]
-fn known_fields_with_the_wrong_wire_type_are_rejected_at_the_value() {
-    use WireType::*;
-    let bytes = real_model().encode_to_vec().unwrap();
+fn known_fields_with_the_wrong_wire_type_are_kept_as_unknown_fields() {
+    let model = real_model();
+    let bytes = model.encode_to_vec().unwrap();
     let n = bytes.len() as u64;
-    // Top level: (field, wire type sent, value bytes, expected, path).
-    let top: [WrongWireType; 6] = [
-        (1, LEN, &[1, 0], Varint, LengthDelimited, "ir_version"),
-        (1, I64, &[0; 8], Varint, Fixed64, "ir_version"),
-        (7, VARINT, &[0], LengthDelimited, Varint, "graph"),
-        (7, SGROUP, &[], LengthDelimited, StartGroup, "graph"),
-        (2, I32, &[0; 4], LengthDelimited, Fixed32, "producer_name"),
-        (8, EGROUP, &[], LengthDelimited, EndGroup, "opset_import[2]"),
+    // Top level: (field, wire type sent, value bytes), appended after the known fields,
+    // where the canonical encoding writes unknown fields: re-encoding gives the input.
+    let end_group = key(7, EGROUP);
+    let top: [(u64, u8, &[u8]); 7] = [
+        (1, LEN, &[1, 0]),       // ir_version
+        (1, I64, &[0; 8]),       // ir_version
+        (7, VARINT, &[0]),       // graph
+        (7, SGROUP, &end_group), // graph, as an (empty) group
+        (2, I32, &[0; 4]),       // producer_name
+        (8, I32, &[1, 2, 3, 4]), // opset_import (repeated message)
+        (5, LEN, &[0]),          // model_version
     ];
-    for (field, wt, value, expected, found, path) in top {
-        let k = key(field, wt);
-        let input = cat(&[&bytes, &k, value]);
-        let p = assert_error_everywhere(
-            &input,
-            ErrorKind::WireTypeMismatch { expected, found },
-            n + k.len() as u64,
+    for (field, wt, value) in top {
+        let input = cat(&[&bytes, &key(field, wt), value]);
+        let m = same_everywhere(&input, 100, Modes::MemoryAndFiles);
+        let m = m
+            .model()
+            .unwrap_or_else(|| panic!("field {field}/{wt}: {m:?}"));
+        assert_eq!(
+            m.unknown_fields,
+            unknown_set(field, wt, value),
+            "{field}/{wt}"
         );
-        assert_eq!(p, format!("onnx.ModelProto.{path}"));
+        assert_eq!(m.encode_to_vec().unwrap(), input, "{field}/{wt}");
+        let mut known = m.clone();
+        known.unknown_fields.clear();
+        assert_eq!(known, model, "{field}/{wt}");
     }
-    // In a fifth initializer.
-    let nested: [WrongWireType; 5] = [
-        (2, I64, &[0; 8], Varint, Fixed64, "data_type"),
-        (4, VARINT, &[0], Fixed32, Varint, "float_data"),
-        (4, I64, &[0; 8], Fixed32, Fixed64, "float_data"),
-        (7, I32, &[0; 4], Varint, Fixed32, "int64_data"),
-        (14, LEN, &[0], Varint, LengthDelimited, "data_location"),
+    // In a fifth initializer, and in the graph itself (where field 1 is the repeated
+    // message `node`): the field lands in that message's unknown fields.
+    let nested: [(u64, u8, &[u8]); 6] = [
+        (2, I64, &[0; 8]),       // data_type
+        (4, VARINT, &[0]),       // float_data (packed float)
+        (4, I64, &[0; 8]),       // float_data
+        (7, I32, &[0; 4]),       // int64_data (packed int64)
+        (14, LEN, &[0]),         // data_location (enum)
+        (8, VARINT, &[0x80, 0]), // name
     ];
-    for (field, wt, value, expected, found, path) in nested {
-        let k = key(field, wt);
-        let (input, at) = with_graph_record(5, &[], &cat(&[&k, value]));
-        let p = assert_error_everywhere(
-            &input,
-            ErrorKind::WireTypeMismatch { expected, found },
-            (at + k.len()) as u64,
-        );
-        assert_eq!(p, format!("onnx.ModelProto.graph.initializer[4].{path}"));
+    for (field, wt, value) in nested {
+        let (input, _) = with_graph_record(5, &[], &cat(&[&key(field, wt), value]));
+        let m = same_everywhere(&input, 100, Modes::MemoryAndFiles);
+        let mut expected = model.clone();
+        expected
+            .graph
+            .as_mut()
+            .unwrap()
+            .initializer
+            .push(TensorProto {
+                unknown_fields: unknown_set(field, wt, value),
+                ..TensorProto::default()
+            });
+        assert_eq!(m.model(), Some(&expected), "{field}/{wt}");
     }
-    // A repeated message sent as a varint names the element it would have been.
-    let (input, at) = with_graph_extra(&varint_field(1, 0));
-    let p = assert_error_everywhere(
-        &input,
-        ErrorKind::WireTypeMismatch {
-            expected: LengthDelimited,
-            found: Varint,
-        },
-        at as u64 + 1,
+    let (input, _) = with_graph_extra(&varint_field(1, 0));
+    let m = same_everywhere(&input, 100, Modes::MemoryAndFiles);
+    let mut expected = model.clone();
+    expected.graph.as_mut().unwrap().unknown_fields = unknown_set(1, VARINT, &[0]);
+    assert_eq!(m.model(), Some(&expected));
+    // An end-group key with no group open is malformed whatever its number.
+    let stray = cat(&[&bytes, &key(8, EGROUP)]);
+    assert_eq!(
+        assert_error_everywhere(&stray, ErrorKind::UnexpectedEndGroup { field: 8 }, n + 1),
+        ""
     );
-    assert_eq!(p, "onnx.ModelProto.graph.node[3]");
     // Repeated scalars accept both encodings (protobuf's rule): dims packed, floats
     // unpacked, mixed in one tensor.
     let mixed = cat(&[

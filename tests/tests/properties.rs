@@ -1,11 +1,13 @@
 //! Property tests: decode(encode(x)) == x for generated values of the custom schema in
-//! every decode mode; encode(decode(b)) == b for canonical b; and no input, however
-//! malformed, makes any decode mode panic.
+//! every decode mode; encode(decode(b)) == b for canonical b; the same x from encodings
+//! another encoder may write (fields shuffled, numbers packed or not, messages split in
+//! two records); and no input, however malformed, makes any decode mode panic.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use onnx_light::prelude::*;
+use onnx_light::wire::{Reader, WireType};
 use onnx_light::{ByteOwner, DecodeOptions};
 use onnx_light_tests::kat::{Color, Node, NodeV1, NodeValue, Repeated, Scalars};
 use proptest::collection::{btree_map, vec};
@@ -292,4 +294,235 @@ fn maps_with_duplicate_keys_keep_the_last_entry() {
     bytes.extend(second.encode_to_vec().unwrap());
     let decoded = Node::decode(&bytes).unwrap();
     assert_eq!(decoded.counts, BTreeMap::from([(Str::from("k"), 2)]));
+}
+
+// ---- other encoders' encodings -----------------------------------------------------------
+
+/// A small deterministic generator, seeded by proptest, for the choices below.
+struct Choices(u64);
+
+impl Choices {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn coin(&mut self) -> bool {
+        self.next() & 1 == 1
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_key(out: &mut Vec<u8>, number: u32, wire_type: WireType) {
+    put_varint(out, u64::from(number) << 3 | wire_type as u64);
+}
+
+fn put_len(out: &mut Vec<u8>, number: u32, payload: &[u8]) {
+    put_key(out, number, WireType::LengthDelimited);
+    put_varint(out, payload.len() as u64);
+    out.extend_from_slice(payload);
+}
+
+/// One record of a message: its number, wire type, and value bytes (for LEN, the payload
+/// without its length prefix).
+struct Record {
+    number: u32,
+    wire_type: WireType,
+    value: Vec<u8>,
+}
+
+fn records(bytes: &[u8]) -> Vec<Record> {
+    let mut r = Reader::new(bytes);
+    let mut out = Vec::new();
+    while !r.is_empty() {
+        let key = r.read_key().unwrap();
+        let value = if key.wire_type == WireType::LengthDelimited {
+            r.read_length_delimited().unwrap().0.to_vec()
+        } else {
+            let start = r.position();
+            r.skip(key).unwrap();
+            r.consumed_since(start).0.to_vec()
+        };
+        out.push(Record {
+            number: key.number,
+            wire_type: key.wire_type,
+            value,
+        });
+    }
+    out
+}
+
+fn put_record(out: &mut Vec<u8>, r: &Record) {
+    if r.wire_type == WireType::LengthDelimited {
+        put_len(out, r.number, &r.value);
+    } else {
+        put_key(out, r.number, r.wire_type);
+        out.extend_from_slice(&r.value);
+    }
+}
+
+/// The records in a random interleaving that keeps the order of each field's own
+/// records (which carries meaning for repeated fields).
+fn interleave(records: Vec<Record>, c: &mut Choices) -> Vec<Record> {
+    let mut queues: BTreeMap<u32, std::collections::VecDeque<Record>> = BTreeMap::new();
+    for r in records {
+        queues.entry(r.number).or_default().push_back(r);
+    }
+    let mut out = Vec::new();
+    while !queues.is_empty() {
+        let numbers: Vec<u32> = queues.keys().copied().collect();
+        let n = numbers[c.below(numbers.len())];
+        let q = queues.get_mut(&n).unwrap();
+        out.extend(q.pop_front());
+        if q.is_empty() {
+            queues.remove(&n);
+        }
+    }
+    out
+}
+
+/// A singular message field's payload, sometimes written as two records (protobuf
+/// merges them back) split at a record boundary.
+fn put_message(out: &mut Vec<u8>, number: u32, payload: &[u8], c: &mut Choices) {
+    let bounds: Vec<usize> = {
+        let mut r = Reader::new(payload);
+        let mut b = Vec::new();
+        while !r.is_empty() {
+            let key = r.read_key().unwrap();
+            r.skip(key).unwrap();
+            b.push(r.position());
+        }
+        b
+    };
+    if bounds.len() > 1 && c.coin() {
+        let at = bounds[c.below(bounds.len() - 1)];
+        put_len(out, number, &payload[..at]);
+        put_len(out, number, &payload[at..]);
+    } else {
+        put_len(out, number, payload);
+    }
+}
+
+/// The element wire type of `Repeated`'s scalar fields.
+fn repeated_scalar(number: u32) -> Option<WireType> {
+    match number {
+        1..=6 | 13 | 16 | 17 => Some(WireType::Varint),
+        7 | 9 | 11 => Some(WireType::Fixed32),
+        8 | 10 | 12 => Some(WireType::Fixed64),
+        _ => None,
+    }
+}
+
+/// A `Repeated` as another encoder may write it: every scalar field's elements packed
+/// or not, in runs of random length, fields interleaved.
+fn reshape_repeated(bytes: &[u8], c: &mut Choices) -> Vec<u8> {
+    // Every element on its own, unpacked.
+    let mut elements = Vec::new();
+    for r in records(bytes) {
+        match repeated_scalar(r.number) {
+            Some(wt) if r.wire_type == WireType::LengthDelimited => {
+                let mut p = Reader::new(&r.value);
+                while !p.is_empty() {
+                    let start = p.position();
+                    match wt {
+                        WireType::Fixed32 => drop(p.read_fixed32().unwrap()),
+                        WireType::Fixed64 => drop(p.read_fixed64().unwrap()),
+                        _ => drop(p.read_varint().unwrap()),
+                    }
+                    elements.push(Record {
+                        number: r.number,
+                        wire_type: wt,
+                        value: r.value[start..p.position()].to_vec(),
+                    });
+                }
+            }
+            _ => elements.push(r),
+        }
+    }
+    let mut out = Vec::new();
+    let mut records = interleave(elements, c).into_iter().peekable();
+    while let Some(r) = records.next() {
+        if repeated_scalar(r.number).is_none() || c.coin() {
+            put_record(&mut out, &r);
+            continue;
+        }
+        // A packed run of this element and some of the next ones of the same field.
+        let mut run = r.value;
+        while c.coin() {
+            match records.next_if(|n| n.number == r.number && n.wire_type == r.wire_type) {
+                Some(n) => run.extend(n.value),
+                None => break,
+            }
+        }
+        put_len(&mut out, r.number, &run);
+    }
+    out
+}
+
+/// A `Node` as another encoder may write it: fields interleaved, nested messages
+/// reshaped too, singular messages sometimes split in two records.
+fn reshape_node(bytes: &[u8], c: &mut Choices) -> Vec<u8> {
+    let mut out = Vec::new();
+    for r in interleave(records(bytes), c) {
+        match r.number {
+            2 => put_len(&mut out, 2, &reshape_node(&r.value, c)),
+            3 => {
+                let payload = reshape_node(&r.value, c);
+                put_message(&mut out, 3, &payload, c);
+            }
+            6 => {
+                let payload: Vec<u8> = interleave(records(&r.value), c)
+                    .iter()
+                    .flat_map(|s| {
+                        let mut v = Vec::new();
+                        put_record(&mut v, s);
+                        v
+                    })
+                    .collect();
+                put_message(&mut out, 6, &payload, c);
+            }
+            10 => {
+                let payload = reshape_repeated(&r.value, c);
+                put_message(&mut out, 10, &payload, c);
+            }
+            _ => put_record(&mut out, &r),
+        }
+    }
+    out
+}
+
+#[test]
+fn other_encoders_encodings_decode_to_the_same_value() {
+    check(
+        256,
+        || (node(), any::<u64>()),
+        |(n, seed)| {
+            let canonical = n.encode_to_vec().unwrap();
+            let mut c = Choices(seed | 1);
+            let reshaped = reshape_node(&canonical, &mut c);
+            for (mode, decoded) in ["borrow", "copy", "shared"]
+                .into_iter()
+                .zip(decode_all_modes(&reshaped))
+            {
+                let decoded = decoded.map_err(|e| TestCaseError::fail(format!("{mode}: {e}")))?;
+                prop_assert_eq!(&decoded, &n, "{} mode", mode);
+                prop_assert_eq!(decoded.encode_to_vec().unwrap(), canonical.clone());
+            }
+            Ok(())
+        },
+    );
 }

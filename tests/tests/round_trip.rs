@@ -576,15 +576,83 @@ fn errors_name_the_field_path_and_offset() {
     }
 }
 
+/// The field in `bytes` (key and value) as its message's unknown-field set shows it.
+fn one_unknown(bytes: &[u8]) -> UnknownFields<'static> {
+    let mut r = onnx_light::wire::Reader::new(bytes);
+    let key = r.read_key().unwrap();
+    let mut set = UnknownFields::new();
+    set.push(UnknownField::from_raw(key, Bytes::from(bytes.to_vec())));
+    set
+}
+
 #[test]
-fn a_known_field_with_the_wrong_wire_type_is_an_error() {
-    // Scalars.s (14) is a string; send it as a varint.
-    let err = Scalars::decode(&[0x70, 0x01]).unwrap_err();
-    assert!(
-        matches!(err.kind(), ErrorKind::WireTypeMismatch { .. }),
-        "{err}"
+fn a_known_field_with_the_wrong_wire_type_is_kept_as_an_unknown_field() {
+    // Each field's number is declared but its wire type is not its codec's: protobuf
+    // keeps it as an unknown field, the declared field stays as it was, and it is
+    // written back after the known fields.
+    let fields: [&[u8]; 4] = [
+        &[0x70, 0x01],                   // Scalars.s (string) as a varint
+        &[0x85, 0x01, 1, 0, 0, 0],       // Scalars.color (enum) as fixed32
+        &[0x09, 0, 0, 0, 0, 0, 0, 0, 0], // Scalars.i32 as fixed64
+        &[0x5a, 0x00],                   // Scalars.fl (float) as LEN
+    ];
+    for field in fields {
+        let input = [&[0x08, 0x07][..], field].concat(); // i32 = 7 first
+        let expected = Scalars {
+            i32: Some(7),
+            unknown: one_unknown(field),
+            ..Scalars::default()
+        };
+        assert_eq!(Scalars::decode(&input).unwrap(), expected, "{field:02x?}");
+        assert_eq!(Scalars::decode_owned(&input).unwrap(), expected);
+        assert_eq!(expected.encode_to_vec().unwrap(), input);
+    }
+    // Repeated fields: a repeated scalar takes its element's wire type and LEN (packed),
+    // anything else is unknown; so is anything but LEN for strings and messages.
+    let fields: [&[u8]; 4] = [
+        &[0x0d, 1, 0, 0, 0],             // Repeated.i32 (unpacked int32) as fixed32
+        &[0x85, 0x01, 1, 0, 0, 0],       // Repeated.color (packed enum) as fixed32
+        &[0x59, 0, 0, 0, 0, 0, 0, 0, 0], // Repeated.fl (packed float) as fixed64
+        &[0x70, 0x05],                   // Repeated.s (repeated string) as a varint
+    ];
+    for field in fields {
+        let input = [&[0x0a, 0x02, 0x01, 0x02][..], field].concat(); // i32 packed [1, 2]
+        let expected = Repeated {
+            i32: vec![1, 2],
+            unknown: one_unknown(field),
+            ..Repeated::default()
+        };
+        assert_eq!(Repeated::decode(&input).unwrap(), expected, "{field:02x?}");
+    }
+    // Node: a repeated message, a boxed message, a map, oneof members. A oneof member
+    // with the wrong wire type leaves the oneof as it was.
+    let fields: [&[u8]; 6] = [
+        &[0x11, 0, 0, 0, 0, 0, 0, 0, 0], // children as fixed64
+        &[0x18, 0x01],                   // parent (boxed) as a varint
+        &[0x38, 0x01],                   // counts (map) as a varint
+        &[0x22, 0x01, 0x05],             // oneof int_value as LEN
+        &[0x2d, 0x61, 0x62, 0x63, 0x64], // oneof text_value as fixed32
+        &[0x33, 0x34],                   // oneof scalars as an (empty) group
+    ];
+    for field in fields {
+        let input = [&[0x20, 0x07][..], field].concat(); // int_value = 7 first
+        let expected = Node {
+            value: Some(NodeValue::IntValue(7)),
+            unknown: one_unknown(field),
+            ..Node::default()
+        };
+        check_all_modes(&input, &expected);
+        assert_eq!(expected.encode_to_vec().unwrap(), input, "{field:02x?}");
+    }
+    // Inside a map entry a key or value with the wrong wire type is skipped like any
+    // other field of the entry (entries keep no unknown fields): the default is used.
+    let entry = [0x0a, 0x01, b'a', 0x15, 9, 0, 0, 0]; // key "a", value as fixed32
+    let input = [&[0x3a, entry.len() as u8][..], &entry].concat();
+    let node = Node::decode(&input).unwrap();
+    assert_eq!(
+        node.counts.into_iter().collect::<Vec<_>>(),
+        [("a".into(), 0)]
     );
-    assert_eq!(err.path_string(), "kat.Scalars.s");
 }
 
 #[test]

@@ -1,4 +1,6 @@
-//! Emits `Decode::merge_field`: one match arm per field number.
+//! Emits `Decode::merge_field`: one match arm per field number. A field whose key
+//! carries a wire type its codec does not read makes the arm return `Ok(false)`, like an
+//! undeclared number, so that the field is kept as an unknown field (protobuf's rule).
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -84,7 +86,13 @@ pub fn decode_impl(g: &Gen<'_, '_>) -> TokenStream {
             Shape::Skip => continue,
         };
         let number = f.number().unwrap_or(0);
-        arms.push(quote!(#number => { #arm; }));
+        arms.push(quote! {
+            #number => {
+                if !#arm {
+                    return #p::Ok(false);
+                }
+            }
+        });
     }
     let unknown_items = unknown.map(|push| {
         quote! {

@@ -181,7 +181,9 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
         let target = if v.boxed { quote!(&mut **v) } else { quote!(v) };
         merge_arms.push(quote! {
             #n => {
-                r.expect(key, <#codec as #p::Codec<#clt>>::WIRE_TYPE)?;
+                if key.wire_type != <#codec as #p::Codec<#clt>>::WIRE_TYPE {
+                    return #p::Ok(false);
+                }
                 if !::core::matches!(slot, #p::Some(Self::#vi(_))) {
                     *slot = #p::Some(Self::#vi(::core::default::Default::default()));
                 }

@@ -25,64 +25,79 @@ pub fn put_key<S: Sink + ?Sized>(sink: &mut S, number: u32, wire_type: WireType)
 
 /// `optional` field: sets (scalars, strings) or merges (messages).
 ///
+/// Like every decoder of this module, returns `Ok(false)` without reading anything when
+/// the key's wire type is not one the field accepts: the caller then keeps the field as
+/// an unknown field, as protobuf does.
+///
 /// # Errors
-/// Wrong wire type or malformed value.
+/// Malformed value.
 #[inline]
 pub fn merge_optional<'a, 'b, K: Codec<'a>, C: DecodeContext<'b, 'a>>(
     slot: &mut Option<K::Value>,
     key: FieldKey,
     r: &mut Reader<'b>,
     ctx: &mut C,
-) -> Result<()> {
-    r.expect(key, K::WIRE_TYPE)?;
-    K::merge(slot.get_or_insert_with(Default::default), r, ctx)
+) -> Result<bool> {
+    if key.wire_type != K::WIRE_TYPE {
+        return Ok(false);
+    }
+    K::merge(slot.get_or_insert_with(Default::default), r, ctx)?;
+    Ok(true)
 }
 
 /// `optional` message held in a `Box` (recursive types).
 ///
 /// # Errors
-/// Wrong wire type or malformed value.
+/// Malformed value.
 #[inline]
 pub fn merge_boxed<'a, 'b, K: Codec<'a>, C: DecodeContext<'b, 'a>>(
     slot: &mut Option<Box<K::Value>>,
     key: FieldKey,
     r: &mut Reader<'b>,
     ctx: &mut C,
-) -> Result<()> {
-    r.expect(key, K::WIRE_TYPE)?;
+) -> Result<bool> {
+    if key.wire_type != K::WIRE_TYPE {
+        return Ok(false);
+    }
     if slot.is_none() {
         ctx.charge(size_of::<K::Value>() as u64, r.offset())?;
     }
-    K::merge(slot.get_or_insert_with(Default::default), r, ctx)
+    K::merge(slot.get_or_insert_with(Default::default), r, ctx)?;
+    Ok(true)
 }
 
 /// Implicit-presence field.
 ///
 /// # Errors
-/// Wrong wire type or malformed value.
+/// Malformed value.
 #[inline]
 pub fn merge_implicit<'a, 'b, K: Codec<'a>, C: DecodeContext<'b, 'a>>(
     slot: &mut K::Value,
     key: FieldKey,
     r: &mut Reader<'b>,
     ctx: &mut C,
-) -> Result<()> {
-    r.expect(key, K::WIRE_TYPE)?;
-    K::merge(slot, r, ctx)
+) -> Result<bool> {
+    if key.wire_type != K::WIRE_TYPE {
+        return Ok(false);
+    }
+    K::merge(slot, r, ctx)?;
+    Ok(true)
 }
 
 /// Repeated non-scalar field (strings, bytes, messages): one element per key.
 ///
 /// # Errors
-/// Wrong wire type or malformed value.
+/// Malformed value.
 #[inline]
 pub fn merge_repeated<'a, 'b, K: Codec<'a>, C: DecodeContext<'b, 'a>>(
     list: &mut Vec<K::Value>,
     key: FieldKey,
     r: &mut Reader<'b>,
     ctx: &mut C,
-) -> Result<()> {
-    r.expect(key, K::WIRE_TYPE)?;
+) -> Result<bool> {
+    if key.wire_type != K::WIRE_TYPE {
+        return Ok(false);
+    }
     if list.len() == list.capacity() {
         // Allocate the run of elements that starts here at once, at its exact size: no
         // regrowth (and copies) of long lists, no capacity of 4 for a list of one. At
@@ -99,7 +114,7 @@ pub fn merge_repeated<'a, 'b, K: Codec<'a>, C: DecodeContext<'b, 'a>>(
         list.pop();
         return Err(e);
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The fewest bytes a run of values must span before [`merge_repeated_parallel`] splits
@@ -127,14 +142,14 @@ pub const PARALLEL_MIN_RUN_VALUES: usize = 1024;
 /// in input order that fails, with the values before it kept.
 ///
 /// # Errors
-/// Wrong wire type or malformed value.
+/// Malformed value.
 #[inline]
 pub fn merge_repeated_parallel<'a, 'b, K, C>(
     list: &mut Vec<K::Value>,
     key: FieldKey,
     r: &mut Reader<'b>,
     ctx: &mut C,
-) -> Result<()>
+) -> Result<bool>
 where
     K: Codec<'a>,
     K::Value: Send,
@@ -146,7 +161,7 @@ where
         && rayon::current_num_threads() > 1
     {
         if let Some(done) = parallel::merge_run::<K, C>(list, key, r, ctx) {
-            return done;
+            return done.map(|()| true);
         }
     }
     merge_repeated::<K, C>(list, key, r, ctx)
@@ -349,17 +364,18 @@ mod parallel {
     }
 }
 
-/// Repeated scalar field: accepts packed and unpacked encodings, even mixed.
+/// Repeated scalar field: accepts packed and unpacked encodings, even mixed (a
+/// length-delimited key is a packed run, not a wire-type mismatch).
 ///
 /// # Errors
-/// Wrong wire type or malformed value.
+/// Malformed value.
 #[inline]
 pub fn merge_repeated_scalar<'a, 'b, K: PackedScalar<'a>, C: DecodeContext<'b, 'a>>(
     list: &mut Vec<K::Value>,
     key: FieldKey,
     r: &mut Reader<'b>,
     ctx: &mut C,
-) -> Result<()> {
+) -> Result<bool> {
     if key.wire_type == WireType::LengthDelimited {
         let data = r.read_len_prefixed()?;
         // At most one element per smallest encoding of one (1, 4 or 8 bytes).
@@ -370,9 +386,12 @@ pub fn merge_repeated_scalar<'a, 'b, K: PackedScalar<'a>, C: DecodeContext<'b, '
         };
         ctx.charge(bytes_of::<K::Value>(data.len() / width), r.offset())?;
         let mut packed = Reader::new(data).rebased(r.offset() - data.len() as u64);
-        return K::read_packed(&mut packed, list);
+        K::read_packed(&mut packed, list)?;
+        return Ok(true);
     }
-    r.expect(key, K::WIRE_TYPE)?;
+    if key.wire_type != K::WIRE_TYPE {
+        return Ok(false);
+    }
     if list.len() == list.capacity() {
         // What the push below may reserve: doubling, at least 4.
         ctx.charge(bytes_of::<K::Value>(list.len().max(4)), r.offset())?;
@@ -380,7 +399,7 @@ pub fn merge_repeated_scalar<'a, 'b, K: PackedScalar<'a>, C: DecodeContext<'b, '
     let mut v = K::Value::default();
     K::merge(&mut v, r, ctx)?;
     list.push(v);
-    Ok(())
+    Ok(true)
 }
 
 /// The memory of `n` values of `T`.
@@ -391,23 +410,26 @@ fn bytes_of<T>(n: usize) -> u64 {
 
 /// Map field: each entry is a nested message with the key as field 1 and the value as
 /// field 2 (either may be missing: the default is used). A later entry with the same
-/// key replaces an earlier one.
+/// key replaces an earlier one. Inside an entry, other fields, and a key or value with
+/// a wire type its codec does not read, are skipped (an entry keeps no unknown fields).
 ///
 /// # Errors
-/// Wrong wire type or malformed entry.
+/// Malformed entry.
 pub fn merge_map<'a, 'b, KC, VC, M, C>(
     map: &mut M,
     key: FieldKey,
     r: &mut Reader<'b>,
     ctx: &mut C,
-) -> Result<()>
+) -> Result<bool>
 where
     KC: Codec<'a>,
     VC: Codec<'a>,
     M: MapField<KC::Value, VC::Value>,
     C: DecodeContext<'b, 'a>,
 {
-    r.expect(key, WireType::LengthDelimited)?;
+    if key.wire_type != WireType::LengthDelimited {
+        return Ok(false);
+    }
     // An entry's key and value, plus a tree or table slot's bookkeeping (estimated).
     ctx.charge(
         (size_of::<KC::Value>() + size_of::<VC::Value>() + 32) as u64,
@@ -419,19 +441,13 @@ where
     while !entry.is_empty() {
         let fk = entry.read_key()?;
         match fk.number {
-            1 => {
-                entry.expect(fk, KC::WIRE_TYPE)?;
-                KC::merge(&mut k, &mut entry, ctx)?;
-            }
-            2 => {
-                entry.expect(fk, VC::WIRE_TYPE)?;
-                VC::merge(&mut v, &mut entry, ctx)?;
-            }
+            1 if fk.wire_type == KC::WIRE_TYPE => KC::merge(&mut k, &mut entry, ctx)?,
+            2 if fk.wire_type == VC::WIRE_TYPE => VC::merge(&mut v, &mut entry, ctx)?,
             _ => entry.skip(fk)?,
         }
     }
     map.insert_entry(k, v);
-    Ok(())
+    Ok(true)
 }
 
 // ---- sizing -------------------------------------------------------------------------
@@ -693,9 +709,11 @@ pub trait Oneof {
 pub trait OneofDecode<'a>: Oneof + Sized {
     /// Decodes field `key` into the oneof if it is one of its variants: a message
     /// variant seen again merges, any other variant replaces the current one.
+    /// `Ok(false)`, with nothing read and the oneof unchanged, when the wire type is not
+    /// the variant's (the caller keeps the field as an unknown field).
     ///
     /// # Errors
-    /// Wrong wire type or malformed value.
+    /// Malformed value.
     fn merge_variant<'b, C: DecodeContext<'b, 'a>>(
         slot: &mut Option<Self>,
         key: FieldKey,

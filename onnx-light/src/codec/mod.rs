@@ -4,6 +4,11 @@
 //! Rust value type; the functions in [`field`] apply a codec to a field's shape
 //! (optional, implicit, repeated, packed, map). Generated code only calls into this module
 //! and the wire layer; nothing here knows ONNX.
+//!
+//! A field decoder given a key whose wire type its codec does not read (other than a
+//! packed run of a repeated scalar) consumes nothing and answers `Ok(false)`, as for an
+//! undeclared number: the message then keeps the field as an unknown field, as protobuf
+//! does.
 
 mod context;
 pub mod field;

@@ -5,6 +5,10 @@ use crate::error::{Error, ErrorKind, Result};
 /// The largest field number protobuf allows (2^29 - 1).
 pub const MAX_FIELD_NUMBER: u32 = (1 << 29) - 1;
 
+/// The longest key protobuf's parsers read: they read keys as 32-bit varints, so a key
+/// padded to more than five bytes is malformed even when its value is small.
+pub const MAX_KEY_LEN: usize = 5;
+
 /// How a field's value is laid out on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]

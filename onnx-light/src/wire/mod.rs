@@ -4,13 +4,15 @@
 //! This layer knows nothing of ONNX or of any message type. Everything here treats the
 //! input as hostile: every length is checked against the bytes that remain *before*
 //! anything is allocated or sliced, nesting is bounded, and no input makes it panic.
+//! It reads what protobuf's parsers read: non-minimal varints up to 10 bytes (keys up to
+//! [`MAX_KEY_LEN`]), bits past the 64th dropped.
 
 mod key;
 mod reader;
 mod sink;
 mod varint;
 
-pub use key::{FieldKey, WireType, MAX_FIELD_NUMBER};
+pub use key::{FieldKey, WireType, MAX_FIELD_NUMBER, MAX_KEY_LEN};
 pub use reader::{Reader, RunIndex, DEFAULT_RECURSION_LIMIT};
 pub use sink::{IoSink, Sink, SliceSink};
 pub use varint::{

@@ -1,6 +1,6 @@
 //! A bounds-checked cursor over protobuf-encoded bytes.
 
-use super::key::{FieldKey, WireType};
+use super::key::{FieldKey, WireType, MAX_KEY_LEN};
 use super::varint::{decode_varint, decode_varint_unrolled, MAX_VARINT_LEN};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -152,8 +152,9 @@ impl<'b> Reader<'b> {
             at_value(run.count, pos);
             run.count += 1;
             run.end = end;
+            // A key longer than `read_key` reads ends the run where the decode fails.
             match varint_at(buf, end) {
-                Some((next, k)) if next == raw_key => pos = end + k,
+                Some((next, k)) if next == raw_key && k <= MAX_KEY_LEN => pos = end + k,
                 _ => break,
             }
         }
@@ -234,18 +235,42 @@ impl<'b> Reader<'b> {
         }
     }
 
-    /// Reads a field key, rejecting wire types 6/7 and field numbers 0 or >= 2^29.
+    /// Reads a field key, rejecting wire types 6/7, field numbers 0 or >= 2^29, and
+    /// keys longer than [`MAX_KEY_LEN`] bytes (as protobuf does).
     ///
     /// # Errors
-    /// As [`Reader::read_varint`], plus `InvalidWireType` / `InvalidFieldNumber`.
+    /// As [`Reader::read_varint`] (`VarintOverflow` also for a key over five bytes),
+    /// plus `InvalidWireType` / `InvalidFieldNumber`, at the key's offset.
     #[inline]
     pub fn read_key(&mut self) -> Result<FieldKey> {
         let start = self.pos;
-        let raw = self.read_varint()?;
+        // Keys of one and two bytes (field numbers below 2048) inline, as in
+        // `read_varint`; longer ones out of line, where their length is checked.
+        let raw = match *self.unread() {
+            [b0, ..] if b0 < 0x80 => {
+                self.pos += 1;
+                u64::from(b0)
+            }
+            [b0, b1, ..] if b1 < 0x80 => {
+                self.pos += 2;
+                u64::from(b0 & 0x7f) | (u64::from(b1) << 7)
+            }
+            _ => self.read_long_key()?,
+        };
         match FieldKey::from_raw(raw) {
             Ok(key) => Ok(key),
             Err(kind) => Err(self.err_at_pos(kind, start)),
         }
+    }
+
+    #[inline(never)]
+    fn read_long_key(&mut self) -> Result<u64> {
+        let start = self.pos;
+        let raw = self.read_varint_slow()?;
+        if self.pos - start > MAX_KEY_LEN {
+            return Err(self.err_at_pos(ErrorKind::VarintOverflow, start));
+        }
+        Ok(raw)
     }
 
     #[cold]
@@ -521,6 +546,55 @@ mod tests {
             .read_key()
             .unwrap_err();
         assert_eq!(e.kind(), &ErrorKind::InvalidFieldNumber(1 << 29));
+    }
+
+    #[test]
+    fn keys_may_be_padded_to_five_bytes_but_not_six() {
+        // Field 1, wire type 0, padded: accepted up to five bytes, as protobuf reads it.
+        for len in 1..=MAX_KEY_LEN {
+            let mut bytes = vec![0x08];
+            if len > 1 {
+                bytes[0] = 0x88;
+                bytes.extend(std::iter::repeat_n(0x80, len - 2));
+                bytes.push(0x00);
+            }
+            let mut r = Reader::new(&bytes);
+            assert_eq!(
+                r.read_key().unwrap(),
+                FieldKey {
+                    number: 1,
+                    wire_type: WireType::Varint
+                },
+                "{bytes:02x?}"
+            );
+            assert!(r.is_empty());
+        }
+        // Six bytes (and ten, away from the end of the input): malformed, at the key.
+        for len in [6, 10] {
+            let mut bytes = vec![0x88];
+            bytes.extend(std::iter::repeat_n(0x80, len - 2));
+            bytes.extend_from_slice(&[0x00, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+            let e = Reader::new(&bytes).read_key().unwrap_err();
+            assert_eq!(
+                (e.kind(), e.offset()),
+                (&ErrorKind::VarintOverflow, Some(0))
+            );
+        }
+    }
+
+    #[test]
+    fn a_run_ends_at_a_key_longer_than_five_bytes() {
+        let l = key(2, WireType::LengthDelimited);
+        // Two values of field 2, the second behind the same key padded to six bytes.
+        let bytes = [l, 1, b'a', 0x92, 0x80, 0x80, 0x80, 0x80, 0x00, 1, b'b'];
+        let mut r = Reader::new(&bytes);
+        let k = r.read_key().unwrap();
+        assert_eq!(r.run_extent(k), RunIndex { count: 1, end: 2 });
+        // Padded to five bytes, it is the same key and the run goes on.
+        let bytes = [l, 1, b'a', 0x92, 0x80, 0x80, 0x80, 0x00, 1, b'b'];
+        let mut r = Reader::new(&bytes);
+        let k = r.read_key().unwrap();
+        assert_eq!(r.run_extent(k), RunIndex { count: 2, end: 9 });
     }
 
     #[test]

@@ -33,7 +33,8 @@ pub fn encode_varint(mut value: u64, buf: &mut [u8; MAX_VARINT_LEN]) -> usize {
 /// # Errors
 /// [`ErrorKind::Truncated`] when `buf` ends inside the varint (offset relative to
 /// `buf`'s start is left to the caller), [`ErrorKind::VarintOverflow`] for more than 10
-/// bytes or a value over 64 bits.
+/// bytes. Bits past the 64th (a 10th byte above 1) are dropped, as protobuf's parsers
+/// drop them: the varint is valid and reads as its low 64 bits.
 #[inline]
 pub fn decode_varint(buf: &[u8]) -> Result<(u64, usize), ErrorKind> {
     // Fast paths, inlined at every call site: one byte covers keys and small values,
@@ -54,10 +55,8 @@ fn decode_varint_slow(buf: &[u8]) -> Result<(u64, usize), ErrorKind> {
     }
     let mut value: u64 = 0;
     for (i, &b) in buf.iter().take(MAX_VARINT_LEN).enumerate() {
-        if i == MAX_VARINT_LEN - 1 && b > 1 {
-            // The 10th byte may only contribute the 64th bit.
-            return Err(ErrorKind::VarintOverflow);
-        }
+        // In the 10th byte only the lowest bit lands inside 64 bits; the shift drops
+        // the others.
         value |= u64::from(b & 0x7f) << (7 * i);
         if b < 0x80 {
             return Ok((value, i + 1));
@@ -74,17 +73,14 @@ fn decode_varint_slow(buf: &[u8]) -> Result<(u64, usize), ErrorKind> {
 }
 
 /// Decodes a varint from ten bytes known to be there: `(value, bytes used)`, or `None`
-/// for a varint longer than ten bytes or over 64 bits. Fully unrolled, no bounds checks.
+/// for a varint longer than ten bytes. Bits past the 64th are dropped, as in
+/// [`decode_varint`]. Fully unrolled, no bounds checks.
 #[inline(always)]
 pub(crate) fn decode_varint_unrolled(bytes: &[u8; MAX_VARINT_LEN]) -> Option<(u64, usize)> {
     let mut value: u64 = 0;
     for (i, &b) in bytes.iter().enumerate() {
         value |= u64::from(b & 0x7f) << (7 * i);
         if b < 0x80 {
-            // The 10th byte may only contribute the 64th bit.
-            if i == MAX_VARINT_LEN - 1 && b > 1 {
-                return None;
-            }
             return Some((value, i + 1));
         }
     }
@@ -154,16 +150,27 @@ mod tests {
     }
 
     #[test]
-    fn tenth_byte_above_one_overflows() {
+    fn bits_past_the_64th_are_dropped_as_protobuf_drops_them() {
+        // Nine bytes of ones and a 10th byte of 0x02: bit 64 falls off, leaving 2^63 - 1.
         let mut bytes = [0xffu8; 10];
         bytes[9] = 0x02;
-        assert_eq!(decode_varint(&bytes), Err(ErrorKind::VarintOverflow));
+        assert_eq!(decode_varint(&bytes), Ok((i64::MAX as u64, 10)));
+        bytes[9] = 0x7f;
+        assert_eq!(decode_varint(&bytes), Ok((u64::MAX, 10)));
+        // The same near the end of the input (the loop) and away from it (unrolled).
+        let mut padded = bytes.to_vec();
+        padded.extend_from_slice(&[0; 4]);
+        assert_eq!(decode_varint(&padded), Ok((u64::MAX, 10)));
     }
 
     #[test]
     fn non_canonical_padding_is_accepted() {
         // protobuf accepts redundant continuation bytes as long as they fit in 10.
         assert_eq!(decode_varint(&[0x81, 0x80, 0x00]).unwrap(), (1, 3));
+        let mut zero = [0x80u8; 10];
+        zero[9] = 0x00;
+        assert_eq!(decode_varint(&zero).unwrap(), (0, 10));
+        assert_eq!(decode_varint(&[0x80, 0x00]).unwrap(), (0, 2));
     }
 
     #[test]
