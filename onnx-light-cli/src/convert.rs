@@ -21,6 +21,8 @@ pub struct Convert {
     pub sync: bool,
     pub threads: usize,
     pub force: bool,
+    /// `--max-memory` and `--allow-aliasing`.
+    pub load: ParseOptions,
 }
 
 fn has_external(model: &Model) -> bool {
@@ -84,7 +86,7 @@ pub fn run(
         progress.step(format!("reading the structure of {}", input.display()));
         let model = io::load_with(
             input,
-            &ParseOptions::default()
+            &ParseOptions::clone(&c.load)
                 .structure_only(true)
                 .num_threads(c.threads),
         )?;
@@ -101,13 +103,13 @@ pub fn run(
     progress.step(format!("reading {}", input.display()));
     let probe = io::load_with(
         input,
-        &ParseOptions::default()
+        &ParseOptions::clone(&c.load)
             .structure_only(true)
             .load_external_data(false),
     )?;
     if c.inline || !has_external(&probe) {
         drop(probe);
-        let model = io::load_with(input, &ParseOptions::default().num_threads(c.threads))?;
+        let model = io::load_with(input, &ParseOptions::clone(&c.load).num_threads(c.threads))?;
         progress.step(format!("writing {}", output.display()));
         io::save(&model, output, &save)?;
         return Ok(format!("wrote {} as a single file", output.display()));
@@ -117,7 +119,7 @@ pub fn run(
     drop(probe);
     let mut model = io::load_with(
         input,
-        &ParseOptions::default()
+        &ParseOptions::clone(&c.load)
             .structure_only(true)
             .num_threads(c.threads),
     )?;

@@ -172,7 +172,7 @@ pub(crate) fn check_aliasing(ranges: &[ExternalRange]) -> Result<()> {
         format!(
             "tensors `{}` and `{}` share bytes {}..{} of their data file ({} overlapping pairs in all): \
              the model references {referenced} external bytes, more than the {files} bytes its data files hold; \
-             set ParseOptions::allow_aliasing (CLI: --allow-aliasing) to load it anyway",
+             set ParseOptions::allow_aliasing to load it anyway",
             o.first, o.second, o.start, o.end, found.total
         ),
     )
