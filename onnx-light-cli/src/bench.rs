@@ -22,30 +22,32 @@ pub fn run(
     path: &Path,
     runs: usize,
     as_json: bool,
+    load: &ParseOptions,
     progress: &Progress,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let runs = runs.max(1);
     let size = std::fs::metadata(path)?.len();
-    let model = io::load(path)?;
+    let model = io::load_with(path, load)?;
     let scratch = crate::scratch::ScratchDir::new("bench")?;
     let out = scratch.path().join("model.onnx");
     let bytes = std::fs::read(path)?;
     type Step<'s> = (&'s str, Box<dyn Fn() -> onnx_light::Result<()> + 's>);
     let steps: Vec<Step<'_>> = vec![
-        ("load owned", Box::new(|| io::load(path).map(drop))),
+        (
+            "load owned",
+            Box::new(|| io::load_with(path, load).map(drop)),
+        ),
         (
             "load owned, 1 thread",
-            Box::new(|| io::load_with(path, &ParseOptions::default().num_threads(1)).map(drop)),
+            Box::new(|| io::load_with(path, &load.clone().num_threads(1)).map(drop)),
         ),
         (
             "load no-copy (mmap)",
-            Box::new(|| io::load_with(path, &ParseOptions::default().no_copy(true)).map(drop)),
+            Box::new(|| io::load_with(path, &load.clone().no_copy(true)).map(drop)),
         ),
         (
             "load structure only",
-            Box::new(|| {
-                io::load_with(path, &ParseOptions::default().structure_only(true)).map(drop)
-            }),
+            Box::new(|| io::load_with(path, &load.clone().structure_only(true)).map(drop)),
         ),
         (
             "decode in memory, borrow",

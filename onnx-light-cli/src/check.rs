@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
-use onnx_light::io::external::{file_sha1, resolve_tensor, Resolver};
+use onnx_light::io::external::{file_sha1, find_overlaps, resolve_tensor, Resolver};
 use onnx_light::io::{self, ParseOptions};
 use onnx_light::onnx::Model;
 use onnx_light::prelude::*;
@@ -44,26 +44,55 @@ impl Sink for CompareSink {
     }
 }
 
+/// The most overlapping pairs of external ranges reported one per line.
+const OVERLAPS_SHOWN: usize = 20;
+
+/// One problem per pair of external tensors whose ranges share bytes of a file (two
+/// tensors aliasing the same bytes: a file that loads, or saves, as many times its
+/// size), the first [`OVERLAPS_SHOWN`] of them, then how many more.
+fn report_overlaps(model: &Model, dir: &Path, problems: &mut Vec<String>) {
+    let Ok(resolver) = Resolver::new(dir) else {
+        return; // reported with the external references
+    };
+    let found = find_overlaps(model, &resolver, OVERLAPS_SHOWN);
+    for o in &found.pairs {
+        problems.push(format!(
+            "external data of tensors `{}` and `{}` overlap: bytes {}..{} of {}",
+            o.first,
+            o.second,
+            o.start,
+            o.end,
+            o.file.display()
+        ));
+    }
+    let more = found.total - found.pairs.len() as u64;
+    if more > 0 {
+        problems.push(format!(
+            "... and {more} more overlapping pairs of external tensors"
+        ));
+    }
+}
+
 pub struct Report {
     pub lines: Vec<String>,
     pub problems: Vec<String>,
 }
 
-pub fn run(path: &Path, checksums: bool) -> Report {
+pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
     let mut r = Report {
         lines: Vec::new(),
         problems: Vec::new(),
     };
     // Read, not mapped: a file truncated while `check` runs gives an error, not SIGBUS.
     // External data is resolved separately below.
-    let model: Model = match io::load_with(path, &ParseOptions::default().load_external_data(false))
-    {
-        Ok(m) => m,
-        Err(e) => {
-            r.problems.push(format!("cannot parse the model: {e}"));
-            return r;
-        }
-    };
+    let model: Model =
+        match io::load_with(path, &ParseOptions::clone(load).load_external_data(false)) {
+            Ok(m) => m,
+            Err(e) => {
+                r.problems.push(format!("cannot parse the model: {e}"));
+                return r;
+            }
+        };
     let nodes = model.graph.as_ref().map_or(0, |g| g.node.len());
     r.lines.push(format!(
         "parsed: {nodes} nodes, {} tensors",
@@ -101,6 +130,7 @@ pub fn run(path: &Path, checksums: bool) -> Report {
             .problems
             .push(format!("cannot open the model's directory: {e}")),
     }
+    report_overlaps(&model, dir, &mut r.problems);
     if external > 0 {
         r.lines.push(format!(
             "external data: {external} tensors in {} files checked (paths, bounds, lengths)",

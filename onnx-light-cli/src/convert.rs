@@ -23,6 +23,8 @@ pub struct Convert {
     pub sync: bool,
     pub threads: usize,
     pub force: bool,
+    /// `--max-memory` and `--allow-aliasing`.
+    pub load: ParseOptions,
 }
 
 fn has_external(model: &Model) -> bool {
@@ -219,7 +221,7 @@ pub fn run(
     }
     let probe = io::load_with(
         input,
-        &ParseOptions::default()
+        &ParseOptions::clone(&c.load)
             .structure_only(true)
             .load_external_data(false),
     )?;
@@ -250,7 +252,7 @@ pub fn run(
         progress.step(format!("reading the structure of {}", input.display()));
         let model = io::load_with(
             input,
-            &ParseOptions::default()
+            &ParseOptions::clone(&c.load)
                 .structure_only(true)
                 .num_threads(c.threads),
         )?;
@@ -263,7 +265,7 @@ pub fn run(
     }
     progress.step(format!("reading {}", input.display()));
     if c.inline || !input_has_external {
-        let model = io::load_with(input, &ParseOptions::default().num_threads(c.threads))?;
+        let model = io::load_with(input, &ParseOptions::clone(&c.load).num_threads(c.threads))?;
         progress.step(format!("writing {}", output.display()));
         io::save(&model, output, &save)?;
         return Ok(report(output, in_place, &old_data));
@@ -272,7 +274,7 @@ pub fn run(
     // to the output; large inline tensors are read back.
     let mut model = io::load_with(
         input,
-        &ParseOptions::default()
+        &ParseOptions::clone(&c.load)
             .structure_only(true)
             .num_threads(c.threads),
     )?;

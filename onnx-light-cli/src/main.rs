@@ -15,7 +15,8 @@ mod tour;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use onnx_light::io::ParseOptions;
 
 use progress::Progress;
 
@@ -37,6 +38,10 @@ enum Command {
     Tour {
         /// A model to use instead of the built-in sample (it is not modified).
         model: Option<PathBuf>,
+        #[command(flatten)]
+        memory: MemoryLimit,
+        #[command(flatten)]
+        aliasing: Aliasing,
     },
     /// Write the built-in sample model (a small transformer, ~340 MB of weights) to OUT.
     Sample {
@@ -54,6 +59,8 @@ enum Command {
         /// One JSON object (schema in the README).
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        memory: MemoryLimit,
     },
     /// Rewrite a model, moving weights into or out of external data files.
     Convert {
@@ -84,6 +91,10 @@ enum Command {
         /// Replace OUTPUT if it exists.
         #[arg(long)]
         force: bool,
+        #[command(flatten)]
+        memory: MemoryLimit,
+        #[command(flatten)]
+        aliasing: Aliasing,
     },
     /// Validate a model and everything it refers to; exit 1 with one line per problem.
     Check {
@@ -91,6 +102,8 @@ enum Command {
         /// Also verify external data checksums (SHA-1 of each file).
         #[arg(long)]
         checksums: bool,
+        #[command(flatten)]
+        memory: MemoryLimit,
     },
     /// Encrypt a model file (authenticated ONNXAE01 by default; ONNXCRY2 and ONNXCRY1
     /// for compatibility). Weights in external data files are encrypted too, inline:
@@ -136,7 +149,58 @@ enum Command {
         /// Runs per step (the median is reported).
         #[arg(long, default_value_t = 5)]
         runs: usize,
+        #[command(flatten)]
+        memory: MemoryLimit,
+        #[command(flatten)]
+        aliasing: Aliasing,
     },
+}
+
+/// `--max-memory`, on every command that loads a model.
+#[derive(Debug, Clone, Args)]
+struct MemoryLimit {
+    /// The most memory the decoded model may take (suffixes like 512M; `none`: no
+    /// limit). Default: 64 MiB + 16x the model file's size.
+    #[arg(long, value_name = "BYTES", value_parser = size::parse_limit)]
+    max_memory: Option<u64>,
+}
+
+/// `--allow-aliasing`, on commands that load external data.
+#[derive(Debug, Clone, Args)]
+struct Aliasing {
+    /// Load a model whose external tensors share bytes of their data files (refused by
+    /// default when they reference more bytes than the files hold).
+    #[arg(long)]
+    allow_aliasing: bool,
+}
+
+impl MemoryLimit {
+    fn options(&self) -> ParseOptions {
+        let options = ParseOptions::default();
+        match self.max_memory {
+            Some(bytes) => options.max_memory(bytes),
+            None => options,
+        }
+    }
+}
+
+/// The load options the flags ask for (everything else at its default).
+fn load_options(memory: &MemoryLimit, aliasing: &Aliasing) -> ParseOptions {
+    memory.options().allow_aliasing(aliasing.allow_aliasing)
+}
+
+/// What to try when a load is refused by a default limit the user can raise.
+fn hint(e: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
+    use onnx_light::ErrorKind;
+    match e.downcast_ref::<onnx_light::Error>()?.kind() {
+        ErrorKind::LimitExceeded { what, .. } if what.contains("max_memory") => Some(
+            "the model needs more memory than its size warrants; if you trust it, pass --max-memory BYTES (or none)",
+        ),
+        ErrorKind::InvalidExternalData { reason, .. } if reason.contains("allow_aliasing") => {
+            Some("if the model shares bytes between tensors on purpose, pass --allow-aliasing")
+        }
+        _ => None,
+    }
 }
 
 type Failure = Box<dyn std::error::Error>;
@@ -148,8 +212,16 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         }
     };
     match cli.command {
-        None => tour::run(None, cli.quiet)?,
-        Some(Command::Tour { model }) => tour::run(model.as_deref(), cli.quiet)?,
+        None => tour::run(None, &ParseOptions::default(), cli.quiet)?,
+        Some(Command::Tour {
+            model,
+            memory,
+            aliasing,
+        }) => tour::run(
+            model.as_deref(),
+            &load_options(&memory, &aliasing),
+            cli.quiet,
+        )?,
         Some(Command::Sample {
             output,
             layers,
@@ -176,7 +248,11 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             drop(progress);
             say(&format!("wrote {} ({} layers)", output.display(), layers));
         }
-        Some(Command::Info { model, json }) => info::run(&model, json)?,
+        Some(Command::Info {
+            model,
+            json,
+            memory,
+        }) => info::run(&model, json, &memory.options())?,
         Some(Command::Convert {
             input,
             output,
@@ -188,6 +264,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             no_sync,
             threads,
             force,
+            memory,
+            aliasing,
         }) => {
             let progress = Progress::new(cli.quiet);
             let c = convert::Convert {
@@ -199,13 +277,18 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 sync: !no_sync,
                 threads: usize::from(threads),
                 force,
+                load: load_options(&memory, &aliasing),
             };
             let done = convert::run(&input, &output, &c, &progress)?;
             drop(progress);
             say(&done);
         }
-        Some(Command::Check { model, checksums }) => {
-            let report = check::run(&model, checksums);
+        Some(Command::Check {
+            model,
+            checksums,
+            memory,
+        }) => {
+            let report = check::run(&model, checksums, &memory.options());
             for l in &report.lines {
                 say(l);
             }
@@ -252,9 +335,16 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             )?;
             say(&done);
         }
-        Some(Command::Bench { model, json, runs }) => {
+        Some(Command::Bench {
+            model,
+            json,
+            runs,
+            memory,
+            aliasing,
+        }) => {
             let progress = Progress::new(cli.quiet || json);
-            bench::run(&model, runs, json, &progress)?;
+            let load = load_options(&memory, &aliasing);
+            bench::run(&model, runs, json, &load, &progress)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -270,6 +360,9 @@ fn main() -> ExitCode {
             while let Some(s) = source {
                 eprintln!("  caused by: {s}");
                 source = s.source();
+            }
+            if let Some(h) = hint(e.as_ref()) {
+                eprintln!("hint: {h}");
             }
             ExitCode::FAILURE
         }

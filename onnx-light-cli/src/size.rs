@@ -38,9 +38,26 @@ pub fn parse(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
+/// Parses a limit: a size as [`parse`] reads it, or `none` / `unlimited` for no limit
+/// (`u64::MAX`, which the library reads as "no limit").
+pub fn parse_limit(text: &str) -> Result<u64, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "none" | "unlimited" => Ok(u64::MAX),
+        _ => parse(text),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use super::{parse, parse_limit};
+
+    #[test]
+    fn limits_accept_sizes_and_none() {
+        assert_eq!(parse_limit("512M").unwrap(), 512 << 20);
+        assert_eq!(parse_limit("none").unwrap(), u64::MAX);
+        assert_eq!(parse_limit("Unlimited").unwrap(), u64::MAX);
+        assert!(parse_limit("nothing").is_err());
+    }
 
     #[test]
     fn sizes_accept_binary_suffixes() {

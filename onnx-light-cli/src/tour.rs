@@ -56,8 +56,9 @@ impl Report {
     }
 }
 
-/// Runs the tour on `model` (a path, not modified) or on the built-in sample.
-pub fn run(model: Option<&Path>, quiet: bool) -> Result<(), Failure> {
+/// Runs the tour on `model` (a path, not modified) or on the built-in sample, loading
+/// with `load` (`--max-memory`, `--allow-aliasing`).
+pub fn run(model: Option<&Path>, load: &ParseOptions, quiet: bool) -> Result<(), Failure> {
     let dir = ScratchDir::new("tour")?;
     let mut r = Report {
         table: Table::new(&["step", "size", "time", "throughput", "check"]),
@@ -80,7 +81,7 @@ pub fn run(model: Option<&Path>, quiet: bool) -> Result<(), Failure> {
             // bytes cannot equal the model file's; its round trips are still checked.
             let probe = io::load_with(
                 path,
-                &ParseOptions::default()
+                &ParseOptions::clone(load)
                     .structure_only(true)
                     .load_external_data(false),
             )?;
@@ -88,7 +89,7 @@ pub fn run(model: Option<&Path>, quiet: bool) -> Result<(), Failure> {
             drop(probe);
             let m = r.step(
                 &format!("load {}", path.display()),
-                || io::load(path),
+                || io::load_with(path, load),
                 |_| None,
             )?;
             (m, self_contained.then_some(bytes))
@@ -127,25 +128,25 @@ pub fn run(model: Option<&Path>, quiet: bool) -> Result<(), Failure> {
     )?;
 
     let same = |m: &Model| Some(*m == original);
-    r.step("load owned", || io::load(&file), same)?;
+    r.step("load owned", || io::load_with(&file, load), same)?;
     r.step(
         "load owned, 1 thread",
-        || io::load_with(&file, &ParseOptions::default().num_threads(1)),
+        || io::load_with(&file, &load.clone().num_threads(1)),
         same,
     )?;
     r.step(
         "load owned, 4096-aligned",
-        || io::load_with(&file, &ParseOptions::default().alignment(4096)),
+        || io::load_with(&file, &load.clone().alignment(4096)),
         same,
     )?;
     r.step(
         "load no-copy (mmap)",
-        || io::load_with(&file, &ParseOptions::default().no_copy(true)),
+        || io::load_with(&file, &load.clone().no_copy(true)),
         same,
     )?;
     let mut lazy = r.step(
         "load structure only",
-        || io::load_with(&file, &ParseOptions::default().structure_only(true)),
+        || io::load_with(&file, &load.clone().structure_only(true)),
         |m| Some(m.tensors().iter().any(|t| t.lazy_data.is_some())),
     )?;
     r.step(
@@ -160,7 +161,7 @@ pub fn run(model: Option<&Path>, quiet: bool) -> Result<(), Failure> {
     )?;
     r.step(
         "decode bytes, copy mode",
-        || io::load_from_bytes(&written, &ParseOptions::default()),
+        || io::load_from_bytes(&written, &load.clone()),
         same,
     )?;
 

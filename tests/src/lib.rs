@@ -1,6 +1,7 @@
 //! Shared pieces of the integration tests: the custom protobuf schema used for
 //! known-answer and property tests, and the Python environment the interop tests run in.
 
+pub mod bombs;
 pub mod fuzz_checks;
 pub mod kat;
 pub mod python;

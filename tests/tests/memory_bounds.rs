@@ -38,7 +38,10 @@
 //!   factor from the types' sizes.
 //!
 //! The factor is bounded but not small: see the report of this suite. The defence for
-//! untrusted input is `ParseOptions::max_model_size`, which bounds N.
+//! untrusted input is the loads' default budget (`ParseOptions::max_memory` unset: 64
+//! MiB + 16 N, [`io::default_max_memory`]), asserted at the end of this file to stop
+//! such inputs before they allocate, and to leave a real 200 000-node model alone; the
+//! decodes measured above pass `u64::MAX` to measure the unbounded factor.
 
 // The counting allocator must implement `GlobalAlloc`, an unsafe trait; it only
 // forwards to `System`. This test file is the one place in the tests that needs it.
@@ -154,8 +157,10 @@ fn peaks_with(
     let (copy, c) = peak_of(|| Model::decode_owned_with(bytes, &options).map(drop));
     let owner: ByteOwner = Arc::new(bytes.to_vec());
     let (shared, s) = peak_of(|| Model::decode_shared(owner, &options).map(drop));
-    let mut parse = ParseOptions::default().num_threads(1);
-    parse.max_memory = max_memory;
+    // `None` measures the decode without a limit, as `DecodeOptions` has by default.
+    let parse = ParseOptions::default()
+        .num_threads(1)
+        .max_memory(max_memory.unwrap_or(u64::MAX));
     let (slice, l) = peak_of(|| io::load_from_slice(bytes, &parse).map(drop));
     let kinds = [borrow, copy, shared, slice].map(|r| r.err().map(|e| e.kind().clone()));
     // Copy and shared mode count the strings they copy; borrow mode does not copy them,
@@ -505,4 +510,110 @@ fn max_memory_leaves_real_models_alone() {
         "{e}"
     );
     assert!(e.offset().is_some(), "{e}");
+}
+
+/// The outcome and peak of each loading entry point, on one thread with default options.
+fn default_load_peaks(bytes: &[u8]) -> [(&'static str, usize, Option<ErrorKind>); 3] {
+    let parse = ParseOptions::default().num_threads(1);
+    let (slice, s) = peak_of(|| io::load_from_slice(bytes, &parse).map(drop));
+    let (copy, c) = peak_of(|| io::load_from_bytes(bytes, &parse).map(drop));
+    let owner: ByteOwner = Arc::new(bytes.to_vec());
+    let (owned, o) = peak_of(|| io::load_from_owner(owner, &parse).map(drop));
+    let kind = |r: onnx_light::Result<()>| r.err().map(|e| e.kind().clone());
+    [
+        ("load_from_slice", s, kind(slice)),
+        ("load_from_bytes", c, kind(copy)),
+        ("load_from_owner", o, kind(owned)),
+    ]
+}
+
+#[test]
+fn the_default_budget_refuses_memory_bombs_before_allocating_their_lists() {
+    use onnx_light_tests::bombs::{self, MIB};
+    let cases = [
+        (
+            "10 MiB of empty functions",
+            bombs::empty_functions(10 * MIB),
+        ),
+        (
+            "10 MiB of empty sparse initializers",
+            bombs::empty_sparse_initializers(10 * MIB),
+        ),
+        (
+            "40 MiB of empty sparse initializers",
+            bombs::empty_sparse_initializers(40 * MIB),
+        ),
+    ];
+    for (what, bytes) in cases {
+        let budget = io::default_max_memory(bytes.len() as u64);
+        for (entry, peak, kind) in default_load_peaks(&bytes) {
+            println!("{what}: {entry}: refused at {peak} bytes");
+            assert!(
+                matches!(kind, Some(ErrorKind::LimitExceeded { what, limit, .. })
+                    if what.contains("max_memory") && limit == budget),
+                "{what}: {entry}: {kind:?}"
+            );
+            // The list is charged before it is allocated: what was allocated is the
+            // input's copy (load_from_bytes of a model it takes for weights) at most.
+            assert!(
+                peak <= bytes.len() + MIB,
+                "{what}: {entry}: {peak} bytes at peak"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_default_budget_bounds_what_it_accepts() {
+    use onnx_light_tests::bombs::{self, MIB};
+    // 5M empty opset imports of 40 bytes: 200 MB, within 64 MiB + 16 x 10 MiB.
+    let bytes = bombs::empty_opset_imports(10 * MIB);
+    let budget = io::default_max_memory(bytes.len() as u64) as usize;
+    for (entry, peak, kind) in default_load_peaks(&bytes) {
+        println!("opset imports: {entry}: {peak} bytes at peak, budget {budget}");
+        assert_eq!(kind, None, "{entry}");
+        // The budget plus the input's copy and the allocator's overhead per block.
+        assert!(peak <= budget + bytes.len() + budget / 4, "{entry}: {peak}");
+    }
+}
+
+#[test]
+fn a_real_200k_node_model_loads_with_half_the_default_budget() {
+    let model = onnx_light_tests::bombs::structure_heavy(10_000);
+    assert_eq!(model.graph.as_ref().unwrap().node.len(), 200_000);
+    let bytes = model.encode_to_vec().unwrap();
+    let n = bytes.len() as u64;
+    // Measured: about 7 N (every node, value_info and string in memory) against the
+    // default of 64 MiB + 16 N.
+    let half = io::default_max_memory(n) / 2;
+    let parse = ParseOptions::default().max_memory(half);
+    assert_eq!(io::load_from_slice(&bytes, &parse).unwrap(), model);
+    assert_eq!(io::load_from_bytes(&bytes, &parse).unwrap(), model);
+    let dir = onnx_light_tests::scratch::Scratch::new("real-200k");
+    let path = dir.path("model.onnx");
+    std::fs::write(&path, &bytes).unwrap();
+    assert_eq!(io::load(&path).unwrap(), model);
+    assert_eq!(io::load_with(&path, &parse).unwrap(), model);
+    // And the limit is real: a budget of half the input, far under its needs, refuses it.
+    let e = io::load_with(&path, &ParseOptions::default().max_memory(n / 2)).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::LimitExceeded { what, .. } if what.contains("max_memory")),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_explicit_max_memory_wins_and_u64_max_means_no_limit() {
+    use onnx_light_tests::bombs;
+    // 100k empty sparse initializers: 80 MB, past the default for a 200 kB input.
+    let bytes = bombs::empty_sparse_initializers(200_000);
+    let load = |options: ParseOptions| io::load_from_slice(&bytes, &options.num_threads(1));
+    assert!(load(ParseOptions::default()).is_err());
+    let e = load(ParseOptions::default().max_memory(1 << 20)).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::LimitExceeded { limit: 1048576, .. }),
+        "{e}"
+    );
+    let m = load(ParseOptions::default().max_memory(u64::MAX)).unwrap();
+    assert_eq!(m.graph.as_ref().unwrap().sparse_initializer.len(), 100_000);
 }

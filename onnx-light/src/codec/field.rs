@@ -105,7 +105,16 @@ pub fn merge_repeated<'a, 'b, K: Codec<'a>, C: DecodeContext<'b, 'a>>(
         // with others still grows geometrically.
         let additional = r.count_run(key).max(list.len());
         ctx.charge(bytes_of::<K::Value>(additional), r.offset())?;
-        list.reserve_exact(additional);
+        // Without a budget the run's size is the only bound: a refusal is an error,
+        // not an abort.
+        list.try_reserve_exact(additional).map_err(|_| {
+            crate::error::Error::at(
+                crate::error::ErrorKind::ValueOutOfRange {
+                    what: "a list larger than the memory available",
+                },
+                r.offset(),
+            )
+        })?;
     }
     // Decoded in place: large message values are not moved after decoding.
     list.push(K::Value::default());

@@ -12,7 +12,7 @@ use super::buffer::PayloadBuffer;
 use super::consolidate::consolidate_tensors_to_buffer;
 use super::external::{load_external, DataFile, ExternalLoad, ExternalMode};
 use super::mmap::map_file;
-use super::options::{with_threads, TensorBufferOptions};
+use super::options::{default_max_memory, with_threads, TensorBufferOptions};
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::{ByteOwner, Bytes, LazyPayload, PayloadSource};
 use crate::message::{Decode, DecodeOptions, DecodeOwned, IntoOwned};
@@ -49,12 +49,33 @@ pub struct ParseOptions {
     /// Refuse models with a tensor whose data is larger than this many bytes (external
     /// data is checked against its recorded range before anything is read or mapped).
     pub max_tensor_size: Option<u64>,
-    /// The most bytes the decoded structure may take in memory (default `None`: no
-    /// limit): see [`DecodeOptions::max_memory`]. Owned loads also copy strings and
-    /// payloads, at most the input's size more. For untrusted files, set this (a
-    /// multiple such as 32x of the file size is generous for real models) together with
-    /// `max_model_size`.
+    /// The most bytes the decoded model may take in memory, on top of the input itself
+    /// (see [`DecodeOptions::max_memory`] for what is counted: lists, boxes, and every
+    /// string and payload the load copies; payloads that stay borrowed, shared or mapped
+    /// are not counted, nor is external data, which [`allow_aliasing`](Self::allow_aliasing)
+    /// bounds). Past it, the load stops with `LimitExceeded` ("decoded size
+    /// (max_memory)") at the offset that asked for more.
+    ///
+    /// * `None` (the default): a budget proportional to the input,
+    ///   [`default_max_memory`](crate::io::default_max_memory)`(input size)` = 64 MiB +
+    ///   16 x the input's size in bytes. Real models need well under that; a small file
+    ///   of millions of empty messages (each a few bytes on the wire and up to 800 in
+    ///   memory) is refused before it allocates more.
+    /// * `Some(bytes)`: that many bytes, whatever the input's size.
+    /// * `Some(u64::MAX)`: no limit (trusted input only).
     pub max_memory: Option<u64>,
+    /// Accept external-data ranges that alias each other (default false).
+    ///
+    /// By default, the external bytes the model's tensors reference in all may not
+    /// exceed the total size of the distinct data files they are in: a model whose
+    /// tensors point many times at the same range of a file (a handful of bytes on disk
+    /// that load, or save, as many times their size) is refused with
+    /// `InvalidExternalData` naming two overlapping tensors and the file. No known
+    /// exporter writes overlapping ranges (each tensor gets its own), so set this only
+    /// for a model known to share bytes between tensors on purpose.
+    /// [`io::external::find_overlaps`](crate::io::external::find_overlaps) lists the
+    /// overlaps.
+    pub allow_aliasing: bool,
     /// Load the data of tensors stored in external files (default true). Copied,
     /// mapped or left lazy following `no_copy` / `structure_only`.
     pub load_external_data: bool,
@@ -82,6 +103,7 @@ impl Default for ParseOptions {
             max_model_size: None,
             max_tensor_size: None,
             max_memory: None,
+            allow_aliasing: false,
             load_external_data: true,
             external_data_dir: None,
             external_data_location: None,
@@ -127,9 +149,14 @@ impl ParseOptions {
         self.max_model_size = Some(bytes);
         self
     }
-    /// Sets `max_memory`.
+    /// Sets `max_memory` to `bytes` (`u64::MAX`: no limit).
     pub fn max_memory(mut self, bytes: u64) -> Self {
         self.max_memory = Some(bytes);
+        self
+    }
+    /// Sets `allow_aliasing`.
+    pub fn allow_aliasing(mut self, yes: bool) -> Self {
+        self.allow_aliasing = yes;
         self
     }
 
@@ -179,6 +206,7 @@ impl ParseOptions {
             keep_metadata: self.keep_external_metadata || self.structure_only,
             alignment: self.buffer.alignment,
             max_tensor_size: self.max_tensor_size,
+            allow_aliasing: self.allow_aliasing,
         }
     }
 
@@ -221,11 +249,21 @@ impl ParseOptions {
         Ok(())
     }
 
-    fn decode_options(&self) -> DecodeOptions {
+    /// The memory budget for decoding an input of `input_len` bytes: `max_memory`, or
+    /// the default proportional to the input; `None` for no limit.
+    pub(crate) fn memory_limit(&self, input_len: u64) -> Option<u64> {
+        match self.max_memory {
+            None => Some(default_max_memory(input_len)),
+            Some(u64::MAX) => None,
+            Some(bytes) => Some(bytes),
+        }
+    }
+
+    fn decode_options(&self, input_len: u64) -> DecodeOptions {
         DecodeOptions {
             recursion_limit: self.recursion_limit,
             shared_threshold: self.buffer.raw_data_threshold.max(1),
-            max_memory: self.max_memory,
+            max_memory: self.memory_limit(input_len),
             parallel: self.num_threads != 1,
         }
     }
@@ -322,7 +360,7 @@ pub fn load_with(path: impl AsRef<Path>, options: &ParseOptions) -> Result<Model
 }
 
 fn load_file(file: &File, path: &Path, len: u64, options: &ParseOptions) -> Result<Model> {
-    let decode = options.decode_options();
+    let decode = options.decode_options(len);
     if options.no_copy {
         let map = map_file(file, path)?;
         return Model::decode_shared(map, &decode);
@@ -426,8 +464,8 @@ pub fn materialize_lazy_data(model: &mut ModelProto<'_>) -> Result<()> {
 pub fn load_from_slice<'a>(bytes: &'a [u8], options: &ParseOptions) -> Result<ModelProto<'a>> {
     validate_in_memory(options)?;
     options.check_model_size(bytes.len() as u64)?;
-    let mut model =
-        options.decoding(|| ModelProto::decode_with(bytes, &options.decode_options()))?;
+    let mut model = options
+        .decoding(|| ModelProto::decode_with(bytes, &options.decode_options(bytes.len() as u64)))?;
     options.load_external_into(&mut model, None)?;
     options.check_tensors(&model)?;
     Ok(model)
@@ -461,8 +499,9 @@ pub fn load_from_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Model> {
         // Mostly structure: decode straight from `bytes` in copy mode. Strings and
         // payloads are copied once each while decoding; the structure bytes themselves
         // are never copied, so peak memory is the decoded model alone.
-        let mut model =
-            options.decoding(|| Model::decode_owned_with(bytes, &options.decode_options()))?;
+        let mut model = options.decoding(|| {
+            Model::decode_owned_with(bytes, &options.decode_options(bytes.len() as u64))
+        })?;
         options.load_external_into(&mut model, None)?;
         options.check_tensors(&model)?;
         return Ok(model);
@@ -472,8 +511,8 @@ pub fn load_from_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Model> {
         copy_parallel(buffer.as_mut_slice(), bytes)
     })?;
     let owner = buffer.freeze()?;
-    let mut model =
-        options.decoding(|| Model::decode_shared(owner.clone(), &options.decode_options()))?;
+    let decode = options.decode_options(bytes.len() as u64);
+    let mut model = options.decoding(|| Model::decode_shared(owner.clone(), &decode))?;
     drop(owner);
     options.load_external_into(&mut model, None)?;
     options.check_tensors(&model)?;
@@ -527,8 +566,10 @@ pub fn load_from_owner(owner: ByteOwner, options: &ParseOptions) -> Result<Model
         return Err(structure_only_needs_a_file());
     }
     options.buffer.validate()?;
-    options.check_model_size(owner.bytes().len() as u64)?;
-    let mut model = options.decoding(|| Model::decode_shared(owner, &options.decode_options()))?;
+    let len = owner.bytes().len() as u64;
+    options.check_model_size(len)?;
+    let decode = options.decode_options(len);
+    let mut model = options.decoding(|| Model::decode_shared(owner, &decode))?;
     if options.buffer.alignment > 1 {
         with_threads(options.num_threads, || {
             consolidate_tensors_to_buffer(&mut model, &options.buffer)

@@ -47,6 +47,31 @@ impl Default for TensorBufferOptions {
     }
 }
 
+/// The part of [`default_max_memory`] that every input gets, whatever its size: room
+/// for the fixed costs of a small model.
+pub const DEFAULT_MEMORY_FLOOR: u64 = 64 << 20;
+
+/// The part of [`default_max_memory`] per byte of input. Real models decode to well
+/// under this (a graph of 200 000 named nodes with attributes and `value_info` to about
+/// 7 bytes per input byte, a graph of nothing but `Constant` nodes to about 11); inputs
+/// made of millions of empty messages, each 2 or 3 bytes on the wire and tens to
+/// hundreds in memory, go past it.
+pub const DEFAULT_MEMORY_PER_INPUT_BYTE: u64 = 16;
+
+/// The memory budget a load gives an input of `input_len` bytes when
+/// [`ParseOptions::max_memory`](crate::io::ParseOptions::max_memory) is not set:
+/// [`DEFAULT_MEMORY_FLOOR`] plus [`DEFAULT_MEMORY_PER_INPUT_BYTE`] times `input_len`
+/// (saturating).
+///
+/// # Examples
+/// ```
+/// use onnx_light::io::default_max_memory;
+/// assert_eq!(default_max_memory(10 << 20), (64 << 20) + 16 * (10 << 20));
+/// ```
+pub fn default_max_memory(input_len: u64) -> u64 {
+    DEFAULT_MEMORY_FLOOR.saturating_add(DEFAULT_MEMORY_PER_INPUT_BYTE.saturating_mul(input_len))
+}
+
 pub(crate) fn validate_alignment(alignment: usize) -> Result<()> {
     if !alignment.is_power_of_two() {
         return Err(Error::invalid_option(

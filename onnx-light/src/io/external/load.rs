@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::overlap::{check_aliasing, ExternalRange};
 use super::reference::{invalid, ExternalDataRef};
 use super::resolve::{DataFile, Resolver};
 use crate::error::{Error, ErrorKind, Result};
@@ -36,6 +37,9 @@ pub(crate) struct ExternalLoad<'o> {
     /// `ParseOptions::max_tensor_size`: checked against each reference before anything
     /// is read or mapped.
     pub max_tensor_size: Option<u64>,
+    /// `ParseOptions::allow_aliasing`: without it, the referenced bytes may not exceed
+    /// the data files' sizes.
+    pub allow_aliasing: bool,
 }
 
 impl PayloadSource for DataFile {
@@ -226,11 +230,13 @@ pub(crate) fn load_external(
 ) -> Result<()> {
     // Plan: every external tensor, in traversal order.
     let mut plan: Vec<Result<(Job, Option<String>)>> = Vec::new();
+    let mut names = Vec::new();
     let mut resolver = None;
     model.visit_tensors(|_, t| {
         if !is_external(t) {
             return;
         }
+        names.push(t.name().to_string());
         let r = match &resolver {
             Some(r) => Ok(r),
             None => Resolver::new(base_dir).map(|r| &*resolver.insert(r)),
@@ -241,6 +247,19 @@ pub(crate) fn load_external(
         return Ok(());
     }
     let plan: Vec<(Job, Option<String>)> = plan.into_iter().collect::<Result<_>>()?;
+    if !load.allow_aliasing {
+        let ranges: Vec<ExternalRange> = plan
+            .iter()
+            .zip(names)
+            .map(|((job, _), tensor)| ExternalRange {
+                tensor,
+                file: job.file.clone(),
+                offset: job.offset,
+                len: job.len,
+            })
+            .collect();
+        check_aliasing(&ranges)?;
+    }
 
     if load.verify_checksums {
         let mut digests: std::collections::HashMap<*const DataFile, String> = Default::default();

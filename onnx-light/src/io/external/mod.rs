@@ -37,12 +37,14 @@
 //! a space.
 
 mod load;
+mod overlap;
 mod reference;
 mod resolve;
 mod save;
 
 pub use load::{file_sha1, resolve_tensor, ResolvedExternal};
 pub(crate) use load::{is_external, load_external, ExternalLoad, ExternalMode};
+pub use overlap::{find_overlaps, overlapping_ranges, ExternalRange, Overlap, Overlaps};
 pub use reference::ExternalDataRef;
 pub use resolve::{validate_location, DataFile, Resolver};
 pub use save::{convert_model_to_external_data, ExternalDataOptions};
