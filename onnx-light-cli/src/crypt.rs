@@ -143,7 +143,8 @@ pub fn decrypt(
             &ParseOptions::default(),
         )?;
         progress.step(format!("writing {}", output.display()));
-        let mut save = SerializeOptions::default();
+        // Decrypted output stays private (0600), like the temporary files it is written to.
+        let mut save = SerializeOptions::default().owner_only(true);
         if let Some(name) = external_data {
             save = save.external_data(ExternalDataOptions::new(name));
         }

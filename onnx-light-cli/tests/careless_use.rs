@@ -409,3 +409,38 @@ fn encrypt_and_decrypt_under_a_file_size_limit_fail_cleanly() {
         .failure()
         .stderr(predicate::str::contains("FIFO"));
 }
+
+/// Decrypted output is readable by its owner only, also when written as a model with
+/// external data.
+#[test]
+fn decrypted_output_is_private_in_every_form() {
+    let dir = Scratch::new("careless-decrypt-mode");
+    save_external(&dir.path("m.onnx"), "w.bin");
+    std::fs::write(dir.path("pass"), "pw").unwrap();
+    cli()
+        .args(["encrypt", "--passphrase-file"])
+        .arg(dir.path("pass"))
+        .arg(dir.path("m.onnx"))
+        .arg(dir.path("m.enc"))
+        .assert()
+        .success();
+    cli()
+        .args(["decrypt", "--passphrase-file"])
+        .arg(dir.path("pass"))
+        .arg(dir.path("m.enc"))
+        .arg(dir.path("plain.onnx"))
+        .assert()
+        .success();
+    cli()
+        .args(["decrypt", "--external-data", "d.bin", "--passphrase-file"])
+        .arg(dir.path("pass"))
+        .arg(dir.path("m.enc"))
+        .arg(dir.path("split.onnx"))
+        .assert()
+        .success();
+    for name in ["plain.onnx", "split.onnx", "d.bin"] {
+        let mode = std::fs::metadata(dir.path(name)).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{name}: {mode:o}");
+    }
+    assert_eq!(io::load(dir.path("split.onnx")).unwrap(), model());
+}

@@ -131,7 +131,7 @@ pub fn save_encrypted(
 ) -> Result<()> {
     let path = path.as_ref();
     refuse_external_references(model)?;
-    write_atomically(path, &NoHook, true, |file| {
+    write_atomically(path, &NoHook, true, false, |file| {
         let mut out = crate::io::atomic::SizeLimited::new(file);
         let mut writer = EncryptingWriter::new(&mut out, passphrase, options)?;
         save_to_writer(model, &mut writer, &serialize_options(options))?;

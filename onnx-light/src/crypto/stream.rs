@@ -75,7 +75,7 @@ pub fn encrypt_file(
         let model = load_with(src, &parse)?;
         return save_encrypted(&model, dst, passphrase, options);
     }
-    write_atomically(dst, &NoHook, true, |file| {
+    write_atomically(dst, &NoHook, true, false, |file| {
         let mut out = SizeLimited::new(file);
         let mut writer =
             EncryptingWriter::new(&mut out, passphrase, options).map_err(|e| e.in_file(dst))?;
@@ -124,8 +124,8 @@ pub fn decrypt_file(
     let source = FileSource::new(&input, src)?;
     let workers = Workers::new(options.num_threads)?;
     let opened = Opened::open(&source, passphrase, options).map_err(|e| e.in_file(src))?;
-    // The temporary file is private (0600) until it is renamed into place.
-    write_atomically(dst, &NoHook, true, |file| {
+    // Decrypted output stays private (0600), as its temporary file is.
+    write_atomically(dst, &NoHook, true, true, |file| {
         opened
             .decrypt_to(&source, &mut SizeLimited::new(file), &workers)
             .map_err(|e| with_path(e, src, dst))

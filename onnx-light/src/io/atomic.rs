@@ -220,6 +220,8 @@ pub(crate) struct AtomicTarget {
     name: OsString,
     /// Set once the temporary file has been renamed into place.
     committed: bool,
+    /// Keep the file readable by its owner only (0600) after the rename too.
+    owner_only: bool,
 }
 
 impl Drop for AtomicTarget {
@@ -269,12 +271,20 @@ impl AtomicTarget {
                         temp,
                         name: name.to_os_string(),
                         committed: false,
+                        owner_only: false,
                     })
                 }
                 Err(rustix::io::Errno::EXIST) => continue,
                 Err(e) => return Err(Error::io(e.into(), Some(&dir.join(&temp)))),
             }
         }
+    }
+
+    /// Keeps the file private (0600) after the rename, whatever it replaces: for
+    /// decrypted output.
+    pub(crate) fn owner_only(mut self, yes: bool) -> Self {
+        self.owner_only = yes;
+        self
     }
 
     /// The path this target replaces, for messages.
@@ -325,9 +335,13 @@ impl AtomicTarget {
         self.commit_as(hook, sync, true)
     }
 
-    /// The permissions the new file gets: the replaced regular file's (read without
-    /// following a link, without the set-ID and sticky bits), else `0666` less the umask.
+    /// The permissions the new file gets: 0600 when owner-only, else the replaced
+    /// regular file's (read without following a link, without the set-ID and sticky
+    /// bits), else `0666` less the umask.
     fn final_mode(&self) -> Mode {
+        if self.owner_only {
+            return Mode::from_raw_mode(0o600);
+        }
         let old = statat(&self.dir.fd, &self.name, AtFlags::SYMLINK_NOFOLLOW)
             .ok()
             .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);

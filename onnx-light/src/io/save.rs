@@ -52,6 +52,10 @@ pub struct SerializeOptions {
     /// loss shortly after the save: the new files may then not have reached the disk.
     /// Use it for outputs you can regenerate (conversions, caches, tests).
     pub sync: bool,
+    /// Leave the saved files readable and writable by their owner only (mode 0600), as
+    /// their temporaries are, instead of the usual permissions (default false): for
+    /// decrypted models.
+    pub owner_only: bool,
 }
 
 impl Default for SerializeOptions {
@@ -61,6 +65,7 @@ impl Default for SerializeOptions {
             num_threads: 0,
             external_data: None,
             sync: true,
+            owner_only: false,
         }
     }
 }
@@ -96,6 +101,12 @@ impl SerializeOptions {
         self.buffer.alignment = bytes;
         self
     }
+    /// Sets `owner_only` (files left at mode 0600).
+    pub fn owner_only(mut self, yes: bool) -> Self {
+        self.owner_only = yes;
+        self
+    }
+
     /// Sets `sync` (`false`: atomic but not flushed to stable storage).
     pub fn sync(mut self, yes: bool) -> Self {
         self.sync = yes;
@@ -412,7 +423,7 @@ pub fn save_with_hook(
         return super::external::save_external(model, path, options, hook, plan);
     }
     // No plan: no external data to write and no weights left on disk.
-    write_atomically(path, hook, options.sync, |file| {
+    write_atomically(path, hook, options.sync, options.owner_only, |file| {
         write_model_file(model, file, path, options, hook).map_err(|e| e.in_file(path))
     })
 }
@@ -424,9 +435,10 @@ pub(crate) fn write_atomically(
     path: &Path,
     hook: &dyn SaveHook,
     sync: bool,
+    owner_only: bool,
     write: impl FnOnce(&File) -> Result<()>,
 ) -> Result<()> {
-    let target = AtomicTarget::new(path, hook)?;
+    let target = AtomicTarget::new(path, hook)?.owner_only(owner_only);
     let result = write(&target.file).and_then(|()| {
         target
             .flush(hook, sync)

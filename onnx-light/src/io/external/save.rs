@@ -445,7 +445,8 @@ pub(crate) fn save_external(
     let mut targets: Vec<AtomicTarget> = Vec::new();
     let written = (|| -> Result<()> {
         for (name, (_, size)) in final_names.iter().zip(&plan.files) {
-            let target = AtomicTarget::in_dir(&dir, name.as_ref(), hook)?;
+            let target =
+                AtomicTarget::in_dir(&dir, name.as_ref(), hook)?.owner_only(options.owner_only);
             target.reserve(*size)?;
             targets.push(target);
         }
@@ -480,7 +481,7 @@ pub(crate) fn save_external(
 
     // Then the model file, also under a temporary name.
     let model_target = match AtomicTarget::in_dir(&dir, &model_name, hook) {
-        Ok(t) => t,
+        Ok(t) => t.owner_only(options.owner_only),
         Err(e) => {
             targets.into_iter().for_each(AtomicTarget::abandon);
             return Err(e);
