@@ -109,6 +109,7 @@ pub mod field;
 pub mod io;
 mod message;
 pub mod onnx;
+mod pool;
 pub mod tensor;
 pub mod wire;
 

@@ -211,13 +211,13 @@ pub fn load_encrypted_from_bytes(
 
 fn check_parse_options(parse: &ParseOptions) -> Result<()> {
     parse.validate()?;
-    if parse.no_copy {
+    if parse.mode == crate::io::LoadMode::NoCopy {
         return Err(Error::invalid_option(
             "no_copy",
             "an encrypted file cannot be mapped: its payloads must be decrypted into memory",
         ));
     }
-    if parse.structure_only {
+    if parse.mode == crate::io::LoadMode::StructureOnly {
         return Err(Error::invalid_option(
             "structure_only",
             "an encrypted file's payloads cannot be read from disk later; load the whole model",

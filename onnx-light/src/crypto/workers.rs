@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::io::pool_of;
+use crate::pool::pool_of;
 
 /// Runs work on exactly the requested number of threads: the current rayon pool when
 /// it already has that many, else the library's kept pool of that size (so that one

@@ -12,12 +12,29 @@ use super::buffer::PayloadBuffer;
 use super::consolidate::consolidate_tensors_to_buffer;
 use super::external::{load_external, DataFile, ExternalLoad, ExternalMode};
 use super::mmap::map_file;
-use super::options::{default_max_memory, with_threads, TensorBufferOptions};
+use super::options::{default_max_memory, TensorBufferOptions};
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::{ByteOwner, Bytes, LazyPayload, PayloadSource};
 use crate::message::{Decode, DecodeOptions, DecodeOwned, IntoOwned};
 use crate::onnx::{Model, ModelProto};
+use crate::pool::{validate_threads, with_threads};
 use crate::wire::DEFAULT_RECURSION_LIMIT;
+
+/// Where a load puts the model's large payloads (weights).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum LoadMode {
+    /// Read into memory the model owns (one buffer the tensors share): the model
+    /// outlives the file and is unaffected by later changes to it (the default).
+    #[default]
+    Owned,
+    /// Map the file: large payloads become shared slices of the map and nothing is
+    /// copied. See the hazards in the [module docs](crate::io#memory-mapped-models).
+    NoCopy,
+    /// Decode the structure only: large payloads stay on disk and each such tensor keeps
+    /// a [`LazyPayload`] in `lazy_data` that fetches the bytes on demand. Needs a file.
+    StructureOnly,
+}
 
 /// How to load a model. Start from `ParseOptions::default()` and change what you need:
 ///
@@ -31,17 +48,12 @@ pub struct ParseOptions {
     /// Which payloads count as large (default 1024 bytes) and how loads that copy them
     /// align them (default 1: no requirement, so a file load needs one copy only).
     pub buffer: TensorBufferOptions,
-    /// Map the file instead of reading it: large payloads become shared slices of the map
-    /// and nothing is copied (default false). See the hazards in the crate docs.
-    pub no_copy: bool,
+    /// Where large payloads go: owned (default), mapped, or left on disk.
+    pub mode: LoadMode,
     /// Worker threads for payload copies, file reads and decoding long lists (a graph's
     /// nodes, initializers, value_info: see [`DecodeOptions::parallel`]); 0 means all
     /// cores (default 0), 1 decodes on the calling thread only.
     pub num_threads: usize,
-    /// Load the structure only: large payloads are not read; each such tensor keeps a
-    /// [`LazyPayload`] in `lazy_data` that fetches the bytes on demand (default false).
-    /// Needs a file source.
-    pub structure_only: bool,
     /// Nesting limit for messages (default 100).
     pub recursion_limit: u32,
     /// Refuse inputs larger than this many bytes.
@@ -96,9 +108,8 @@ impl Default for ParseOptions {
     fn default() -> Self {
         ParseOptions {
             buffer: TensorBufferOptions::LOAD,
-            no_copy: false,
+            mode: LoadMode::Owned,
             num_threads: 0,
-            structure_only: false,
             recursion_limit: DEFAULT_RECURSION_LIMIT,
             max_model_size: None,
             max_tensor_size: None,
@@ -124,9 +135,19 @@ impl ParseOptions {
         self.buffer.alignment = bytes;
         self
     }
-    /// Sets `no_copy`.
+    /// Sets `mode`.
+    pub fn mode(mut self, mode: LoadMode) -> Self {
+        self.mode = mode;
+        self
+    }
+    /// `true` sets `mode` to [`LoadMode::NoCopy`]; `false` turns a no-copy load back
+    /// into an owned one (and leaves other modes alone).
     pub fn no_copy(mut self, yes: bool) -> Self {
-        self.no_copy = yes;
+        self.mode = match (yes, self.mode) {
+            (true, _) => LoadMode::NoCopy,
+            (false, LoadMode::NoCopy) => LoadMode::Owned,
+            (false, other) => other,
+        };
         self
     }
     /// Sets `num_threads` (0 = all cores).
@@ -134,9 +155,14 @@ impl ParseOptions {
         self.num_threads = n;
         self
     }
-    /// Sets `structure_only`.
+    /// `true` sets `mode` to [`LoadMode::StructureOnly`]; `false` turns a
+    /// structure-only load back into an owned one (and leaves other modes alone).
     pub fn structure_only(mut self, yes: bool) -> Self {
-        self.structure_only = yes;
+        self.mode = match (yes, self.mode) {
+            (true, _) => LoadMode::StructureOnly,
+            (false, LoadMode::StructureOnly) => LoadMode::Owned,
+            (false, other) => other,
+        };
         self
     }
     /// Sets `recursion_limit`.
@@ -194,16 +220,14 @@ impl ParseOptions {
 
     fn external_load(&self) -> ExternalLoad<'_> {
         ExternalLoad {
-            mode: if self.no_copy {
-                ExternalMode::NoCopy
-            } else if self.structure_only {
-                ExternalMode::Lazy
-            } else {
-                ExternalMode::Copy
+            mode: match self.mode {
+                LoadMode::Owned => ExternalMode::Copy,
+                LoadMode::NoCopy => ExternalMode::NoCopy,
+                LoadMode::StructureOnly => ExternalMode::Lazy,
             },
             location_override: self.external_data_location.as_deref(),
             verify_checksums: self.verify_checksums,
-            keep_metadata: self.keep_external_metadata || self.structure_only,
+            keep_metadata: self.keep_external_metadata || self.mode == LoadMode::StructureOnly,
             alignment: self.buffer.alignment,
             max_tensor_size: self.max_tensor_size,
             allow_aliasing: self.allow_aliasing,
@@ -233,17 +257,11 @@ impl ParseOptions {
     /// `InvalidOption` naming the option and why.
     pub fn validate(&self) -> Result<()> {
         self.buffer.validate()?;
-        super::options::validate_threads(self.num_threads)?;
-        if self.no_copy && self.buffer.alignment > 1 {
+        validate_threads(self.num_threads)?;
+        if self.mode == LoadMode::NoCopy && self.buffer.alignment > 1 {
             return Err(Error::invalid_option(
                 "alignment",
                 "no_copy keeps payloads where the file has them, so it cannot align them; use a copying load",
-            ));
-        }
-        if self.no_copy && self.structure_only {
-            return Err(Error::invalid_option(
-                "structure_only",
-                "choose no_copy (weights mapped) or structure_only (weights left on disk), not both",
             ));
         }
         Ok(())
@@ -361,11 +379,11 @@ pub fn load_with(path: impl AsRef<Path>, options: &ParseOptions) -> Result<Model
 
 fn load_file(file: &File, path: &Path, len: u64, options: &ParseOptions) -> Result<Model> {
     let decode = options.decode_options(len);
-    if options.no_copy {
+    if options.mode == LoadMode::NoCopy {
         let map = map_file(file, path)?;
         return Model::decode_shared(map, &decode);
     }
-    if options.structure_only {
+    if options.mode == LoadMode::StructureOnly {
         let map = map_file(file, path)?;
         let owner: ByteOwner = map;
         let mut model = Model::decode_shared(owner.clone(), &decode)?;
@@ -416,7 +434,7 @@ fn leave_payloads_on_disk(model: &mut Model, map: &ByteOwner, source: &Arc<dyn P
 /// Loads the external data of a model decoded without it (e.g. with
 /// `load_external_data(false)`, or from bytes), resolving locations against `base_dir`;
 /// the counterpart of onnx's `load_external_data_for_model`. The data is copied, mapped
-/// or left lazy following `options.no_copy` / `options.structure_only`.
+/// or left lazy following `options.mode`.
 ///
 /// # Errors
 /// `InvalidExternalData` (refused location, range, length), I/O errors naming the
@@ -562,7 +580,7 @@ fn copy_parallel(dst: &mut [u8], src: &[u8]) {
 /// # Errors
 /// Decoding errors; `InvalidOption` for `structure_only`.
 pub fn load_from_owner(owner: ByteOwner, options: &ParseOptions) -> Result<Model> {
-    if options.structure_only {
+    if options.mode == LoadMode::StructureOnly {
         return Err(structure_only_needs_a_file());
     }
     options.buffer.validate()?;
@@ -611,10 +629,10 @@ fn structure_only_needs_a_file() -> Error {
 
 fn validate_in_memory(options: &ParseOptions) -> Result<()> {
     options.buffer.validate()?;
-    if options.structure_only {
+    if options.mode == LoadMode::StructureOnly {
         return Err(structure_only_needs_a_file());
     }
-    if options.no_copy {
+    if options.mode == LoadMode::NoCopy {
         return Err(Error::invalid_option(
             "no_copy",
             "applies to files; in memory, use load_from_slice (borrow) or load_from_owner (shared)",
@@ -628,6 +646,24 @@ mod tests {
     use super::*;
     use crate::message::Message;
     use crate::onnx::{DataType, GraphProto, NodeProto, TensorProto};
+
+    /// The load mode is one value: the boolean builders switch it, never combine two.
+    #[test]
+    fn load_modes_are_exclusive_and_the_boolean_builders_switch_them() {
+        let o = ParseOptions::default();
+        assert_eq!(o.mode, LoadMode::Owned);
+        assert_eq!(o.clone().no_copy(true).mode, LoadMode::NoCopy);
+        assert_eq!(
+            o.clone().no_copy(true).structure_only(true).mode,
+            LoadMode::StructureOnly
+        );
+        assert_eq!(o.clone().no_copy(true).no_copy(false).mode, LoadMode::Owned);
+        assert_eq!(
+            o.clone().structure_only(true).no_copy(false).mode,
+            LoadMode::StructureOnly
+        );
+        assert_eq!(o.mode(LoadMode::NoCopy).mode, LoadMode::NoCopy);
+    }
 
     fn model(nodes: usize, payloads: &[usize]) -> Model {
         let mut g = GraphProto::named("g");

@@ -81,16 +81,15 @@ pub(crate) mod open;
 mod options;
 mod save;
 
+pub use crate::pool::MAX_THREADS;
 pub use buffer::PayloadBuffer;
 pub use consolidate::{consolidate_tensors_to_buffer, ConsolidatedBuffer};
 pub use load::{
     load, load_external_data_for_model, load_from_bytes, load_from_owner, load_from_reader,
-    load_from_slice, load_with, materialize_lazy_data, ParseOptions,
+    load_from_slice, load_with, materialize_lazy_data, LoadMode, ParseOptions,
 };
-pub(crate) use options::pool_of;
 pub use options::{
     default_max_memory, TensorBufferOptions, DEFAULT_MEMORY_FLOOR, DEFAULT_MEMORY_PER_INPUT_BYTE,
-    MAX_THREADS,
 };
 pub use save::{
     save, save_to_vec, save_to_writer, save_with_hook, SaveHook, SaveStep, SerializeOptions,

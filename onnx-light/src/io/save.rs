@@ -15,11 +15,12 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::atomic::{check_file_size_limit, AtomicTarget};
-use super::options::{thread_count, with_threads, TensorBufferOptions};
+use super::options::TensorBufferOptions;
 use crate::codec::SizeCache;
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::Message;
 use crate::onnx::{ModelProto, TensorProto};
+use crate::pool::{thread_count, validate_threads, with_threads};
 use crate::wire::{IoSink, Sink};
 
 /// How to save a model. Start from `SerializeOptions::default()`:
@@ -77,7 +78,7 @@ impl SerializeOptions {
     /// `InvalidOption` naming the offending option.
     pub fn validate(&self) -> Result<()> {
         self.buffer.validate()?;
-        super::options::validate_threads(self.num_threads)
+        validate_threads(self.num_threads)
     }
 
     /// Sets `num_threads` (0 = all cores).

@@ -25,10 +25,11 @@ use crate::field::Bytes;
 use crate::io::atomic::{AtomicTarget, Displaced, TargetDir};
 use crate::io::buffer::align_up;
 use crate::io::open::FileId;
-use crate::io::options::{validate_alignment, with_threads};
+use crate::io::options::validate_alignment;
 use crate::io::save::{write_model_file, SaveHook, SaveStep, SerializeOptions};
 use crate::message::Reborrow;
 use crate::onnx::{DataLocation, ModelProto, StringStringEntryProto, TensorProto, TensorSite};
+use crate::pool::with_threads;
 
 /// How to write tensors to external data files.
 ///
