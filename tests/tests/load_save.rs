@@ -436,7 +436,7 @@ fn invalid_options_are_errors_not_silent_fixes() {
         ParseOptions::default().alignment(3),
         ParseOptions::default().alignment(0),
         ParseOptions::default().no_copy(true).alignment(64),
-        ParseOptions::default().no_copy(true).structure_only(true),
+        ParseOptions::default().num_threads(io::MAX_THREADS + 1),
     ];
     for options in cases {
         let err = io::load_with(&path, &options).unwrap_err();

@@ -20,7 +20,6 @@ use rustix::fs::{
 };
 
 use super::open::FileId;
-use super::save::{SaveHook, SaveStep};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The directory a save writes into, opened once.
@@ -407,5 +406,68 @@ impl AtomicTarget {
     /// the reader).
     pub(crate) fn abandon(self) {
         drop(self);
+    }
+}
+
+/// One step of a file save, as seen by a [`SaveHook`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SaveStep {
+    /// Creating the temporary file.
+    Create,
+    /// Writing `len` bytes at `offset` of the temporary file.
+    Write {
+        /// Where.
+        offset: u64,
+        /// How many bytes.
+        len: u64,
+    },
+    /// Flushing the temporary file to stable storage.
+    Sync,
+    /// Renaming the temporary file over the target.
+    Rename,
+}
+
+/// Observes (and may fail) each step of a file save: the fault-injection point used by
+/// the crash-safety tests. Returning an error makes the save fail at that step.
+pub trait SaveHook: Sync {
+    /// Called before `step` happens.
+    ///
+    /// # Errors
+    /// The error to fail the step with.
+    fn before(&self, step: SaveStep) -> std::io::Result<()>;
+}
+
+/// The hook of saves without fault injection.
+pub(crate) struct NoHook;
+
+impl SaveHook for NoHook {
+    fn before(&self, _: SaveStep) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs `write` against a new temporary file next to `path`, flushes it to stable
+/// storage when `sync`, and renames it over `path`; on any error removes it, leaving
+/// `path` as it was.
+pub(crate) fn write_atomically(
+    path: &Path,
+    hook: &dyn SaveHook,
+    sync: bool,
+    owner_only: bool,
+    write: impl FnOnce(&File) -> Result<()>,
+) -> Result<()> {
+    let target = AtomicTarget::new(path, hook)?.owner_only(owner_only);
+    let result = write(&target.file).and_then(|()| {
+        target
+            .flush(hook, sync)
+            .map_err(|e| Error::io(e, Some(path)))
+    });
+    match result {
+        Ok(()) => target.commit(hook, sync),
+        Err(e) => {
+            target.abandon();
+            Err(e)
+        }
     }
 }

@@ -76,12 +76,16 @@ mod buffer;
 mod consolidate;
 pub mod external;
 mod load;
+mod location;
 mod mmap;
 pub(crate) mod open;
 mod options;
 mod save;
+mod write;
 
 pub use crate::pool::MAX_THREADS;
+pub(crate) use atomic::{write_atomically, NoHook};
+pub use atomic::{SaveHook, SaveStep};
 pub use buffer::PayloadBuffer;
 pub use consolidate::{consolidate_tensors_to_buffer, ConsolidatedBuffer};
 pub use load::{
@@ -89,9 +93,7 @@ pub use load::{
     load_from_slice, load_with, materialize_lazy_data, LoadMode, ParseOptions,
 };
 pub use options::{
-    default_max_memory, TensorBufferOptions, DEFAULT_MEMORY_FLOOR, DEFAULT_MEMORY_PER_INPUT_BYTE,
+    default_max_memory, SerializeOptions, TensorBufferOptions, DEFAULT_MEMORY_FLOOR,
+    DEFAULT_MEMORY_PER_INPUT_BYTE,
 };
-pub use save::{
-    save, save_to_vec, save_to_writer, save_with_hook, SaveHook, SaveStep, SerializeOptions,
-};
-pub(crate) use save::{write_atomically, NoHook};
+pub use save::{save, save_to_vec, save_to_writer, save_with_hook};

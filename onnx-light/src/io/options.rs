@@ -1,7 +1,9 @@
-//! Options for loading and saving, with documented defaults. Invalid values are errors
+//! Options for saving (and the buffer options loads share), with documented defaults. Invalid values are errors
 //! (see [`TensorBufferOptions::validate`]), never silently corrected.
 
 use crate::error::{Error, Result};
+use crate::io::location::bare_file_name;
+use crate::pool::validate_threads;
 
 /// How large tensor payloads are held in memory: which ones count as large, and how
 /// their buffers are aligned.
@@ -84,4 +86,185 @@ pub(crate) fn validate_alignment(alignment: usize) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// How to save a model. Start from `SerializeOptions::default()`:
+///
+/// ```
+/// # use onnx_light::io::SerializeOptions;
+/// let options = SerializeOptions::default().num_threads(1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SerializeOptions {
+    /// Payloads of at least `raw_data_threshold` bytes (default 64) are written in
+    /// parallel. `alignment` (default 1) aligns the offsets of external data: each
+    /// tensor's offset is a multiple of the larger of it and
+    /// `ExternalDataOptions::alignment`. (A single-file save cannot align payloads: the
+    /// encoding fixes where they are.)
+    pub buffer: TensorBufferOptions,
+    /// Worker threads; 0 means all cores (default 0). Any value gives the same bytes.
+    pub num_threads: usize,
+    /// Write large tensors to external data files next to the model (path saves only).
+    pub external_data: Option<ExternalDataOptions>,
+    /// Flush every written file, and the directory after the renames, to stable storage
+    /// before the save returns (default true).
+    ///
+    /// `false` skips the `fsync`s, which cost about as much as writing the bytes on
+    /// some machines. The save stays atomic for every other program and for a crash of
+    /// this one: the model at the path is replaced by a rename only after all of the new
+    /// files are completely written, so readers see the old model or the new one, never
+    /// a mix. What is given up is durability across an operating-system crash or power
+    /// loss shortly after the save: the new files may then not have reached the disk.
+    /// Use it for outputs you can regenerate (conversions, caches, tests).
+    pub sync: bool,
+    /// Leave the saved files readable and writable by their owner only (mode 0600), as
+    /// their temporaries are, instead of the usual permissions (default false): for
+    /// decrypted models.
+    pub owner_only: bool,
+}
+
+impl Default for SerializeOptions {
+    fn default() -> Self {
+        SerializeOptions {
+            buffer: TensorBufferOptions::SAVE,
+            num_threads: 0,
+            external_data: None,
+            sync: true,
+            owner_only: false,
+        }
+    }
+}
+
+impl SerializeOptions {
+    /// Checks the options.
+    ///
+    /// # Errors
+    /// `InvalidOption` naming the offending option.
+    pub fn validate(&self) -> Result<()> {
+        self.buffer.validate()?;
+        validate_threads(self.num_threads)
+    }
+
+    /// Sets `num_threads` (0 = all cores).
+    pub fn num_threads(mut self, n: usize) -> Self {
+        self.num_threads = n;
+        self
+    }
+    /// Sets `buffer.raw_data_threshold`.
+    pub fn raw_data_threshold(mut self, bytes: usize) -> Self {
+        self.buffer.raw_data_threshold = bytes;
+        self
+    }
+    /// Sets `external_data`.
+    pub fn external_data(mut self, external: ExternalDataOptions) -> Self {
+        self.external_data = Some(external);
+        self
+    }
+    /// Sets `buffer.alignment`: external data offsets become multiples of it (or of
+    /// `ExternalDataOptions::alignment`, whichever is larger).
+    pub fn alignment(mut self, bytes: usize) -> Self {
+        self.buffer.alignment = bytes;
+        self
+    }
+    /// Sets `owner_only` (files left at mode 0600).
+    pub fn owner_only(mut self, yes: bool) -> Self {
+        self.owner_only = yes;
+        self
+    }
+
+    /// Sets `sync` (`false`: atomic but not flushed to stable storage).
+    pub fn sync(mut self, yes: bool) -> Self {
+        self.sync = yes;
+        self
+    }
+}
+
+/// How to write tensors to external data files.
+///
+/// ```
+/// # use onnx_light::io::external::ExternalDataOptions;
+/// let options = ExternalDataOptions::new("weights.bin")
+///     .alignment(4096)
+///     .max_file_size(2 << 30);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExternalDataOptions {
+    /// The data file's name, next to the model (an absolute or nested path is reduced to
+    /// its file name: locations are stored as bare relative names). With
+    /// `one_file_per_tensor`, unused.
+    pub location: String,
+    /// Tensors with at least this many bytes of `raw_data` go external (default 1024,
+    /// as in onnx).
+    pub size_threshold: usize,
+    /// Each tensor's offset is a multiple of this power of two (default 4096, so that
+    /// a mapped file gives page-aligned tensors).
+    pub alignment: usize,
+    /// Start a new file (`name.1`, `name.2`, ...) rather than grow one past this size; a
+    /// tensor larger than the limit gets a file of its own.
+    pub max_file_size: Option<u64>,
+    /// One file per tensor, named after the tensor (sanitised, made unique).
+    pub one_file_per_tensor: bool,
+    /// Also move attribute tensors (`Constant` values and the like); default false.
+    pub convert_attributes: bool,
+}
+
+impl ExternalDataOptions {
+    /// All large tensors to one file `location`, 4096-aligned.
+    pub fn new(location: impl Into<String>) -> Self {
+        ExternalDataOptions {
+            location: location.into(),
+            size_threshold: 1024,
+            alignment: 4096,
+            max_file_size: None,
+            one_file_per_tensor: false,
+            convert_attributes: false,
+        }
+    }
+    /// Sets `size_threshold`.
+    pub fn size_threshold(mut self, bytes: usize) -> Self {
+        self.size_threshold = bytes;
+        self
+    }
+    /// Sets `alignment`.
+    pub fn alignment(mut self, bytes: usize) -> Self {
+        self.alignment = bytes;
+        self
+    }
+    /// Sets `max_file_size`.
+    pub fn max_file_size(mut self, bytes: u64) -> Self {
+        self.max_file_size = Some(bytes);
+        self
+    }
+    /// Sets `one_file_per_tensor`.
+    pub fn one_file_per_tensor(mut self, yes: bool) -> Self {
+        self.one_file_per_tensor = yes;
+        self
+    }
+    /// Sets `convert_attributes`.
+    pub fn convert_attributes(mut self, yes: bool) -> Self {
+        self.convert_attributes = yes;
+        self
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        validate_alignment(self.alignment)?;
+        if self.max_file_size == Some(0) {
+            return Err(Error::invalid_option(
+                "max_file_size",
+                "must be at least 1 byte",
+            ));
+        }
+        if !self.one_file_per_tensor {
+            bare_file_name("external_data.location", &self.location)?;
+        }
+        Ok(())
+    }
+}
+
+impl Default for ExternalDataOptions {
+    fn default() -> Self {
+        ExternalDataOptions::new("")
+    }
 }

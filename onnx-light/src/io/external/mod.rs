@@ -37,15 +37,18 @@
 //! a space.
 
 mod load;
+mod names;
 mod overlap;
 mod reference;
 mod resolve;
 mod save;
 
+pub use crate::io::location::validate_location;
+pub use crate::io::options::ExternalDataOptions;
 pub use load::{file_sha1, resolve_tensor, ResolvedExternal};
 pub(crate) use load::{is_external, load_external, ExternalLoad, ExternalMode};
 pub use overlap::{find_overlaps, overlapping_ranges, ExternalRange, Overlap, Overlaps};
 pub use reference::ExternalDataRef;
-pub use resolve::{validate_location, DataFile, Resolver};
-pub use save::{convert_model_to_external_data, ExternalDataOptions};
+pub use resolve::{DataFile, Resolver};
+pub use save::convert_model_to_external_data;
 pub(crate) use save::{plan, save_external};

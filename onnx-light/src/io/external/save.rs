@@ -18,121 +18,19 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::load::is_external;
+use super::names::names_in_use;
 use super::reference::ExternalDataRef;
-use super::resolve::validate_location;
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::Bytes;
-use crate::io::atomic::{AtomicTarget, Displaced, TargetDir};
+use crate::io::atomic::{AtomicTarget, Displaced, SaveHook, SaveStep, TargetDir};
 use crate::io::buffer::align_up;
+use crate::io::location::bare_file_name;
 use crate::io::open::FileId;
-use crate::io::options::validate_alignment;
-use crate::io::save::{write_model_file, SaveHook, SaveStep, SerializeOptions};
+use crate::io::options::{ExternalDataOptions, SerializeOptions};
+use crate::io::write::write_model_file;
 use crate::message::Reborrow;
 use crate::onnx::{DataLocation, ModelProto, StringStringEntryProto, TensorProto, TensorSite};
 use crate::pool::with_threads;
-
-/// How to write tensors to external data files.
-///
-/// ```
-/// # use onnx_light::io::external::ExternalDataOptions;
-/// let options = ExternalDataOptions::new("weights.bin")
-///     .alignment(4096)
-///     .max_file_size(2 << 30);
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ExternalDataOptions {
-    /// The data file's name, next to the model (an absolute or nested path is reduced to
-    /// its file name: locations are stored as bare relative names). With
-    /// `one_file_per_tensor`, unused.
-    pub location: String,
-    /// Tensors with at least this many bytes of `raw_data` go external (default 1024,
-    /// as in onnx).
-    pub size_threshold: usize,
-    /// Each tensor's offset is a multiple of this power of two (default 4096, so that
-    /// a mapped file gives page-aligned tensors).
-    pub alignment: usize,
-    /// Start a new file (`name.1`, `name.2`, ...) rather than grow one past this size; a
-    /// tensor larger than the limit gets a file of its own.
-    pub max_file_size: Option<u64>,
-    /// One file per tensor, named after the tensor (sanitised, made unique).
-    pub one_file_per_tensor: bool,
-    /// Also move attribute tensors (`Constant` values and the like); default false.
-    pub convert_attributes: bool,
-}
-
-impl ExternalDataOptions {
-    /// All large tensors to one file `location`, 4096-aligned.
-    pub fn new(location: impl Into<String>) -> Self {
-        ExternalDataOptions {
-            location: location.into(),
-            size_threshold: 1024,
-            alignment: 4096,
-            max_file_size: None,
-            one_file_per_tensor: false,
-            convert_attributes: false,
-        }
-    }
-    /// Sets `size_threshold`.
-    pub fn size_threshold(mut self, bytes: usize) -> Self {
-        self.size_threshold = bytes;
-        self
-    }
-    /// Sets `alignment`.
-    pub fn alignment(mut self, bytes: usize) -> Self {
-        self.alignment = bytes;
-        self
-    }
-    /// Sets `max_file_size`.
-    pub fn max_file_size(mut self, bytes: u64) -> Self {
-        self.max_file_size = Some(bytes);
-        self
-    }
-    /// Sets `one_file_per_tensor`.
-    pub fn one_file_per_tensor(mut self, yes: bool) -> Self {
-        self.one_file_per_tensor = yes;
-        self
-    }
-    /// Sets `convert_attributes`.
-    pub fn convert_attributes(mut self, yes: bool) -> Self {
-        self.convert_attributes = yes;
-        self
-    }
-
-    fn validate(&self) -> Result<()> {
-        validate_alignment(self.alignment)?;
-        if self.max_file_size == Some(0) {
-            return Err(Error::invalid_option(
-                "max_file_size",
-                "must be at least 1 byte",
-            ));
-        }
-        if !self.one_file_per_tensor {
-            bare_name("external_data.location", &self.location)?;
-        }
-        Ok(())
-    }
-}
-
-impl Default for ExternalDataOptions {
-    fn default() -> Self {
-        ExternalDataOptions::new("")
-    }
-}
-
-/// The file name of a location (locations are stored as bare names next to the model).
-fn bare_name(what: &'static str, location: &str) -> Result<String> {
-    let name = Path::new(location)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .map(str::to_string)
-        .filter(|n| !n.is_empty());
-    let name =
-        name.ok_or_else(|| Error::invalid_option(what, format!("{location:?} names no file")))?;
-    // The same checks every location passes on load.
-    validate_location("", &name).map_err(|e| Error::invalid_option(what, e.to_string()))?;
-    Ok(name)
-}
 
 /// A file name for a tensor: letters, digits, `.`, `-`, `_` kept, anything else `_`.
 fn sanitize(name: &str) -> String {
@@ -227,9 +125,9 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
         }
         any = true;
         let requested = if ext.is_none() {
-            match ExternalDataRef::from_tensor(t)
-                .and_then(|r| bare_name("location", &r.location).map_err(|e| e.in_tensor(t.name())))
-            {
+            match ExternalDataRef::from_tensor(t).and_then(|r| {
+                bare_file_name("location", &r.location).map_err(|e| e.in_tensor(t.name()))
+            }) {
                 Ok(n) => n,
                 Err(e) => {
                     failure = Some(e);
@@ -246,7 +144,7 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
             }
             candidate
         } else {
-            match bare_name("external_data.location", &config.location) {
+            match bare_file_name("external_data.location", &config.location) {
                 Ok(n) => n,
                 Err(e) => {
                     failure = Some(e);
@@ -293,25 +191,6 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
     // the ones that stay inline. (So `None` also means that every tensor's data is in
     // memory.)
     Ok((any || any_lazy).then_some(Plan { placements, files }))
-}
-
-/// The external-data file names the model currently at `path` uses (empty when there is
-/// none or it cannot be read: then it cannot be broken by overwriting either).
-fn names_in_use(path: &Path) -> HashSet<String> {
-    let mut names = HashSet::new();
-    let options = crate::io::ParseOptions::default()
-        .structure_only(true)
-        .load_external_data(false);
-    if let Ok(old) = crate::io::load_with(path, &options) {
-        old.visit_tensors(|_, t| {
-            if let Ok(r) = ExternalDataRef::from_tensor(t) {
-                if let Some(n) = Path::new(&r.location).file_name() {
-                    names.insert(n.to_string_lossy().into_owned());
-                }
-            }
-        });
-    }
-    names
 }
 
 /// Saves `model` to `path` with the planned external data.
@@ -562,7 +441,7 @@ pub fn convert_model_to_external_data(
     let location = if options.one_file_per_tensor {
         None
     } else {
-        Some(bare_name("external_data.location", &options.location)?)
+        Some(bare_file_name("external_data.location", &options.location)?)
     };
     model.visit_tensors_mut(|site, t| {
         // The same rule as a save with options: sparse tensors stay inline (onnx never
