@@ -95,6 +95,7 @@
 //! thread only).
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // Derive-generated code names `::onnx_light`; this makes that path work inside the
 // crate too, for the message types it declares itself.
@@ -147,3 +148,8 @@ pub mod __private {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The example of this crate's own README (the crates.io page), compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadmeDoctests;
