@@ -86,8 +86,9 @@
 //! [`codec::field::PARALLEL_MIN_RUN_VALUES`] (1024; any number when the mode copies
 //! payloads) is split into one slice per thread of the current rayon pool, each slice decoded on its own thread straight into its
 //! place in the list. The ONNX types declare a graph's nodes, initializers, sparse
-//! initializers, inputs, outputs and value_info, and a function's nodes, `parallel`: a
-//! graph of 200 000 nodes decodes about 1.3x faster on 2 cores. The result is the same
+//! initializers, inputs, outputs and value_info, and a function's nodes, `parallel`, so
+//! that large graphs decode on every core (`docs/design/decode-performance.md` says why
+//! the thresholds are where they are). The result is the same
 //! as on one thread, and so is the error for malformed input (the first failing value
 //! in input order, with its offset, field path and index) and the outcome against a
 //! [`DecodeOptions::max_memory`] budget. [`DecodeOptions::parallel`] (default true)
@@ -95,6 +96,7 @@
 //! thread only).
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // Derive-generated code names `::onnx_light`; this makes that path work inside the
 // crate too, for the message types it declares itself.
@@ -148,3 +150,8 @@ pub mod __private {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The example of this crate's own README (the crates.io page), compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadmeDoctests;

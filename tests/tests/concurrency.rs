@@ -1,4 +1,4 @@
-//! Concurrency (issue 9, item 6): many threads loading, reading and dropping the same
+//! Concurrency: many threads loading, reading and dropping the same
 //! model at once — one shared no-copy map, one `Arc<Model>`, one file loaded by every
 //! thread in every mode — see identical results, and the library's types are `Send` and
 //! `Sync` where they should be (checked at compile time).

@@ -1,4 +1,4 @@
-//! Crash-safe saves under real crashes (issue 9, item 4). `load_save.rs` and
+//! Crash-safe saves under real crashes. `load_save.rs` and
 //! `external_data.rs` inject an I/O error at every step of a save (`io::save_with_hook`)
 //! and check the clean failure path. This file covers what a hook cannot: the process
 //! dying (SIGKILL) at an arbitrary point, so that no cleanup code runs at all.

@@ -2,7 +2,7 @@
 //! independently in Python, tampering of every kind, wrong passphrases, streaming
 //! files, external data, and round trips.
 //!
-//! Speed: PBKDF2 costs ~12 ms per 1 000 iterations in a debug build, so tests that
+//! Speed: PBKDF2 dominates every decryption in a debug build, so tests that
 //! decrypt thousands of times (bit flips, truncations, ONNXCRY1 wrong passphrases)
 //! replace it by `fast_kdf` through the test-only hook; everything else around the
 //! KDF is the real code path. The real PBKDF2 is covered by the known-answer vectors

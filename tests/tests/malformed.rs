@@ -1,4 +1,4 @@
-//! Malformed inputs (issue 9, item 3), generated from a real model built here
+//! Malformed inputs, generated from a real model built here
 //! (`hardening::real_model`: every top-level field, nodes with every attribute kind and a
 //! subgraph, raw / packed / string tensors, a sparse initializer, a function, training
 //! info). Each case is decoded in every mode — borrow, copy, shared, and every `io`

@@ -1,4 +1,4 @@
-//! Memory bounds (issue 9, item 2): the bytes allocated while decoding an N-byte input,
+//! Memory bounds: the bytes allocated while decoding an N-byte input,
 //! measured with a counting global allocator (this file's own, so that it counts only
 //! this test binary).
 //!

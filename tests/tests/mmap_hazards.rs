@@ -1,4 +1,4 @@
-//! Memory-mapping hazards (issue 9, item 5), each shown in a child process: the test
+//! Memory-mapping hazards, each shown in a child process: the test
 //! binary re-runs itself with `--exact <test>` and an environment variable that selects
 //! the child's part, so that a crash ends the child, never the test run.
 //!

@@ -1,4 +1,4 @@
-//! Resource limits (issue 9, item 2): nesting depth, stack use, length prefixes, and
+//! Resource limits: nesting depth, stack use, length prefixes, and
 //! the optional caps on tensor and model size.
 //!
 //! Nesting: a message, a group, or a mix of both nested more than

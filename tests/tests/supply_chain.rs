@@ -1,4 +1,4 @@
-//! Unsafe code and dependencies (issue 9, item 7), checked by the normal test command
+//! Unsafe code and dependencies, checked by the normal test command
 //! without extra tools (no cargo-deny, no advisory database: neither can be installed or
 //! fetched here).
 //!

@@ -1,5 +1,5 @@
 //! `ONNXAE01`, the authenticated format: its header, its keys and its chunks (layout in
-//! the module docs of [`crypto`](super)).
+//! `docs/design/encryption-formats.md`).
 //!
 //! Owns the cryptographic construction (encrypt-then-MAC per chunk, each tag bound to the
 //! header, the chunk's index and whether it is the last); knows nothing of files,

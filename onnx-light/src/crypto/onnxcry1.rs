@@ -1,5 +1,5 @@
-//! `ONNXCRY1`, onnx_light's format, byte for byte (layout in the module docs of
-//! [`crypto`](super)). It has no MAC: decryption cannot tell a modified file from the
+//! `ONNXCRY1`, onnx_light's format, byte for byte (layout in
+//! `docs/design/encryption-formats.md`). It has no MAC: decryption cannot tell a modified file from the
 //! original, and a wrong passphrase shows only as bad padding (or, about once in 256
 //! tries, as bytes that fail to decode). It is read and written for interoperability.
 //!

@@ -1,5 +1,5 @@
-//! `ONNXCRY2`, onnx_light's ChaCha20-Poly1305 format, byte for byte (layout in the
-//! module docs of [`crypto`](super)). One AEAD message over the whole plaintext, its tag
+//! `ONNXCRY2`, onnx_light's ChaCha20-Poly1305 format, byte for byte (layout in
+//! `docs/design/encryption-formats.md`). One AEAD message over the whole plaintext, its tag
 //! stored before the ciphertext: it is sealed and opened whole, in memory, on one thread.
 
 use chacha20poly1305::{AeadInOut, ChaCha20Poly1305, KeyInit};

@@ -45,7 +45,7 @@ fn refers_to_external_data(path: &Path) -> bool {
 /// inline: the weights are encrypted too, and decrypting gives one self-contained
 /// model. Any other input, a model without external data or bytes that are not a
 /// model, is encrypted byte for byte, streaming: memory stays at a few windows (a
-/// window is four chunks per thread, at least eight; see the [module docs](super)),
+/// window is four chunks per thread, at least eight; `docs/design/encryption-formats.md`),
 /// whatever the file's size.
 ///
 /// # Errors

@@ -27,8 +27,8 @@ use crate::wire::{IoSink, Sink};
 
 /// One walk over the model's tensors before an in-memory encode (`save_to_vec`,
 /// `save_to_writer`): refuses what such an encode cannot write, and collects the large
-/// payloads when they are to be copied in parallel. One walk, not one per question: on a
-/// model of 200 000 nodes each walk reads every attribute (about 6 ms).
+/// payloads when they are to be copied in parallel. One walk, not one per question, since
+/// each walk reads every attribute (`docs/design/save-performance.md`).
 ///
 /// Refused: external data options (the files need a model path), tensors marked
 /// external that hold their data in memory (the data would be written inline and the
@@ -110,9 +110,7 @@ impl<'m> Payloads<'m> {
     /// Whether copying these payloads in parallel pays off in an encoding of `total`
     /// bytes: only when they are at least half of it. Below that the bookkeeping (a
     /// lookup per large write, a zeroed output buffer, one job per payload) costs more
-    /// than a second thread saves: on the 200 000-node benchmark model (13% of its bytes
-    /// in 2 500 small payloads) the deferring encode took 35 ms with 2 threads against
-    /// 31 ms sequentially.
+    /// than a second thread saves (`docs/design/save-performance.md`).
     fn worth_deferring(&self, total: u64) -> bool {
         let bytes: u64 = self.by_key.keys().map(|k| k.1 as u64).sum();
         !self.by_key.is_empty() && bytes >= total / 2

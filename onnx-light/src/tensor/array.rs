@@ -38,6 +38,7 @@ fn to_array<'t, T: Clone>(values: Cow<'t, [T]>, dims: &[i64]) -> Result<CowArray
     })
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "ndarray")))]
 impl<'a> TensorProto<'a> {
     /// The values as an n-dimensional array (row-major, shape `dims`): a view when
     /// [`values`](Self::values) borrows (`CowArray::is_view`), an owned array when it
@@ -82,6 +83,7 @@ impl<'a> TensorProto<'a> {
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "ndarray")))]
 impl TensorData<'_> {
     /// The values as an n-dimensional array: a view when [`values`](Self::values)
     /// borrows, an owned array otherwise.

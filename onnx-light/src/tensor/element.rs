@@ -23,8 +23,8 @@ use crate::onnx::{DataType, TensorProto};
 
 /// A Rust type that holds the values of one ONNX data type.
 ///
-/// See the [table in the module docs](crate::tensor#element-types) for the mapping. The
-/// trait is sealed: the set of ONNX types is fixed by the standard.
+/// [`DataType::rust_type`] gives the mapping (the full table is in
+/// `docs/design/typed-tensors.md`). The trait is sealed: the set of ONNX types is fixed by the standard.
 pub trait TensorElement:
     Copy + PartialEq + fmt::Debug + Send + Sync + 'static + sealed::Codec
 {
