@@ -1,6 +1,10 @@
-//! The derive input read into a model: each field's shape (optional, repeated, map, ...)
-//! and value type (scalar, string, bytes, enum, message), keeping the original syn nodes
-//! for spans. Problems found while reading go to the `Ctxt`.
+//! The derive input read into a syntax model: a message's fields with their shape
+//! (optional, repeated, map, ...) and value type (scalar, string, bytes, enum, message), a
+//! oneof's variants, an enum's values; the original syn nodes are kept for spans. Only
+//! what cannot be read is reported here (to the `Ctxt`); whether it makes sense is
+//! `check`'s question. Knows nothing of code generation.
+
+use std::collections::BTreeMap;
 
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
@@ -169,6 +173,59 @@ pub struct Container<'a> {
     pub proto_name: String,
 }
 
+/// One variant of a `#[derive(ProtoOneof)]` enum: a field of the oneof.
+pub struct Variant<'a> {
+    pub ident: &'a Ident,
+    pub attrs: FieldAttrs,
+    /// The type the variant holds, `Box` included.
+    pub ty: &'a Type,
+    /// The value type; `None` when it could not be read (already reported).
+    pub value: Option<Value>,
+    /// The value is a `Box<M>`.
+    pub boxed: bool,
+    /// True when the type mentions the enum's lifetime.
+    pub borrows: bool,
+    /// The protobuf field name.
+    pub proto_name: String,
+}
+
+impl Variant<'_> {
+    pub fn number(&self) -> Option<u32> {
+        self.attrs.number.as_ref().map(|n| n.value)
+    }
+}
+
+/// A `#[derive(ProtoOneof)]` enum.
+pub struct Oneof<'a> {
+    pub ident: &'a Ident,
+    pub generics: &'a syn::Generics,
+    pub lifetime: Option<&'a Lifetime>,
+    pub attrs: ContainerAttrs,
+    /// The variants that hold exactly one value, in declaration order.
+    pub variants: Vec<Variant<'a>>,
+    /// Every variant number that parsed, malformed variants included, with the variant's
+    /// default name: the stub lists them, so that a message naming them in `oneof(...)`
+    /// does not fail its own consistency check as well.
+    pub numbers: BTreeMap<u32, String>,
+}
+
+/// One value of a `#[derive(ProtoEnum)]` enum.
+pub struct EnumValue<'a> {
+    pub ident: &'a Ident,
+    /// The protobuf name: `#[proto(name = "...")]` or the variant in SCREAMING_SNAKE_CASE.
+    pub name: String,
+    pub number: i32,
+}
+
+/// A `#[derive(ProtoEnum)]` enum.
+pub struct Enum<'a> {
+    pub ident: &'a Ident,
+    pub generics: &'a syn::Generics,
+    pub attrs: ContainerAttrs,
+    pub values: Vec<EnumValue<'a>>,
+    pub proto_name: String,
+}
+
 /// Last path segment of a type, with its generic arguments.
 fn last_segment(ty: &Type) -> Option<(&Ident, Vec<&GenericArgument>)> {
     let Type::Path(tp) = ty else { return None };
@@ -237,8 +294,15 @@ const UNSUPPORTED_INTS: &[&str] = &[
     "u8", "i8", "u16", "i16", "usize", "isize", "u128", "i128", "char",
 ];
 
-/// Reads the value type of a oneof variant.
-pub fn variant_value(cx: &mut Ctxt, ty: &Type) -> Option<Value> {
+/// Reads the value type of a oneof variant: one value, never a list or an optional.
+fn oneof_value(cx: &mut Ctxt, ty: &Type) -> Option<Value> {
+    for wrapper in ["Option", "Vec"] {
+        let bytes = wrapper == "Vec" && unwrap_single(ty, "Vec").is_some_and(|t| is_ident(t, "u8"));
+        if unwrap_single(ty, wrapper).is_some() && !bytes {
+            cx.error_spanned_by(ty, format!("malformed oneof: a variant holds one value, not `{wrapper}<...>` (protobuf forbids repeated and optional fields in a oneof)"));
+            return None;
+        }
+    }
     value_of(cx, ty)
 }
 
@@ -562,4 +626,171 @@ pub fn message_lifetime<'a>(cx: &mut Ctxt, generics: &'a syn::Generics) -> Optio
         cx.error_spanned_by(w, "where clauses are not supported on protobuf messages");
     }
     lifetime
+}
+
+/// Reads a `#[derive(ProtoOneof)]` enum. A variant that does not hold exactly one value
+/// is reported and left out.
+pub fn oneof<'a>(cx: &mut Ctxt, input: &'a syn::DeriveInput) -> Oneof<'a> {
+    let attrs = attr::container_attrs(cx, &input.attrs);
+    let lifetime = message_lifetime(cx, &input.generics);
+    let mut variants = Vec::new();
+    let mut numbers = BTreeMap::new();
+    let syn::Data::Enum(data) = &input.data else {
+        cx.error_spanned_by(&input.ident, "#[derive(ProtoOneof)] works on enums");
+        return Oneof {
+            ident: &input.ident,
+            generics: &input.generics,
+            lifetime,
+            attrs,
+            variants,
+            numbers,
+        };
+    };
+    if data.variants.is_empty() {
+        cx.error_spanned_by(
+            &input.ident,
+            "malformed oneof: the enum needs at least one variant",
+        );
+    }
+    for v in &data.variants {
+        let vattrs = attr::field_attrs(cx, &v.attrs);
+        if let Some(n) = &vattrs.number {
+            numbers
+                .entry(n.value)
+                .or_insert_with(|| snake_case(&v.ident.to_string()));
+        }
+        let ty = match &v.fields {
+            syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => &u.unnamed[0].ty,
+            _ => {
+                cx.error_spanned_by(
+                    &v.ident,
+                    "malformed oneof: each variant holds exactly one value, e.g. `#[proto(4)] Count(i64)`",
+                );
+                continue;
+            }
+        };
+        let (inner, boxed) = match unwrap_single(ty, "Box") {
+            Some(inner) => (inner, true),
+            None => (ty, false),
+        };
+        let value = oneof_value(cx, inner);
+        let borrows =
+            lifetime.is_some_and(|lt| lifetimes_in(ty).iter().any(|l| l.ident == lt.ident));
+        let proto_name = vattrs
+            .name
+            .as_ref()
+            .map(|n| n.value.clone())
+            .unwrap_or_else(|| snake_case(&v.ident.to_string()));
+        variants.push(Variant {
+            ident: &v.ident,
+            attrs: vattrs,
+            ty,
+            value,
+            boxed,
+            borrows,
+            proto_name,
+        });
+    }
+    Oneof {
+        ident: &input.ident,
+        generics: &input.generics,
+        lifetime,
+        attrs,
+        variants,
+        numbers,
+    }
+}
+
+/// Reads a `#[derive(ProtoEnum)]` enum. A value whose number cannot be read is reported
+/// and left out.
+pub fn enumeration<'a>(cx: &mut Ctxt, input: &'a syn::DeriveInput) -> Enum<'a> {
+    let attrs = attr::container_attrs(cx, &input.attrs);
+    let ident = &input.ident;
+    let mut values = Vec::new();
+    match &input.data {
+        syn::Data::Enum(data) => {
+            if data.variants.is_empty() {
+                cx.error_spanned_by(ident, "a protobuf enum needs at least one value");
+            }
+            for v in &data.variants {
+                if !matches!(v.fields, syn::Fields::Unit) {
+                    cx.error_spanned_by(&v.ident, "protobuf enum values hold no data");
+                    continue;
+                }
+                let name = attr::variant_name(cx, &v.attrs)
+                    .map(|n| n.value)
+                    .unwrap_or_else(|| screaming_snake_case(&v.ident.to_string()));
+                if let Some(number) = enum_number(cx, v) {
+                    values.push(EnumValue {
+                        ident: &v.ident,
+                        name,
+                        number,
+                    });
+                }
+            }
+        }
+        _ => cx.error_spanned_by(ident, "#[derive(ProtoEnum)] works on fieldless enums"),
+    }
+    let proto_name = attrs
+        .name
+        .as_ref()
+        .map(|n| n.value.clone())
+        .unwrap_or_else(|| ident.to_string());
+    Enum {
+        ident,
+        generics: &input.generics,
+        attrs,
+        values,
+        proto_name,
+    }
+}
+
+/// An enum value's number: its discriminant, an integer literal that fits an `i32`.
+fn enum_number(cx: &mut Ctxt, v: &syn::Variant) -> Option<i32> {
+    let Some((_, expr)) = &v.discriminant else {
+        cx.error_spanned_by(
+            &v.ident,
+            "a protobuf enum value needs its number: write `Variant = N`",
+        );
+        return None;
+    };
+    let (neg, lit) = match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(l),
+            ..
+        }) => (false, l),
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => match &**expr {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(l),
+                ..
+            }) => (true, l),
+            _ => {
+                cx.error_spanned_by(expr, "an enum value must be an integer literal");
+                return None;
+            }
+        },
+        other => {
+            cx.error_spanned_by(other, "an enum value must be an integer literal");
+            return None;
+        }
+    };
+    let magnitude: i64 = match lit.base10_parse() {
+        Ok(m) => m,
+        Err(e) => {
+            cx.syn_error(e);
+            return None;
+        }
+    };
+    let value = if neg { -magnitude } else { magnitude };
+    match i32::try_from(value) {
+        Ok(v) => Some(v),
+        Err(_) => {
+            cx.error_spanned_by(lit, "protobuf enum values are 32-bit signed integers");
+            None
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! Validation of a parsed message: everything that is syntactically fine but means
+//! Validation of a parsed message, oneof or enum: everything that is syntactically fine but means
 //! nothing (duplicate numbers, `packed` on a string, an encoding that does not fit the
 //! Rust type, a borrow of a foreign lifetime). Each problem is reported at the attribute
 //! token that causes it.
@@ -7,14 +7,19 @@ use std::collections::BTreeMap;
 
 use proc_macro2::Span;
 
-use crate::ast::{lifetimes_in, Container, Field, Shape, Value};
+use crate::ast::{lifetimes_in, Container, Enum, Field, Oneof, Shape, Value};
 use crate::attr::{Encoding, Spanned};
 use crate::ctxt::Ctxt;
 
-pub fn container(cx: &mut Ctxt, c: &Container<'_>) {
-    let mut seen: BTreeMap<u32, String> = BTreeMap::new();
-    let mut claim = |cx: &mut Ctxt, n: &Spanned<u32>, owner: &str| {
-        if let Some(prev) = seen.get(&n.value) {
+/// The field numbers claimed so far in one message or oneof, each with its owner: the
+/// one duplicate-number check of both derives.
+#[derive(Default)]
+struct Numbers(BTreeMap<u32, String>);
+
+impl Numbers {
+    /// Claims `n` for `owner`, reporting it at its literal when it is taken already.
+    fn claim(&mut self, cx: &mut Ctxt, n: &Spanned<u32>, owner: &str) {
+        if let Some(prev) = self.0.get(&n.value) {
             cx.error_at(
                 n.span,
                 format!(
@@ -23,18 +28,23 @@ pub fn container(cx: &mut Ctxt, c: &Container<'_>) {
                 ),
             );
         } else {
-            seen.insert(n.value, owner.to_string());
+            self.0.insert(n.value, owner.to_string());
         }
-    };
+    }
+}
+
+/// Validates a `#[derive(ProtoMessage)]` struct.
+pub fn container(cx: &mut Ctxt, c: &Container<'_>) {
+    let mut numbers = Numbers::default();
     let mut unknown_seen = false;
     for f in &c.fields {
         field(cx, c, f);
         if let Some(n) = &f.attrs.number {
-            claim(cx, n, &f.proto_name);
+            numbers.claim(cx, n, &f.proto_name);
         }
         if let Some(list) = &f.attrs.oneof {
             for n in &list.value {
-                claim(cx, n, &f.proto_name);
+                numbers.claim(cx, n, &f.proto_name);
             }
         }
         if matches!(f.shape, Shape::Unknown) {
@@ -43,6 +53,56 @@ pub fn container(cx: &mut Ctxt, c: &Container<'_>) {
             }
             unknown_seen = true;
         }
+    }
+}
+
+/// Validates a `#[derive(ProtoOneof)]` enum: every variant has a number of its own and
+/// only the options a oneof field takes.
+pub fn oneof(cx: &mut Ctxt, o: &Oneof<'_>) {
+    let mut numbers = Numbers::default();
+    for v in &o.variants {
+        let a = &v.attrs;
+        match &a.number {
+            None if a.number_refused => {}
+            None => cx.error_spanned_by(
+                v.ident,
+                "missing field number: write #[proto(N)] on the variant",
+            ),
+            Some(n) => numbers.claim(cx, n, &v.ident.to_string()),
+        }
+        for (what, span) in [
+            ("packed", a.packed),
+            ("unknown_fields", a.unknown_fields),
+            ("skip", a.skip),
+        ] {
+            refuse(cx, span, what, "does not apply to a oneof variant");
+        }
+        if let Some(o) = &a.oneof {
+            cx.error_at(o.span, "malformed oneof: oneofs do not nest");
+        }
+        if let Some(d) = &a.default {
+            cx.error_spanned_by(d, "`default` does not apply to a oneof variant");
+        }
+        let Some(value) = &v.value else { continue };
+        if v.boxed && !matches!(value, Value::Message(_)) {
+            cx.error_spanned_by(v.ty, "only message variants may be boxed");
+        }
+        if let Some(enc) = &a.encoding {
+            match value {
+                Value::Scalar(s) if s.allows(enc.value) => {}
+                _ => cx.error_at(
+                    enc.span,
+                    format!("`{}` does not fit this variant's type", enc.value.name()),
+                ),
+            }
+        }
+    }
+}
+
+/// Validates a `#[derive(ProtoEnum)]` enum.
+pub fn enumeration(cx: &mut Ctxt, e: &Enum<'_>) {
+    if !e.generics.params.is_empty() {
+        cx.error_spanned_by(e.generics, "a protobuf enum takes no generic parameters");
     }
 }
 

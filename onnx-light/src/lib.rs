@@ -139,7 +139,7 @@ pub mod __private {
     pub use crate::descriptor::*;
     pub use crate::error::{Error, Result};
     pub use crate::field::*;
-    pub use crate::message::{Decode, IntoOwned, Message, Reborrow};
+    pub use crate::message::{Decode, IntoOwned, Message, MessageCodec, Reborrow};
     pub use crate::wire::{key_len, FieldKey, Reader, Sink, WireType};
     pub use std::option::Option::{self, None, Some};
     pub use std::result::Result::{Err, Ok};

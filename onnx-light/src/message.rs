@@ -1,5 +1,6 @@
 //! The traits every message type implements (via `#[derive(ProtoMessage)]`), and the
-//! decode/encode entry points they provide.
+//! decode/encode entry points they provide, and `MessageCodec`, the codec of a nested
+//! message.
 
 use std::io;
 use std::sync::Arc;
@@ -7,12 +8,15 @@ use std::sync::Arc;
 use std::mem::size_of;
 
 use crate::codec::{
-    BorrowMode, Budget, CopyMode, DecodeContext, SharedMode, SizeCache, SizeCursor,
+    BorrowMode, Budget, Codec, CopyMode, DecodeContext, SharedMode, SizeCache, SizeCursor,
 };
-use crate::descriptor::MessageDescriptor;
+use crate::descriptor::{FieldKind, MessageDescriptor};
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::{ByteOwner, SharedOwner, UnknownField, UnknownFields};
-use crate::wire::{FieldKey, IoSink, Reader, Sink, SliceSink, WireType, DEFAULT_RECURSION_LIMIT};
+use crate::wire::{
+    encoded_len_varint, FieldKey, IoSink, Reader, Sink, SliceSink, WireType,
+    DEFAULT_RECURSION_LIMIT,
+};
 
 /// Options for decoding one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -518,5 +522,45 @@ impl<E: crate::field::ProtoEnum> Reborrow for crate::field::EnumValue<E> {
         Self: 'm;
     fn reborrow(&self) -> Self {
         *self
+    }
+}
+
+/// A nested message of type `M`: merged when seen twice, sized once per encode.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MessageCodec<M>(std::marker::PhantomData<fn() -> M>);
+
+impl<'a, M: Decode<'a>> Codec<'a> for MessageCodec<M> {
+    type Value = M;
+    const WIRE_TYPE: WireType = WireType::LengthDelimited;
+    const KIND: FieldKind = FieldKind::Message(M::NAME);
+
+    #[inline]
+    fn merge<'b, C: DecodeContext<'b, 'a>>(
+        value: &mut M,
+        r: &mut Reader<'b>,
+        ctx: &mut C,
+    ) -> Result<()> {
+        let mut inner = r.nested()?;
+        value.merge_from(&mut inner, ctx)
+    }
+
+    #[inline]
+    fn size(value: &M, sizes: &mut SizeCache) -> u64 {
+        let slot = sizes.reserve();
+        let len = value.compute_size(sizes);
+        sizes.set(slot, len);
+        encoded_len_varint(len) + len
+    }
+
+    #[inline]
+    fn encode<S: Sink + ?Sized>(value: &M, sink: &mut S, sizes: &mut SizeCursor<'_>) -> Result<()> {
+        let len = sizes.next_size()?;
+        sink.put_varint(len)?;
+        value.encode_fields(sink, sizes)
+    }
+
+    #[inline]
+    fn is_default(_value: &M) -> bool {
+        false
     }
 }

@@ -5,11 +5,10 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::codec_lifetime_and_ctx;
-use super::message::Gen;
 use crate::ast::{Shape, Value};
+use crate::model::Message;
 
-pub fn decode_impl(g: &Gen<'_, '_>) -> TokenStream {
+pub fn decode_impl(g: &Message<'_, '_>) -> TokenStream {
     let p = &g.p;
     let lt = &g.lt;
     let ident = g.c.ident;
@@ -20,7 +19,7 @@ pub fn decode_impl(g: &Gen<'_, '_>) -> TokenStream {
     for f in &g.c.fields {
         let m = &f.member;
         let name = &f.proto_name;
-        let (_, ctx) = codec_lifetime_and_ctx(f.borrows, lt, p);
+        let (_, ctx) = g.codec_lifetime_and_ctx(f);
         let at = quote!(.map_err(|e| e.in_field(<Self as #p::Message>::NAME, #name, #p::None))?);
         let arm = match &f.shape {
             Shape::Optional(v) => {

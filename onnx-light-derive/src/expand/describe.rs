@@ -1,14 +1,13 @@
 //! Emits the static `MessageDescriptor`, the compile-time oneof consistency checks and the
 //! default-returning accessors.
 
-use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use proc_macro2::{Group, TokenStream, TokenTree};
+use quote::{format_ident, quote, ToTokens};
 
-use super::message::{Gen, Item};
-use super::with_static_lifetimes;
 use crate::ast::{Shape, Value};
+use crate::model::{Item, Message};
 
-pub fn descriptor(g: &Gen<'_, '_>) -> TokenStream {
+pub fn descriptor(g: &Message<'_, '_>) -> TokenStream {
     let p = &g.p;
     let name = &g.c.proto_name;
     let entries = g.items().into_iter().map(|item| match item {
@@ -64,7 +63,7 @@ pub fn descriptor(g: &Gen<'_, '_>) -> TokenStream {
 
 /// A build-time assertion per oneof field that the numbers listed in `oneof(...)` are
 /// exactly the enum's variants.
-pub fn oneof_checks(g: &Gen<'_, '_>) -> TokenStream {
+pub fn oneof_checks(g: &Message<'_, '_>) -> TokenStream {
     let p = &g.p;
     let checks = g.c.fields.iter().filter_map(|f| {
         let Shape::Oneof(ty) = &f.shape else { return None };
@@ -84,7 +83,39 @@ pub fn oneof_checks(g: &Gen<'_, '_>) -> TokenStream {
     quote!(#(#checks)*)
 }
 
-pub fn accessors(g: &Gen<'_, '_>) -> TokenStream {
+/// Replaces every lifetime except `'static` in `ty` with `'static`.
+fn with_static_lifetimes(ty: &syn::Type) -> TokenStream {
+    fn walk(ts: TokenStream) -> TokenStream {
+        let mut out = Vec::new();
+        let mut prev_tick = false;
+        for tt in ts {
+            match tt {
+                TokenTree::Punct(p) if p.as_char() == '\'' => {
+                    prev_tick = true;
+                    out.push(TokenTree::Punct(p));
+                    continue;
+                }
+                TokenTree::Ident(i) if prev_tick => {
+                    out.push(TokenTree::Ident(proc_macro2::Ident::new(
+                        "static",
+                        i.span(),
+                    )));
+                }
+                TokenTree::Group(g) => {
+                    let mut ng = Group::new(g.delimiter(), walk(g.stream()));
+                    ng.set_span(g.span());
+                    out.push(TokenTree::Group(ng));
+                }
+                other => out.push(other),
+            }
+            prev_tick = false;
+        }
+        out.into_iter().collect()
+    }
+    walk(ty.to_token_stream())
+}
+
+pub fn accessors(g: &Message<'_, '_>) -> TokenStream {
     let p = &g.p;
     let ident = g.c.ident;
     let (impl_generics, ty_generics, _) = g.c.generics.split_for_impl();

@@ -5,17 +5,17 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::message::{Gen, Item};
 use crate::ast::Shape;
+use crate::model::{Item, Message};
 
-fn unknown_member<'g>(g: &'g Gen<'_, '_>) -> Option<&'g syn::Member> {
+fn unknown_member<'g>(g: &'g Message<'_, '_>) -> Option<&'g syn::Member> {
     g.c.fields
         .iter()
         .find(|f| matches!(f.shape, Shape::Unknown))
         .map(|f| &f.member)
 }
 
-pub fn size_body(g: &Gen<'_, '_>) -> TokenStream {
+pub fn size_body(g: &Message<'_, '_>) -> TokenStream {
     let p = &g.p;
     let mut parts = Vec::new();
     for item in g.items() {
@@ -71,7 +71,7 @@ pub fn size_body(g: &Gen<'_, '_>) -> TokenStream {
     }
 }
 
-pub fn encode_body(g: &Gen<'_, '_>) -> TokenStream {
+pub fn encode_body(g: &Message<'_, '_>) -> TokenStream {
     let p = &g.p;
     let mut parts = Vec::new();
     for item in g.items() {

@@ -3,9 +3,9 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::message::Gen;
+use crate::model::Message;
 
-pub fn into_owned_impl(g: &Gen<'_, '_>) -> TokenStream {
+pub fn into_owned_impl(g: &Message<'_, '_>) -> TokenStream {
     let p = &g.p;
     let ident = g.c.ident;
     let (impl_generics, ty_generics, _) = g.c.generics.split_for_impl();
@@ -39,7 +39,7 @@ pub fn into_owned_impl(g: &Gen<'_, '_>) -> TokenStream {
 /// Emits `Reborrow` for a message with a lifetime: a view that borrows every string and
 /// payload of `self` (nothing is copied) and clones the fields that do not borrow.
 /// Messages without a lifetime own everything and get no view.
-pub fn reborrow_impl(g: &Gen<'_, '_>) -> TokenStream {
+pub fn reborrow_impl(g: &Message<'_, '_>) -> TokenStream {
     let p = &g.p;
     let ident = g.c.ident;
     if g.c.lifetime.is_none() {

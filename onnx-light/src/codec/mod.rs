@@ -13,12 +13,10 @@
 mod context;
 pub mod field;
 mod len;
-mod message;
 mod scalar;
 
 pub use context::{BorrowMode, Budget, CopyMode, DecodeContext, SharedMode, ToStatic};
 pub use len::{BytesCodec, StrCodec, StringCodec, VecBytesCodec};
-pub use message::MessageCodec;
 pub use scalar::{
     Bool, Double, EnumCodec, Fixed32, Fixed64, Float, Int32, Int64, SFixed32, SFixed64, SInt32,
     SInt64, UInt32, UInt64,

@@ -16,11 +16,26 @@ use sha2::Sha256;
 
 use super::format::ONNXAE01_MAGIC;
 use super::kdf::{check_iterations, expand, Kdf};
-use super::options::check_chunk_size;
 use super::passphrase::Passphrase;
 use super::random::IvSource;
 use super::source::Source;
 use crate::error::{Error, ErrorKind, Result};
+
+/// Smallest `ONNXAE01` chunk size accepted (64 bytes).
+pub const MIN_CHUNK_SIZE: u32 = 64;
+/// Largest `ONNXAE01` chunk size accepted (64 MiB): one chunk per thread is in memory
+/// at a time, so this bounds what a hostile header can make a reader allocate.
+pub const MAX_CHUNK_SIZE: u32 = 64 << 20;
+
+/// Why `chunk_size` is refused, if it is.
+pub(crate) fn check_chunk_size(chunk_size: u32) -> std::result::Result<(), String> {
+    if !(MIN_CHUNK_SIZE..=MAX_CHUNK_SIZE).contains(&chunk_size) || !chunk_size.is_multiple_of(16) {
+        return Err(format!(
+            "chunk size {chunk_size} is not a multiple of 16 in {MIN_CHUNK_SIZE} ..= {MAX_CHUNK_SIZE}"
+        ));
+    }
+    Ok(())
+}
 
 /// Length of the salt.
 pub(crate) const SALT_LEN: usize = 32;

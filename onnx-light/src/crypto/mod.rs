@@ -72,6 +72,7 @@ mod source;
 mod stream;
 mod workers;
 
+pub use authenticated::{MAX_CHUNK_SIZE, MIN_CHUNK_SIZE};
 pub use decrypt::{decrypt_bytes, DecryptedBytes};
 pub use encrypt::{encrypt_bytes, EncryptingWriter};
 pub use format::EncryptionFormat;
@@ -84,8 +85,6 @@ pub use model::{
     encrypt_model, load_encrypted, load_encrypted_from_bytes, load_encrypted_with, save_encrypted,
     DecryptedModel,
 };
-pub use options::{
-    DecryptOptions, EncryptOptions, DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE, MIN_CHUNK_SIZE,
-};
+pub use options::{DecryptOptions, EncryptOptions, DEFAULT_CHUNK_SIZE};
 pub use passphrase::Passphrase;
 pub use stream::{decrypt_file, encrypt_file};

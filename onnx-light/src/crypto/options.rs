@@ -1,6 +1,7 @@
 //! Options for encrypting and decrypting, with documented defaults. Invalid values are
 //! errors, never silently corrected.
 
+use super::authenticated::check_chunk_size;
 use super::format::EncryptionFormat;
 use super::kdf::{
     check_iterations, Kdf, TestKdf, DEFAULT_ITERATIONS, ONNXCRY1_ITERATIONS, ONNXCRY2_ITERATIONS,
@@ -9,11 +10,6 @@ use crate::error::{Error, Result};
 
 /// Plaintext bytes per `ONNXAE01` chunk unless told otherwise (1 MiB).
 pub const DEFAULT_CHUNK_SIZE: u32 = 1 << 20;
-/// Smallest `ONNXAE01` chunk size accepted (64 bytes).
-pub const MIN_CHUNK_SIZE: u32 = 64;
-/// Largest `ONNXAE01` chunk size accepted (64 MiB): one chunk per thread is in memory
-/// at a time, so this bounds what a hostile header can make a reader allocate.
-pub const MAX_CHUNK_SIZE: u32 = 64 << 20;
 
 /// How to encrypt. Start from `EncryptOptions::default()` (`ONNXAE01`, 600 000 PBKDF2
 /// iterations, 1 MiB chunks, all cores):
@@ -36,7 +32,8 @@ pub struct EncryptOptions {
     /// 100 000 and refuse any other value.
     pub iterations: Option<u32>,
     /// Plaintext bytes per `ONNXAE01` chunk: a multiple of 16 in
-    /// [`MIN_CHUNK_SIZE`] ..= [`MAX_CHUNK_SIZE`] (default 1 MiB). `ONNXCRY1` and
+    /// [`MIN_CHUNK_SIZE`](super::MIN_CHUNK_SIZE) ..=
+    /// [`MAX_CHUNK_SIZE`](super::MAX_CHUNK_SIZE) (default 1 MiB). `ONNXCRY1` and
     /// `ONNXCRY2` have no chunks and do not use it.
     pub chunk_size: u32,
     /// Worker threads; 0 means all cores (default 0). `ONNXCRY1` encryption (one CBC
@@ -159,16 +156,6 @@ impl EncryptOptions {
         }
         Ok(())
     }
-}
-
-/// Why `chunk_size` is refused, if it is.
-pub(crate) fn check_chunk_size(chunk_size: u32) -> std::result::Result<(), String> {
-    if !(MIN_CHUNK_SIZE..=MAX_CHUNK_SIZE).contains(&chunk_size) || !chunk_size.is_multiple_of(16) {
-        return Err(format!(
-            "chunk size {chunk_size} is not a multiple of 16 in {MIN_CHUNK_SIZE} ..= {MAX_CHUNK_SIZE}"
-        ));
-    }
-    Ok(())
 }
 
 /// How to decrypt. `DecryptOptions::default()` uses all cores and reads the
