@@ -49,8 +49,6 @@ const RUNTIME_KNOWN_NODE_CYCLES: &[&[&str]] = &[
         "wire::sink",
         "wire::varint",
     ],
-    // The save path: `io/save.rs` and `io/external/save.rs` call each other.
-    &["io::atomic", "io::external", "io::load", "io::save"],
     &["tensor::element", "tensor::packed"],
 ];
 // Through `error` alone: it names `onnx::DataType` and `wire::WireType`.

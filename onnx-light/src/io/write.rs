@@ -52,7 +52,7 @@ fn survey<'m>(
         if failure.is_some() {
             return;
         }
-        let reason = if super::external::is_external(t)
+        let reason = if t.is_external()
             && (t.raw_data.is_some() || t.lazy_data.is_some())
         {
             Some("it is marked external but holds its data in memory; save it with io::save to write the data file".to_string())

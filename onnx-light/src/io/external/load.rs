@@ -13,7 +13,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::field::{ByteOwner, Bytes, LazyPayload, PayloadSource, SharedBytes};
 use crate::io::buffer::{align_up, PayloadBuffer};
 use crate::io::mmap::map_file;
-use crate::onnx::{DataLocation, ModelProto, TensorProto};
+use crate::onnx::{ModelProto, TensorProto};
 
 /// How external payloads end up in memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,11 +82,6 @@ impl PayloadSource for DataFile {
             .ok()
             .map(crate::io::open::FileId::parts)
     }
-}
-
-/// True when the tensor's data is declared external.
-pub(crate) fn is_external(t: &TensorProto<'_>) -> bool {
-    t.data_location.is_some_and(|l| l == DataLocation::External)
 }
 
 /// One external payload to load.
@@ -233,7 +228,7 @@ pub(crate) fn load_external(
     let mut names = Vec::new();
     let mut resolver = None;
     model.visit_tensors(|_, t| {
-        if !is_external(t) {
+        if !t.is_external() {
             return;
         }
         names.push(t.name().to_string());
@@ -314,7 +309,7 @@ pub(crate) fn load_external(
     // Give each tensor its bytes, in the same traversal order.
     let mut next = 0usize;
     model.visit_tensors_mut(|_, t| {
-        if !is_external(t) {
+        if !t.is_external() {
             return;
         }
         let (job, _) = &plan[next];

@@ -46,7 +46,7 @@ mod save;
 pub use crate::io::location::validate_location;
 pub use crate::io::options::ExternalDataOptions;
 pub use load::{file_sha1, resolve_tensor, ResolvedExternal};
-pub(crate) use load::{is_external, load_external, ExternalLoad, ExternalMode};
+pub(crate) use load::{load_external, ExternalLoad, ExternalMode};
 pub use overlap::{find_overlaps, overlapping_ranges, ExternalRange, Overlap, Overlaps};
 pub use reference::ExternalDataRef;
 pub use resolve::{DataFile, Resolver};

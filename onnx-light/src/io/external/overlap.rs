@@ -7,7 +7,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::load::{is_external, resolve_tensor};
+use super::load::resolve_tensor;
 use super::reference::invalid;
 use super::resolve::{DataFile, Resolver};
 use crate::error::{Error, Result};
@@ -121,7 +121,7 @@ pub fn overlapping_ranges(ranges: &[ExternalRange], limit: usize) -> Overlaps {
 pub fn find_overlaps(model: &ModelProto<'_>, resolver: &Resolver, limit: usize) -> Overlaps {
     let mut ranges = Vec::new();
     model.visit_tensors(|_, t| {
-        if !is_external(t) {
+        if !t.is_external() {
             return;
         }
         if let Ok(r) = resolve_tensor(t, resolver, None) {

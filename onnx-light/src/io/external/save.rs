@@ -17,7 +17,6 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::load::is_external;
 use super::names::names_in_use;
 use super::reference::ExternalDataRef;
 use crate::error::{Error, ErrorKind, Result};
@@ -116,7 +115,7 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
                 };
                 site_ok && len >= e.size_threshold as u64
             }
-            None => is_external(t),
+            None => t.is_external(),
         };
         if !wanted {
             // A lazily loaded tensor that stays inline is fetched while saving.
@@ -211,7 +210,7 @@ pub(crate) fn save_external(
     model.visit_tensors(|_, t| {
         if let Some(id) = t.lazy_data.as_ref().and_then(|l| l.file_identity()) {
             reading.insert(FileId::from_parts(id));
-            if is_external(t) {
+            if t.is_external() {
                 reading_data.insert(FileId::from_parts(id));
             }
         }
@@ -302,7 +301,7 @@ pub(crate) fn save_external(
         }
         if matches!(plan.placements.get(index), Some(None))
             && t.raw_data.is_some()
-            && is_external(t)
+            && t.is_external()
         {
             // Written inline now: its old external description no longer applies.
             t.data_location = None;
