@@ -20,8 +20,8 @@
 //! let mut graph = GraphProto::named("g");
 //! graph.node.push(NodeProto::new("MatMul", ["x", "w"], ["y"]).with_name("mm"));
 //! graph.initializer.push(weights);
-//! graph.input.push(ValueInfoProto::tensor("x", DataType::Float, &[1, 2]));
-//! graph.output.push(ValueInfoProto::tensor("y", DataType::Float, &[1, 2]));
+//! graph.input.push(ValueInfoProto::tensor("x", DataType::Float, [1, 2]));
+//! graph.output.push(ValueInfoProto::tensor("y", DataType::Float, [1, 2]));
 //! let model = ModelProto::new(graph, vec![OperatorSetIdProto::new("", 21)]);
 //!
 //! let bytes = model.encode_to_vec()?;
@@ -34,6 +34,7 @@
 
 mod attribute;
 mod data;
+mod enums;
 mod graph;
 mod model;
 mod tensor;
@@ -45,6 +46,7 @@ pub use data::{
     MapProto, OperatorProto, OperatorSetProto, OptionalDataType, OptionalProto, SequenceDataType,
     SequenceProto,
 };
+pub use enums::UnknownEnumValue;
 pub use graph::{
     GraphProto, IntIntListEntryProto, NodeDeviceConfigurationProto, NodeProto, ShardedDimProto,
     ShardingSpecProto, SimpleShardedDim, SimpleShardedDimProto, TensorAnnotation, ValueInfoProto,
