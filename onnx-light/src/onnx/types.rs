@@ -430,3 +430,126 @@ pub struct TypeProtoOpaque<'a> {
     #[proto(unknown_fields)]
     pub unknown_fields: UnknownFields<'a>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tensor(elem: i32, shape: Option<TensorShapeProto<'static>>) -> TypeProto<'static> {
+        TypeProto {
+            value: Some(TypeValue::TensorType(TypeProtoTensor {
+                elem_type_raw: Some(elem),
+                shape,
+                ..TypeProtoTensor::default()
+            })),
+            ..TypeProto::default()
+        }
+    }
+
+    fn wrap(value: TypeValue<'static>) -> TypeProto<'static> {
+        TypeProto {
+            value: Some(value),
+            ..TypeProto::default()
+        }
+    }
+
+    /// Expected strings are `onnx.printer`'s output (onnx 1.23) for the same types.
+    #[test]
+    fn types_print_as_onnx_printer_prints_them() {
+        let float_unknown = tensor(1, Some(TensorShapeProto::new([None::<i64>])));
+        let seq = wrap(TypeValue::SequenceType(Box::new(TypeProtoSequence {
+            elem_type: Some(Box::new(float_unknown.clone())),
+            ..TypeProtoSequence::default()
+        })));
+        let cases = [
+            (
+                TypeProto::tensor(
+                    DataType::Float,
+                    Some(TensorShapeProto::new([
+                        Dimension::param("batch"),
+                        3.into(),
+                        224.into(),
+                        224.into(),
+                    ])),
+                ),
+                "float[batch,3,224,224]",
+            ),
+            (tensor(7, None), "int64[]"),
+            (tensor(16, Some(TensorShapeProto::default())), "bfloat16"),
+            (tensor(1, Some(TensorShapeProto::new([-1]))), "float[-1]"),
+            (
+                tensor(99, Some(TensorShapeProto::new([None::<i64>]))),
+                "undefined[?]",
+            ),
+            (tensor(0, None), "undefined[]"),
+            (seq.clone(), "seq(float[?])"),
+            (
+                wrap(TypeValue::MapType(Box::new(TypeProtoMap {
+                    key_type_raw: Some(7),
+                    value_type: Some(Box::new(tensor(1, Some(TensorShapeProto::default())))),
+                    ..TypeProtoMap::default()
+                }))),
+                "map(int64, float)",
+            ),
+            (wrap(TypeValue::MapType(Box::default())), "map(undefined, )"),
+            (
+                wrap(TypeValue::OptionalType(Box::new(TypeProtoOptional {
+                    elem_type: Some(Box::new(seq)),
+                    ..TypeProtoOptional::default()
+                }))),
+                "optional(seq(float[?]))",
+            ),
+            (wrap(TypeValue::SequenceType(Box::default())), "seq()"),
+            (
+                wrap(TypeValue::SparseTensorType(TypeProtoSparseTensor {
+                    elem_type_raw: Some(17),
+                    shape: Some(TensorShapeProto::new([Dimension::value(10), "n".into()])),
+                    ..TypeProtoSparseTensor::default()
+                })),
+                "sparse_tensor(float8e4m3fn[10,n])",
+            ),
+            (
+                wrap(TypeValue::OpaqueType(TypeProtoOpaque {
+                    domain: Some("dom".into()),
+                    name: Some("nm".into()),
+                    ..TypeProtoOpaque::default()
+                })),
+                "opaque(dom,nm)",
+            ),
+            (
+                wrap(TypeValue::OpaqueType(TypeProtoOpaque {
+                    name: Some("nm".into()),
+                    ..TypeProtoOpaque::default()
+                })),
+                "opaque(nm)",
+            ),
+            (TypeProto::default(), ""),
+        ];
+        for (t, expected) in cases {
+            assert_eq!(t.to_string(), expected, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn every_data_type_prints_its_lowercase_protobuf_name() {
+        for &(name, n) in <DataType as ProtoEnum>::VALUES {
+            let dt = DataType::from_i32(n).unwrap();
+            assert_eq!(dt.to_string(), name.to_ascii_lowercase());
+        }
+        assert_eq!(format!("{:>7}", DataType::Int8), "   int8");
+    }
+
+    #[test]
+    fn dimensions_convert_from_sizes_names_and_none() {
+        let shape = TensorShapeProto::new([Dimension::from(2i64), "n".into(), None::<i64>.into()]);
+        assert_eq!(shape.to_string(), "[2,n,?]");
+        assert_eq!(shape.rank(), 3);
+        assert_eq!(shape.dim_values(), [Some(2), None, None]);
+        assert_eq!(shape.dim[1].as_param(), Some("n"));
+        assert_eq!(
+            TensorShapeProto::from_dims(&[1, 3]),
+            TensorShapeProto::new([1, 3])
+        );
+        assert_eq!(TensorShapeProto::default().to_string(), "[]");
+    }
+}
