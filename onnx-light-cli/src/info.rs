@@ -48,8 +48,8 @@ fn type_name(elem_type: i32) -> String {
 
 fn value_info(v: &ValueInfoProto<'_>) -> Value {
     let tensor = v.r#type.as_ref().and_then(|t| match &t.value {
-        Some(TypeValue::TensorType(t)) => Some((t.elem_type(), t.shape.as_ref())),
-        Some(TypeValue::SparseTensorType(t)) => Some((t.elem_type(), t.shape.as_ref())),
+        Some(TypeValue::TensorType(t)) => Some((t.elem_type_raw(), t.shape.as_ref())),
+        Some(TypeValue::SparseTensorType(t)) => Some((t.elem_type_raw(), t.shape.as_ref())),
         _ => None,
     });
     let (elem, shape) = match tensor {

@@ -48,11 +48,11 @@ pub fn build(spec: SampleSpec) -> Model {
     let h = spec.hidden as i64;
     let mut g = GraphProto::named("sample_transformer");
     g.input
-        .push(ValueInfoProto::tensor("tokens", DataType::Int64, &[1, 128]));
+        .push(ValueInfoProto::tensor("tokens", DataType::Int64, [1, 128]));
     g.output.push(ValueInfoProto::tensor(
         "logits",
         DataType::Float,
-        &[1, 128, spec.vocab as i64],
+        [1, 128, spec.vocab as i64],
     ));
     g.initializer.push(weight(
         "embed".into(),

@@ -18,9 +18,9 @@ fn cli() -> Command {
 fn model() -> Model {
     let mut g = GraphProto::named("g");
     g.input
-        .push(ValueInfoProto::tensor("x", DataType::Float, &[1, 64]));
+        .push(ValueInfoProto::tensor("x", DataType::Float, [1, 64]));
     g.output
-        .push(ValueInfoProto::tensor("y", DataType::Float, &[1, 64]));
+        .push(ValueInfoProto::tensor("y", DataType::Float, [1, 64]));
     let w: Vec<u8> = (0..64 * 64 * 4).map(|i| (i % 251) as u8).collect();
     g.initializer
         .push(TensorProto::from_raw("w", DataType::Float, [64, 64], w));

@@ -141,7 +141,7 @@ pub fn structure_heavy(blocks: usize) -> Model {
     g.input.push(ValueInfoProto::tensor(
         "input",
         DataType::Float,
-        &[1, 64, 28, 28],
+        [1, 64, 28, 28],
     ));
     let mut x = "input".to_string();
     for b in 0..blocks {
@@ -165,7 +165,7 @@ pub fn structure_heavy(blocks: usize) -> Model {
             g.value_info.push(ValueInfoProto::tensor(
                 y.clone(),
                 DataType::Float,
-                &[1, 64, 28, 28],
+                [1, 64, 28, 28],
             ));
             x = y;
         }
@@ -179,6 +179,6 @@ pub fn structure_heavy(blocks: usize) -> Model {
         }
     }
     g.output
-        .push(ValueInfoProto::tensor(x, DataType::Float, &[1, 64, 28, 28]));
+        .push(ValueInfoProto::tensor(x, DataType::Float, [1, 64, 28, 28]));
     ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)])
 }

@@ -702,7 +702,7 @@ fn floats(n: usize, seed: u64, scale: f32) -> Vec<u8> {
 fn mlp() -> Model {
     let mut g = GraphProto::named("mlp");
     g.input
-        .push(ValueInfoProto::tensor("x", DataType::Float, &[4, 256]));
+        .push(ValueInfoProto::tensor("x", DataType::Float, [4, 256]));
     let mut prev = "x".to_string();
     for i in 0..3u64 {
         let (w, b) = (format!("w{i}"), format!("b{i}"));
@@ -726,7 +726,7 @@ fn mlp() -> Model {
         prev = out;
     }
     g.output
-        .push(ValueInfoProto::tensor(prev, DataType::Float, &[4, 256]));
+        .push(ValueInfoProto::tensor(prev, DataType::Float, [4, 256]));
     let mut m = ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)]);
     m.ir_version = Some(10);
     m

@@ -154,9 +154,9 @@ const INT64S: [i64; 3] = [-1, 0, 1 << 40];
 fn base_model() -> Model {
     let mut g = GraphProto::named("g");
     g.input
-        .push(ValueInfoProto::tensor("x", DataType::Float, &[2, 3]));
+        .push(ValueInfoProto::tensor("x", DataType::Float, [2, 3]));
     g.output
-        .push(ValueInfoProto::tensor("y", DataType::Float, &[2, 3]));
+        .push(ValueInfoProto::tensor("y", DataType::Float, [2, 3]));
     g.initializer.push(TensorProto {
         dims: vec![2, 3],
         data_type: Some(1),
@@ -392,7 +392,7 @@ fn rows() -> Vec<Row> {
                     &ld(2, b"renamed"),
                     &ld(
                         12,
-                        &enc(&ValueInfoProto::tensor("z", DataType::Float, &[2, 3])),
+                        &enc(&ValueInfoProto::tensor("z", DataType::Float, [2, 3])),
                     ),
                 ]),
             ),

@@ -547,7 +547,7 @@ fn model_with_unknowns(interleave: bool) -> (Vec<u8>, Expected) {
         &enc(&GraphProto::named("g")),
         &ld(5, &init),
         &enc(&GraphProto {
-            output: vec![ValueInfoProto::tensor("c", DataType::Float, &[2])],
+            output: vec![ValueInfoProto::tensor("c", DataType::Float, [2])],
             ..GraphProto::default()
         }),
         &graph_unknowns,
@@ -827,7 +827,7 @@ fn packing_cases() -> Vec<Case> {
         &packed_varints(3, [1, (-2i64) as u64, 3]),
     ]);
     let map_expected = MapProto {
-        key_type: Some(7),
+        key_type_raw: Some(7),
         keys: vec![1, -2, 3],
         ..MapProto::default()
     };
@@ -997,7 +997,7 @@ fn merge_cases() -> Vec<Case> {
     // Oneof: another member replaces; the same member merges.
     let tensor_type = |elem: Option<i32>, dims: Option<&[i64]>| TypeProto {
         value: Some(TypeValue::TensorType(TypeProtoTensor {
-            elem_type: elem,
+            elem_type_raw: elem,
             shape: dims.map(TensorShapeProto::from_dims),
             ..TypeProtoTensor::default()
         })),
@@ -1136,7 +1136,7 @@ fn merge_cases() -> Vec<Case> {
     // Boxed sub-messages of the data schema merge too.
     let seq = |name: Option<&str>, elem: Option<i32>, t: &str| SequenceProto {
         name: name.map(|n| n.to_string().into()),
-        elem_type: elem,
+        elem_type_raw: elem,
         tensor_values: vec![tensor_named(t)],
         ..SequenceProto::default()
     };
@@ -1149,13 +1149,13 @@ fn merge_cases() -> Vec<Case> {
                 ..OptionalProto::default()
             }),
             &enc(&OptionalProto {
-                elem_type: Some(3),
+                elem_type_raw: Some(3),
                 sequence_value: Some(Box::new(seq(None, Some(1), "t2"))),
                 ..OptionalProto::default()
             }),
         ]),
         enc(&OptionalProto {
-            elem_type: Some(3),
+            elem_type_raw: Some(3),
             sequence_value: Some(Box::new(SequenceProto {
                 tensor_values: vec![tensor_named("t1"), tensor_named("t2")],
                 ..seq(Some("a"), Some(1), "unused")

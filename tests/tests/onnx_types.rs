@@ -170,9 +170,10 @@ fn models_built_by_hand_compare_and_round_trip() {
 
 #[test]
 fn constructors_fill_what_onnx_helper_would() {
-    let vi = ValueInfoProto::tensor("x", DataType::Float16, &[1, 3]);
+    let vi = ValueInfoProto::tensor("x", DataType::Float16, [1, 3]);
     let t = vi.r#type.as_ref().unwrap().tensor_type().unwrap();
-    assert_eq!(t.elem_type(), DataType::Float16.to_i32());
+    assert_eq!(t.elem_type(), Some(DataType::Float16));
+    assert_eq!(t.elem_type_raw(), DataType::Float16.to_i32());
     let dims: Vec<_> = t
         .shape
         .as_ref()

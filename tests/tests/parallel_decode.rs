@@ -43,7 +43,7 @@ fn node(prefix: &str, i: usize) -> NodeProto<'static> {
 }
 
 fn value_info(name: String) -> ValueInfoProto<'static> {
-    let mut v = ValueInfoProto::tensor(name, DataType::Float, &[1, 64, 28]);
+    let mut v = ValueInfoProto::tensor(name, DataType::Float, [1, 64, 28]);
     v.doc_string = Some("an intermediate value of the graph".into());
     v
 }

@@ -4,7 +4,7 @@
 use crate::field::{Bytes, Str, UnknownFields};
 use crate::{ProtoEnum, ProtoMessage};
 
-use super::{SparseTensorProto, TensorProto};
+use super::{DataType, SparseTensorProto, TensorProto};
 
 /// What a [`SequenceProto`] holds.
 #[derive(ProtoEnum, Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -36,9 +36,10 @@ pub enum OptionalDataType {
 pub struct SequenceProto<'a> {
     #[proto(1)]
     pub name: Option<Str<'a>>,
-    /// A [`SequenceDataType`] value (declared `int32` in the schema).
-    #[proto(2)]
-    pub elem_type: Option<i32>,
+    /// The [`SequenceDataType`] number as stored (declared `int32` in the schema);
+    /// [`elem_type`](Self::elem_type) gives the enum.
+    #[proto(2, name = "elem_type")]
+    pub elem_type_raw: Option<i32>,
     #[proto(3)]
     pub tensor_values: Vec<TensorProto<'a>>,
     #[proto(4)]
@@ -59,8 +60,10 @@ pub struct SequenceProto<'a> {
 pub struct MapProto<'a> {
     #[proto(1)]
     pub name: Option<Str<'a>>,
-    #[proto(2)]
-    pub key_type: Option<i32>,
+    /// The [`DataType`] number of the keys as stored (declared `int32` in the
+    /// schema); [`key_type`](Self::key_type) gives the enum.
+    #[proto(2, name = "key_type")]
+    pub key_type_raw: Option<i32>,
     #[proto(3)]
     pub keys: Vec<i64>,
     #[proto(4)]
@@ -71,15 +74,32 @@ pub struct MapProto<'a> {
     pub unknown_fields: UnknownFields<'a>,
 }
 
+impl SequenceProto<'_> {
+    /// What the sequence holds: `None` for a number this schema does not know; the raw
+    /// number is [`elem_type_raw`](Self::elem_type_raw).
+    pub fn elem_type(&self) -> Option<SequenceDataType> {
+        SequenceDataType::from_i32(self.elem_type_raw())
+    }
+}
+
+impl MapProto<'_> {
+    /// The type of the keys: `None` for a number this schema does not know; the raw
+    /// number is [`key_type_raw`](Self::key_type_raw).
+    pub fn key_type(&self) -> Option<DataType> {
+        DataType::from_i32(self.key_type_raw())
+    }
+}
+
 /// A value that may be absent.
 #[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
 #[proto(name = "onnx.OptionalProto")]
 pub struct OptionalProto<'a> {
     #[proto(1)]
     pub name: Option<Str<'a>>,
-    /// An [`OptionalDataType`] value (declared `int32` in the schema).
-    #[proto(2)]
-    pub elem_type: Option<i32>,
+    /// The [`OptionalDataType`] number as stored (declared `int32` in the schema);
+    /// [`elem_type`](Self::elem_type) gives the enum.
+    #[proto(2, name = "elem_type")]
+    pub elem_type_raw: Option<i32>,
     #[proto(3)]
     pub tensor_value: Option<TensorProto<'a>>,
     #[proto(4)]
@@ -92,6 +112,14 @@ pub struct OptionalProto<'a> {
     pub optional_value: Option<Box<OptionalProto<'a>>>,
     #[proto(unknown_fields)]
     pub unknown_fields: UnknownFields<'a>,
+}
+
+impl OptionalProto<'_> {
+    /// What the optional holds: `None` for a number this schema does not know; the raw
+    /// number is [`elem_type_raw`](Self::elem_type_raw).
+    pub fn elem_type(&self) -> Option<OptionalDataType> {
+        OptionalDataType::from_i32(self.elem_type_raw())
+    }
 }
 
 /// The operator schema (`onnx-operators.proto`): operator sets as published by ONNX.

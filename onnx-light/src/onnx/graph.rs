@@ -3,7 +3,10 @@
 use crate::field::{Str, UnknownFields};
 use crate::{ProtoMessage, ProtoOneof};
 
-use super::{AttributeProto, SparseTensorProto, StringStringEntryProto, TensorProto, TypeProto};
+use super::{
+    AttributeProto, DataType, Dimension, SparseTensorProto, StringStringEntryProto, TensorProto,
+    TensorShapeProto, TypeProto,
+};
 
 /// A computation graph: nodes in topological order, its inputs and outputs, and the
 /// constant tensors (initializers) it uses.
@@ -124,16 +127,47 @@ pub struct ValueInfoProto<'a> {
 }
 
 impl<'a> ValueInfoProto<'a> {
-    /// A tensor value of element type `elem_type` and fixed `dims`.
-    pub fn tensor(name: impl Into<Str<'a>>, elem_type: super::DataType, dims: &[i64]) -> Self {
+    /// A tensor value of element type `elem_type` and shape `dims`: fixed sizes
+    /// (`&[1, 3]`, a `Vec<i64>`), symbolic names (`["batch", "seq"]`), or any mix of
+    /// [`Dimension`]s.
+    ///
+    /// ```
+    /// use onnx_light::onnx::{DataType, Dimension, ValueInfoProto};
+    ///
+    /// let x = ValueInfoProto::tensor("x", DataType::Float, [Dimension::param("batch"), 3.into()]);
+    /// assert_eq!(x.r#type.as_ref().unwrap().to_string(), "float[batch,3]");
+    /// let y = ValueInfoProto::tensor("y", DataType::Int64, [2, 2]);
+    /// assert_eq!(y.shape().unwrap().dim_values(), [Some(2), Some(2)]);
+    /// ```
+    pub fn tensor<D: Into<Dimension<'a>>>(
+        name: impl Into<Str<'a>>,
+        elem_type: DataType,
+        dims: impl IntoIterator<Item = D>,
+    ) -> Self {
         ValueInfoProto {
             name: Some(name.into()),
             r#type: Some(TypeProto::tensor(
                 elem_type,
-                Some(super::TensorShapeProto::from_dims(dims)),
+                Some(TensorShapeProto::new(dims)),
             )),
             ..ValueInfoProto::default()
         }
+    }
+
+    /// A scalar (rank 0) tensor value: `tensor(name, elem_type, [])` would leave the
+    /// dimension type to infer.
+    pub fn scalar(name: impl Into<Str<'a>>, elem_type: DataType) -> Self {
+        Self::tensor::<i64>(name, elem_type, [])
+    }
+
+    /// The element type, for a tensor or sparse tensor value.
+    pub fn elem_type(&self) -> Option<DataType> {
+        self.r#type.as_ref()?.elem_type()
+    }
+
+    /// The shape, for a tensor or sparse tensor value whose shape is known.
+    pub fn shape(&self) -> Option<&TensorShapeProto<'a>> {
+        self.r#type.as_ref()?.shape()
     }
 }
 

@@ -20,8 +20,8 @@
 //! let mut graph = GraphProto::named("g");
 //! graph.node.push(NodeProto::new("MatMul", ["x", "w"], ["y"]).with_name("mm"));
 //! graph.initializer.push(weights);
-//! graph.input.push(ValueInfoProto::tensor("x", DataType::Float, &[1, 2]));
-//! graph.output.push(ValueInfoProto::tensor("y", DataType::Float, &[1, 2]));
+//! graph.input.push(ValueInfoProto::tensor("x", DataType::Float, [1, 2]));
+//! graph.output.push(ValueInfoProto::tensor("y", DataType::Float, [1, 2]));
 //! let model = ModelProto::new(graph, vec![OperatorSetIdProto::new("", 21)]);
 //!
 //! let bytes = model.encode_to_vec()?;
@@ -30,10 +30,61 @@
 //! assert_eq!(view, model);
 //! # Ok::<(), onnx_light::Error>(())
 //! ```
+//!
+//! # Comparing strings
+//!
+//! A string field is an `Option<Str>` (set or unset, as in protobuf), so
+//! `node.op_type == "Conv"` does not compile: Rust's coherence rules forbid comparing
+//! `Option<Str>` with `&str`. Every such field has an accessor of the same name that
+//! returns `&str` (the protobuf default, `""`, when unset) — compare that. A [`Str`]
+//! compares with `str`, `&str`, `String` and `Cow<str>` both ways, which covers repeated
+//! fields; `as_deref()` tells "unset" from "empty" when that matters.
+//!
+//! ```
+//! use onnx_light::onnx::NodeProto;
+//!
+//! let node = NodeProto::new("Conv", ["x", "w"], ["y"]);
+//! assert!(node.op_type() == "Conv");                // the idiom
+//! assert!(node.input[1] == "w" && "y" == node.output[0]);
+//! assert_eq!(node.op_type.as_deref(), Some("Conv")); // presence-aware
+//! assert_eq!(node.domain(), "");                     // unset reads as ""
+//! assert_eq!(node.domain, None);
+//! ```
+//!
+//! # Enum values
+//!
+//! Fields the schema declares as enums hold an [`EnumValue`](crate::EnumValue) (any
+//! number survives a round trip). Fields the schema declares as `int32` but that carry
+//! an enum's numbers (`TensorProto.data_type`, `TypeProto.Tensor.elem_type`,
+//! `TypeProto.Map.key_type`, ...) keep the raw number in the public field
+//! (`data_type`, `elem_type_raw`, `key_type_raw`) and have a typed accessor,
+//! `elem_type()` / `key_type()`, returning `Option<DataType>` (or the
+//! [`SequenceDataType`] / [`OptionalDataType`]): `None` for a number this schema does
+//! not know. Every enum converts with `TryFrom<i32>` and `i32::from`.
+//!
+//! # Types and shapes as text
+//!
+//! [`DataType`], [`TensorShapeProto`] and [`TypeProto`] display in the notation of
+//! `onnx.printer`:
+//!
+//! ```
+//! use onnx_light::onnx::{DataType, Dimension, ValueInfoProto};
+//!
+//! let dims = [Dimension::from("batch"), 3.into(), 224.into(), 224.into()];
+//! let x = ValueInfoProto::tensor("x", DataType::Float, dims);
+//! assert_eq!(x.r#type.as_ref().unwrap().to_string(), "float[batch,3,224,224]");
+//! assert_eq!(x.shape().unwrap().to_string(), "[batch,3,224,224]");
+//! assert_eq!(DataType::try_from(16).map(|t| t.to_string()), Ok("bfloat16".into()));
+//! ```
+//!
+//! Weights are read with [`TensorProto::values`] and edited with
+//! [`TensorProto::values_mut`] or replaced with [`TensorProto::set_values`] (see
+//! [`crate::tensor`]).
 #![allow(missing_docs)] // field and enum value names are the ONNX schema's own
 
 mod attribute;
 mod data;
+mod enums;
 mod graph;
 mod model;
 mod tensor;
@@ -45,6 +96,7 @@ pub use data::{
     MapProto, OperatorProto, OperatorSetProto, OptionalDataType, OptionalProto, SequenceDataType,
     SequenceProto,
 };
+pub use enums::UnknownEnumValue;
 pub use graph::{
     GraphProto, IntIntListEntryProto, NodeDeviceConfigurationProto, NodeProto, ShardedDimProto,
     ShardingSpecProto, SimpleShardedDim, SimpleShardedDimProto, TensorAnnotation, ValueInfoProto,
@@ -61,6 +113,8 @@ pub use types::{
 pub use walk::TensorSite;
 
 use crate::descriptor::MessageDescriptor;
+#[cfg(doc)]
+use crate::field::Str;
 use crate::message::Message;
 use crate::ProtoEnum;
 

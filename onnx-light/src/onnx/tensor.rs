@@ -62,6 +62,54 @@ impl DataType {
     }
 }
 
+impl DataType {
+    /// The name in ONNX text notation, as `onnx.printer` writes it: `float`, `int64`,
+    /// `bfloat16`, `float8e4m3fn`, ... (the protobuf name in lower case).
+    const fn text_name(self) -> &'static str {
+        use DataType::*;
+        match self {
+            Undefined => "undefined",
+            Float => "float",
+            Uint8 => "uint8",
+            Int8 => "int8",
+            Uint16 => "uint16",
+            Int16 => "int16",
+            Int32 => "int32",
+            Int64 => "int64",
+            String => "string",
+            Bool => "bool",
+            Float16 => "float16",
+            Double => "double",
+            Uint32 => "uint32",
+            Uint64 => "uint64",
+            Complex64 => "complex64",
+            Complex128 => "complex128",
+            Bfloat16 => "bfloat16",
+            Float8E4M3FN => "float8e4m3fn",
+            Float8E4M3FNUZ => "float8e4m3fnuz",
+            Float8E5M2 => "float8e5m2",
+            Float8E5M2FNUZ => "float8e5m2fnuz",
+            Uint4 => "uint4",
+            Int4 => "int4",
+            Float4E2M1 => "float4e2m1",
+            Float8E8M0 => "float8e8m0",
+            Uint2 => "uint2",
+            Int2 => "int2",
+            Float6E2M3 => "float6e2m3",
+            Float6E3M2 => "float6e3m2",
+        }
+    }
+}
+
+/// The name in ONNX text notation, as `onnx.printer` writes it: `float`, `int64`,
+/// `bfloat16`, `float8e4m3fn`, ... ([`DataType::onnx_name`] is the protobuf name,
+/// `FLOAT`).
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.text_name())
+    }
+}
+
 /// Where a tensor's data is: in the message, or in an external file.
 #[derive(ProtoEnum, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[proto(name = "onnx.TensorProto.DataLocation")]
@@ -148,9 +196,17 @@ impl<'a> TensorProto<'a> {
         }
     }
 
-    /// The element type, if `data_type` holds a value this schema knows.
+    /// The element type, if `data_type` holds a value this schema knows (unset reads as
+    /// `Some(Undefined)`, the protobuf default); the raw number is
+    /// [`elem_type_raw`](Self::elem_type_raw).
     pub fn elem_type(&self) -> Option<DataType> {
         DataType::from_i32(self.data_type())
+    }
+
+    /// The `data_type` number as stored (0 when unset), the same as
+    /// [`data_type`](Self::data_type); named like the other messages' raw accessors.
+    pub fn elem_type_raw(&self) -> i32 {
+        self.data_type()
     }
 
     /// True when the data lives in an external file.

@@ -93,13 +93,13 @@ impl<'t> TensorData<'t> {
 }
 
 /// Where [`TensorProto::locate`] found the values.
-enum Located<'t> {
+pub(super) enum Located<'t> {
     Raw(&'t [u8]),
     Lazy(&'t LazyPayload),
     Typed(TypedField),
 }
 
-fn named(e: Error, name: &str) -> Error {
+pub(super) fn named(e: Error, name: &str) -> Error {
     if name.is_empty() {
         e
     } else {
@@ -107,7 +107,7 @@ fn named(e: Error, name: &str) -> Error {
     }
 }
 
-fn mismatch(data_type: DataType, requested: DataType) -> Error {
+pub(super) fn mismatch(data_type: DataType, requested: DataType) -> Error {
     Error::new(ErrorKind::ElementTypeMismatch {
         data_type,
         requested,
@@ -262,7 +262,7 @@ impl<'a> TensorProto<'a> {
     }
 
     /// Data type, element count and location, after checking the payload length.
-    fn validated(&self) -> Result<(DataType, usize, Located<'_>)> {
+    pub(super) fn validated(&self) -> Result<(DataType, usize, Located<'_>)> {
         let dtype = self.dtype()?;
         let count = self.checked_element_count()?;
         let located = self.locate(dtype)?;
@@ -390,7 +390,7 @@ impl<'a> TensorProto<'a> {
 
 /// The lazy payload's bytes, checked against its recorded length (a source that changed
 /// since must not cause a short read).
-fn fetch(lazy: &LazyPayload) -> Result<Bytes<'static>> {
+pub(super) fn fetch(lazy: &LazyPayload) -> Result<Bytes<'static>> {
     let bytes = lazy.fetch()?;
     check_len("external data", lazy.len(), bytes.len() as u64)?;
     Ok(bytes)

@@ -8,7 +8,7 @@ use crate::field::{Bytes, ProtoEnum, Str};
 use crate::onnx::{DataType, TensorProto};
 
 /// Checks that `dims` are non-negative and hold exactly `len` elements.
-fn check_shape(dims: &[i64], len: usize) -> Result<()> {
+pub(super) fn check_shape(dims: &[i64], len: usize) -> Result<()> {
     let mut n = 1u64;
     for &d in dims {
         let d = u64::try_from(d).map_err(|_| {
@@ -36,7 +36,7 @@ fn check_shape(dims: &[i64], len: usize) -> Result<()> {
 /// `bytes` as an owned payload whose start is aligned for `T`, so that reading the
 /// tensor back views it without copying. The global allocator practically always
 /// returns such storage; otherwise it is copied once into aligned storage.
-fn aligned_payload<T>(bytes: Vec<u8>) -> Bytes<'static> {
+pub(super) fn aligned_payload<T>(bytes: Vec<u8>) -> Bytes<'static> {
     let align = align_of::<T>();
     if bytes.as_ptr().align_offset(align) == 0 {
         Bytes::from(bytes)

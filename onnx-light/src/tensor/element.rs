@@ -48,6 +48,15 @@ pub(crate) mod sealed {
         fn encode_raw(values: &[Self]) -> Vec<u8>;
         /// Stores `values` in the typed field of `t`.
         fn encode_typed(values: &[Self], t: &mut TensorProto<'_>);
+
+        /// True when [`view_raw_mut`](Self::view_raw_mut) gives a view: every type
+        /// stored whole in `raw_data` on a little-endian target; not the packed types.
+        const IN_PLACE: bool = false;
+        /// `raw` (owned, of the validated length, aligned for `Self`) as values to
+        /// edit in place; `None` when [`IN_PLACE`](Self::IN_PLACE) is false.
+        fn view_raw_mut(_raw: &mut [u8]) -> Option<&mut [Self]> {
+            None
+        }
     }
 }
 
@@ -172,6 +181,14 @@ macro_rules! element {
             fn encode_typed($values: &[Self], $out: &mut TensorProto<'_>) {
                 $encode
             }
+            const IN_PLACE: bool = cfg!(target_endian = "little");
+            fn view_raw_mut(raw: &mut [u8]) -> Option<&mut [Self]> {
+                if Self::IN_PLACE {
+                    bytemuck::try_cast_slice_mut(raw).ok()
+                } else {
+                    None
+                }
+            }
         }
     };
 }
@@ -251,6 +268,15 @@ impl Codec for bool {
     }
     fn encode_typed(values: &[Self], t: &mut TensorProto<'_>) {
         t.int32_data = values.iter().map(|&b| i32::from(b)).collect();
+    }
+    const IN_PLACE: bool = true;
+    fn view_raw_mut(raw: &mut [u8]) -> Option<&mut [Self]> {
+        // Bytes other than 0 and 1 read as true; writing them as 1 keeps every value
+        // and makes each byte a valid `bool`.
+        for b in raw.iter_mut() {
+            *b = u8::from(*b != 0);
+        }
+        bytemuck::checked::try_cast_slice_mut(raw).ok()
     }
 }
 

@@ -63,6 +63,7 @@ mod array;
 mod build;
 mod complex;
 mod dtype;
+mod edit;
 mod element;
 mod minifloat;
 mod packed;

@@ -22,9 +22,9 @@ pub fn real_model() -> Model {
     body.node
         .push(NodeProto::new("Identity", ["cond_in"], ["cond_out"]).with_name("inner"));
     body.input
-        .push(ValueInfoProto::tensor("cond_in", DataType::Bool, &[]));
+        .push(ValueInfoProto::scalar("cond_in", DataType::Bool));
     body.output
-        .push(ValueInfoProto::tensor("cond_out", DataType::Bool, &[]));
+        .push(ValueInfoProto::scalar("cond_out", DataType::Bool));
 
     let mut g = GraphProto::named("main_graph");
     g.doc_string = Some("a graph for malformed-input tests".into());
@@ -92,9 +92,9 @@ pub fn real_model() -> Model {
         ..SparseTensorProto::default()
     });
     g.input
-        .push(ValueInfoProto::tensor("x", DataType::Float, &[1, 3, 8, 8]));
+        .push(ValueInfoProto::tensor("x", DataType::Float, [1, 3, 8, 8]));
     g.output
-        .push(ValueInfoProto::tensor("y", DataType::Float, &[1, 3, 6, 6]));
+        .push(ValueInfoProto::tensor("y", DataType::Float, [1, 3, 6, 6]));
     g.value_info.push(ValueInfoProto {
         name: Some("seq".into()),
         r#type: Some(TypeProto {

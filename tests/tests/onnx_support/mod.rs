@@ -297,16 +297,17 @@ pub mod summary {
     pub fn type_proto(t: &TypeProto<'_>) -> String {
         let mut p = P::new();
         let part = match &t.value {
-            Some(TypeValue::TensorType(x)) => {
-                Some(("tensor_type", tensor_type(x.elem_type, x.shape.as_ref())))
-            }
+            Some(TypeValue::TensorType(x)) => Some((
+                "tensor_type",
+                tensor_type(x.elem_type_raw, x.shape.as_ref()),
+            )),
             Some(TypeValue::SequenceType(x)) => {
                 Some(("sequence_type", elem_type(x.elem_type.as_deref())))
             }
             Some(TypeValue::MapType(x)) => Some((
                 "map_type",
                 P::new()
-                    .opt("key_type", x.key_type, num)
+                    .opt("key_type", x.key_type_raw, num)
                     .opt("value_type", x.value_type.as_deref(), type_proto)
                     .done("TM"),
             )),
@@ -319,7 +320,7 @@ pub mod summary {
             )),
             Some(TypeValue::SparseTensorType(x)) => Some((
                 "sparse_tensor_type",
-                tensor_type(x.elem_type, x.shape.as_ref()),
+                tensor_type(x.elem_type_raw, x.shape.as_ref()),
             )),
             Some(TypeValue::OptionalType(x)) => {
                 Some(("optional_type", elem_type(x.elem_type.as_deref())))
@@ -520,7 +521,7 @@ pub mod summary {
     pub fn sequence(sq_: &SequenceProto<'_>) -> String {
         P::new()
             .opt("name", s(&sq_.name), q)
-            .opt("elem_type", sq_.elem_type, num)
+            .opt("elem_type", sq_.elem_type_raw, num)
             .rep("tensor_values", &sq_.tensor_values, tensor)
             .rep("sparse_tensor_values", &sq_.sparse_tensor_values, sparse)
             .rep("sequence_values", &sq_.sequence_values, sequence)
@@ -533,7 +534,7 @@ pub mod summary {
     pub fn map(m: &MapProto<'_>) -> String {
         P::new()
             .opt("name", s(&m.name), q)
-            .opt("key_type", m.key_type, num)
+            .opt("key_type", m.key_type_raw, num)
             .rep("keys", &m.keys, |k| num(k))
             .rep("string_keys", &m.string_keys, |x| bq(x))
             .opt("values", m.values.as_deref(), sequence)
@@ -544,7 +545,7 @@ pub mod summary {
     pub fn optional(o: &OptionalProto<'_>) -> String {
         P::new()
             .opt("name", s(&o.name), q)
-            .opt("elem_type", o.elem_type, num)
+            .opt("elem_type", o.elem_type_raw, num)
             .opt("tensor_value", o.tensor_value.as_ref(), tensor)
             .opt(
                 "sparse_tensor_value",
