@@ -35,19 +35,16 @@ fn has_external(model: &Model) -> bool {
 
 /// Fetches the lazily loaded tensors that stay inline (not marked external).
 fn fetch_inline(model: &mut Model) -> onnx_light::Result<()> {
-    let mut failure = None;
-    model.visit_tensors_mut(|_, t| {
-        if failure.is_some() || t.is_external() {
-            return;
+    model.try_visit_tensors_mut(|_, t| {
+        if t.is_external() {
+            return Ok(());
         }
-        if let Some(lazy) = t.lazy_data.take() {
-            match lazy.fetch() {
-                Ok(b) => t.raw_data = Some(b),
-                Err(e) => failure = Some(e.in_tensor(t.name())),
-            }
+        if let Some(lazy) = &t.lazy_data {
+            t.raw_data = Some(lazy.fetch().map_err(|e| e.in_tensor(t.name()))?);
+            t.lazy_data = None;
         }
-    });
-    failure.map_or(Ok(()), Err)
+        Ok(())
+    })
 }
 
 type Failure = Box<dyn std::error::Error>;

@@ -324,3 +324,49 @@ fn types_print_as_onnx_printer_prints_them() {
         .collect();
     assert_eq!(ours, printed);
 }
+
+#[test]
+fn a_fallible_walk_stops_at_the_first_error_and_returns_it() {
+    let m = app_model();
+    // Find the first tensor with more than 100 elements, the way a validator would.
+    let mut visited = Vec::new();
+    let found = m.try_visit_tensors(|_, t| {
+        visited.push(t.name().to_string());
+        if t.dims.iter().product::<i64>() > 100 {
+            return Err(format!("{} is too large", t.name()));
+        }
+        Ok(())
+    });
+    assert_eq!(found, Err("w1 is too large".to_string()));
+    assert_eq!(visited, ["w1"], "the walk went on after the error");
+
+    // Without an error every tensor is visited, in the order of `visit_tensors`.
+    let mut all = Vec::new();
+    m.visit_tensors(|_, t| all.push(t.name().to_string()));
+    let mut again = Vec::new();
+    let ok: Result<(), ()> = m.try_visit_tensors(|_, t| {
+        again.push(t.name().to_string());
+        Ok(())
+    });
+    assert_eq!(ok, Ok(()));
+    assert_eq!(again, all);
+    assert_eq!(all, ["w1", "w2", "b"]);
+
+    // The mutable walk: mark every tensor it passes and stop at `w2`; nothing after the
+    // refusal is touched.
+    let mut m = app_model();
+    let refused = m.try_visit_tensors_mut(|_, t| {
+        if t.elem_type() == Some(DataType::Float) && t.name() == "w2" {
+            return Err(t.name().to_string());
+        }
+        t.doc_string = Some("seen".into());
+        Ok(())
+    });
+    assert_eq!(refused, Err("w2".to_string()));
+    let docs: Vec<_> = graph(&m)
+        .initializer
+        .iter()
+        .map(|t| t.doc_string().to_string())
+        .collect();
+    assert_eq!(docs, ["seen", "", ""]);
+}

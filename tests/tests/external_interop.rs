@@ -29,50 +29,23 @@
 
 mod onnx_support;
 
+use onnx_light_tests::scratch::Scratch;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsStr;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use onnx_light::io::external::{convert_model_to_external_data, ExternalDataOptions};
 use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::*;
 use onnx_light::Bytes;
-use onnx_light_tests::python::{python_dir, run_python, workspace_root};
+use onnx_light_tests::python::{python_dir, run_python};
 
 use onnx_support::summary;
 
 // ---------------------------------------------------------------------------------------
 // Working directories and the Python side.
-
-/// A directory for one test, under `target/tmp`, removed when the test passes (kept
-/// for inspection when it fails).
-struct WorkDir(PathBuf);
-
-impl WorkDir {
-    fn new(test: &str) -> WorkDir {
-        let dir = workspace_root()
-            .join("target")
-            .join("tmp")
-            .join(format!("external-interop-{test}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-        WorkDir(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
-}
 
 /// Runs the script with `args`; its stdout. Panics (with the output) when it fails.
 fn python(args: &[&OsStr]) -> String {
@@ -90,7 +63,7 @@ fn read_lines(path: &Path) -> Vec<String> {
 }
 
 /// Runs the generator into `dir`; the case names.
-fn generate(dir: &WorkDir) -> Vec<String> {
+fn generate(dir: &Scratch) -> Vec<String> {
     python(&["generate".as_ref(), dir.0.as_os_str()]);
     read_lines(&dir.path("cases.txt"))
 }
@@ -321,7 +294,7 @@ fn load_in_mode(case_dir: &Path, layout: &[Ext], mode: Mode) -> Result<Model, St
 
 #[test]
 fn onnx_written_external_data_loads_equal_in_every_mode() {
-    let dir = WorkDir::new("onnx-written");
+    let dir = Scratch::new("external-interop-onnx-written");
     let cases = generate(&dir);
     assert!(cases.len() >= 10, "{cases:?}");
     let mut failures = Vec::new();
@@ -356,7 +329,7 @@ fn onnx_written_external_data_loads_equal_in_every_mode() {
 
 #[test]
 fn onnx_written_data_maps_as_shared_slices() {
-    let dir = WorkDir::new("shared");
+    let dir = Scratch::new("external-interop-shared");
     let cases = generate(&dir);
     let mut checked_tensors = 0usize;
     for case in &cases {
@@ -464,7 +437,7 @@ fn unmark_sparse(m: &mut Model) {
 
 #[test]
 fn our_external_data_loads_in_onnx_and_passes_the_checker() {
-    let dir = WorkDir::new("ours");
+    let dir = Scratch::new("external-interop-ours");
     generate(&dir);
     let original = io::load(dir.path("orig.onnx")).unwrap();
     let nosparse = io::load(dir.path("orig_nosparse.onnx")).unwrap();
@@ -734,7 +707,7 @@ fn mlp() -> Model {
 
 #[test]
 fn split_aligned_model_runs_in_onnxruntime_like_the_original() {
-    let dir = WorkDir::new("ort");
+    let dir = Scratch::new("external-interop-ort");
     let m = mlp();
     io::save(&m, dir.path("mlp.onnx"), &SerializeOptions::default()).unwrap();
     let split_dir = dir.path("mlp_split");

@@ -21,6 +21,7 @@
 
 mod onnx_support;
 
+use onnx_light_tests::scratch::Scratch;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -29,7 +30,7 @@ use std::sync::Arc;
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::{ByteOwner, Bytes, DecodeOptions};
-use onnx_light_tests::python::{python_dir, run_python, workspace_root};
+use onnx_light_tests::python::{python_dir, run_python};
 
 use onnx_support::summary;
 use onnx_support::{
@@ -38,34 +39,6 @@ use onnx_support::{
 
 // ---------------------------------------------------------------------------------------
 // Working directories and the Python side.
-
-/// A directory for one test, under `target/tmp`, removed when the test passes (kept
-/// for inspection when it fails). The process id keeps concurrent runs apart.
-struct WorkDir(PathBuf);
-
-impl WorkDir {
-    fn new(test: &str) -> WorkDir {
-        let dir = workspace_root()
-            .join("target")
-            .join("tmp")
-            .join(format!("onnx-interop-{test}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-        WorkDir(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
-}
 
 fn script() -> PathBuf {
     python_dir().join("onnx_interop.py")
@@ -91,7 +64,7 @@ struct Generated {
 }
 
 /// Runs the generator into `dir` and reads its manifest.
-fn generate(dir: &WorkDir) -> Vec<Generated> {
+fn generate(dir: &Scratch) -> Vec<Generated> {
     run_python(&script(), &["generate".as_ref(), dir.0.as_os_str()]);
     let manifest = fs::read_to_string(dir.path("manifest.txt")).expect("manifest");
     manifest
@@ -112,7 +85,7 @@ fn generate(dir: &WorkDir) -> Vec<Generated> {
 
 /// What protobuf makes of each `(type, bytes)`: its re-serialization and the unknown
 /// fields it sees (`path:number/wiretype ...`, `-` for none).
-fn protobuf_reserialize(dir: &WorkDir, inputs: &[(&str, &str, Vec<u8>)]) -> Vec<(Vec<u8>, String)> {
+fn protobuf_reserialize(dir: &Scratch, inputs: &[(&str, &str, Vec<u8>)]) -> Vec<(Vec<u8>, String)> {
     let mut list = String::new();
     for (name, ty, bytes) in inputs {
         let path = dir.path(&format!("{name}.bin"));
@@ -181,7 +154,7 @@ macro_rules! check_generated {
 
 #[test]
 fn generated_messages_round_trip() {
-    let dir = WorkDir::new("generated");
+    let dir = Scratch::new("onnx-interop-generated");
     let files = generate(&dir);
     let mut failures = Vec::new();
     let mut by_type: BTreeMap<&str, usize> = BTreeMap::new();
@@ -330,7 +303,7 @@ fn edit_sequence(s: &mut SequenceProto<'_>) {
 
 #[test]
 fn edits_match_protobuf() {
-    let dir = WorkDir::new("edits");
+    let dir = Scratch::new("onnx-interop-edits");
     generate(&dir);
 
     // Borrow mode: the edit mixes borrowed and owned data.
@@ -571,7 +544,7 @@ fn model_with_unknowns(interleave: bool) -> (Vec<u8>, Expected) {
 
 #[test]
 fn unknown_fields_survive() {
-    let dir = WorkDir::new("unknown");
+    let dir = Scratch::new("onnx-interop-unknown");
     let order = [
         "",
         ".graph",
@@ -1192,7 +1165,7 @@ fn merge_cases() -> Vec<Case> {
 
 #[test]
 fn packed_unpacked_and_merge_rules() {
-    let dir = WorkDir::new("merge");
+    let dir = Scratch::new("onnx-interop-merge");
     let cases: Vec<Case> = packing_cases().into_iter().chain(merge_cases()).collect();
     let mut errs = Vec::new();
     for c in &cases {

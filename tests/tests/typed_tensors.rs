@@ -18,43 +18,20 @@
 //! * Zero-copy and its limits, validation errors naming the tensor, unknown data types,
 //!   lazy payloads and unloaded external data.
 
+use onnx_light_tests::scratch::Scratch;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::fs;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::tensor::*;
 use onnx_light::{AlignedBuffer, ByteOwner, ErrorKind, LazyPayload, PayloadSource, SharedBytes};
-use onnx_light_tests::python::{python_dir, run_python, workspace_root};
+use onnx_light_tests::python::{python_dir, run_python};
 
 // ---------------------------------------------------------------------------------------
 // Working directory and the Python side.
-
-/// A directory for one test under `target/tmp`, removed when the test passes.
-struct WorkDir(PathBuf);
-
-impl WorkDir {
-    fn new(test: &str) -> WorkDir {
-        let dir = workspace_root()
-            .join("target")
-            .join("tmp")
-            .join(format!("typed-tensors-{test}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-        WorkDir(dir)
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
-}
 
 fn python(mode: &str, arg: &std::path::Path) -> String {
     let out = run_python(
@@ -556,7 +533,7 @@ fn every_dtype_round_trips_in_raw_data_and_typed_fields() {
 
 #[test]
 fn tensors_we_write_are_read_identically_by_numpy_helper() {
-    let dir = WorkDir::new("ours");
+    let dir = Scratch::new("typed-tensors-ours");
     let tensors = our_tensors();
     let mut list = String::new();
     let mut expected = Vec::new();
@@ -580,7 +557,7 @@ fn tensors_we_write_are_read_identically_by_numpy_helper() {
 
 #[test]
 fn tensors_onnx_writes_are_read_identically_by_us() {
-    let dir = WorkDir::new("onnx");
+    let dir = Scratch::new("typed-tensors-onnx");
     python("generate", &dir.0);
     let manifest = fs::read_to_string(dir.0.join("manifest.txt")).unwrap();
     let mut seen = std::collections::BTreeSet::new();
@@ -693,7 +670,7 @@ fn our_conversion(column: &str, x: f32) -> u8 {
 
 #[test]
 fn small_float_conversions_match_onnx() {
-    let dir = WorkDir::new("convert");
+    let dir = Scratch::new("typed-tensors-convert");
     let inputs = conversion_inputs();
     let path = dir.0.join("inputs.txt");
     let text: String = inputs.iter().map(|b| format!("{b:08x}\n")).collect();

@@ -60,19 +60,18 @@ fn serialize_options(options: &EncryptOptions) -> SerializeOptions {
 /// Refuses a model with a tensor whose data is in an external file: encrypting only
 /// the reference would leave the weights in plain text beside the encrypted model.
 fn refuse_external_references(model: &ModelProto<'_>) -> Result<()> {
-    let mut failure = None;
-    model.visit_tensors(|_, t| {
-        if failure.is_none() && t.is_external() && t.raw_data.is_none() && t.lazy_data.is_none() {
+    model.try_visit_tensors(|_, t| {
+        if t.is_external() && t.raw_data.is_none() && t.lazy_data.is_none() {
             let location = t.external_data_value("location").unwrap_or("?");
             let reason = format!(
                 "its data is in the external file {location:?}, which encryption would leave \
                  in plain text; load the model with its external data first \
                  (or encrypt the model file with crypto::encrypt_file)"
             );
-            failure = Some(Error::new(ErrorKind::IncompleteModel { reason }).in_tensor(t.name()));
+            return Err(Error::new(ErrorKind::IncompleteModel { reason }).in_tensor(t.name()));
         }
-    });
-    failure.map_or(Ok(()), Err)
+        Ok(())
+    })
 }
 
 /// Encodes and encrypts `model` into a new vector, in the format `options` names.

@@ -311,21 +311,18 @@ impl ParseOptions {
         let Some(limit) = self.max_tensor_size else {
             return Ok(());
         };
-        let mut failure = None;
-        model.visit_tensors(|_, t| {
+        model.try_visit_tensors(|_, t| {
             let size = t.inline_data_len() + t.lazy_data.as_ref().map_or(0, LazyPayload::len);
-            if size > limit && failure.is_none() {
-                failure = Some(
-                    Error::new(ErrorKind::LimitExceeded {
-                        what: "tensor size",
-                        limit,
-                        actual: size,
-                    })
-                    .in_tensor(t.name()),
-                );
+            if size > limit {
+                return Err(Error::new(ErrorKind::LimitExceeded {
+                    what: "tensor size",
+                    limit,
+                    actual: size,
+                })
+                .in_tensor(t.name()));
             }
-        });
-        failure.map_or(Ok(()), Err)
+            Ok(())
+        })
     }
 }
 
@@ -456,22 +453,13 @@ pub fn load_external_data_for_model(
 /// # Errors
 /// The first fetch error, naming the tensor.
 pub fn materialize_lazy_data(model: &mut ModelProto<'_>) -> Result<()> {
-    let mut failure = None;
-    model.visit_tensors_mut(|_, t| {
-        if failure.is_some() {
-            return;
-        }
+    model.try_visit_tensors_mut(|_, t| {
         if let Some(lazy) = &t.lazy_data {
-            match lazy.fetch() {
-                Ok(bytes) => {
-                    t.raw_data = Some(bytes);
-                    t.lazy_data = None;
-                }
-                Err(e) => failure = Some(e.in_tensor(t.name())),
-            }
+            t.raw_data = Some(lazy.fetch().map_err(|e| e.in_tensor(t.name()))?);
+            t.lazy_data = None;
         }
-    });
-    failure.map_or(Ok(()), Err)
+        Ok(())
+    })
 }
 
 /// Decodes a model in borrow mode: strings and payloads are slices of `bytes`, and the

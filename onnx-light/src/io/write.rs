@@ -23,7 +23,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::message::Message;
 use crate::onnx::{ModelProto, TensorProto};
 use crate::pool::{thread_count, with_threads};
-use crate::wire::{IoSink, Sink};
+use crate::wire::{put_varint_bytewise, IoSink, Sink};
 
 /// One walk over the model's tensors before an in-memory encode (`save_to_vec`,
 /// `save_to_writer`): refuses what such an encode cannot write, and collects the large
@@ -47,11 +47,7 @@ fn survey<'m>(
     let mut payloads = Payloads {
         by_key: HashMap::new(),
     };
-    let mut failure = None;
-    model.visit_tensors(|_, t| {
-        if failure.is_some() {
-            return;
-        }
+    model.try_visit_tensors(|_, t| {
         let reason = if t.is_external()
             && (t.raw_data.is_some() || t.lazy_data.is_some())
         {
@@ -65,14 +61,14 @@ fn survey<'m>(
             None
         };
         if let Some(reason) = reason {
-            failure = Some(Error::new(ErrorKind::IncompleteModel { reason }).in_tensor(t.name()));
-            return;
+            return Err(Error::new(ErrorKind::IncompleteModel { reason }).in_tensor(t.name()));
         }
         if parallel {
             payloads.consider(t, options.buffer.raw_data_threshold);
         }
-    });
-    failure.map_or(Ok(payloads), Err)
+        Ok(())
+    })?;
+    Ok(payloads)
 }
 
 /// The large payloads of a model, by (address, length): the sink recognises them when
@@ -170,12 +166,8 @@ impl Sink for DeferringSliceSink<'_> {
     }
 
     #[inline]
-    fn put_varint(&mut self, mut v: u64) -> Result<()> {
-        while v >= 0x80 {
-            self.put_u8((v as u8) | 0x80)?;
-            v >>= 7;
-        }
-        self.put_u8(v as u8)
+    fn put_varint(&mut self, v: u64) -> Result<()> {
+        put_varint_bytewise(self, v)
     }
 }
 
@@ -252,12 +244,8 @@ impl Sink for PositionalSink<'_> {
     }
 
     #[inline]
-    fn put_varint(&mut self, mut v: u64) -> Result<()> {
-        while v >= 0x80 {
-            self.put_u8((v as u8) | 0x80)?;
-            v >>= 7;
-        }
-        self.put_u8(v as u8)
+    fn put_varint(&mut self, v: u64) -> Result<()> {
+        put_varint_bytewise(self, v)
     }
 }
 

@@ -22,86 +22,93 @@ pub enum TensorSite {
     SparseAttribute,
 }
 
-// The traversal is written once and instantiated for shared and mutable references.
+// The traversal is written once and instantiated for shared and mutable references; a visit
+// that returns an error stops it.
 macro_rules! walker {
     ($graph:ident, $node:ident, $attr:ident, $sparse:ident, $func:ident, $model:ident,
      [$($m:tt)*], $iter:ident, $as_ref:ident, $as_deref:ident) => {
-        fn $sparse<'s, 'a>(
+        fn $sparse<'s, 'a, E>(
             s: &'s $($m)* SparseTensorProto<'a>,
             site: TensorSite,
-            f: &mut dyn FnMut(TensorSite, &'s $($m)* TensorProto<'a>),
-        ) {
+            f: &mut dyn FnMut(TensorSite, &'s $($m)* TensorProto<'a>) -> Result<(), E>,
+        ) -> Result<(), E> {
             if let Some(t) = s.values.$as_ref() {
-                f(site, t);
+                f(site, t)?;
             }
             if let Some(t) = s.indices.$as_ref() {
-                f(site, t);
+                f(site, t)?;
             }
+            Ok(())
         }
 
-        fn $attr<'s, 'a>(a: &'s $($m)* AttributeProto<'a>, f: &mut dyn FnMut(TensorSite, &'s $($m)* TensorProto<'a>)) {
+        fn $attr<'s, 'a, E>(a: &'s $($m)* AttributeProto<'a>, f: &mut dyn FnMut(TensorSite, &'s $($m)* TensorProto<'a>) -> Result<(), E>) -> Result<(), E> {
             if let Some(t) = a.t.$as_deref() {
-                f(TensorSite::Attribute, t);
+                f(TensorSite::Attribute, t)?;
             }
             for t in a.tensors.$iter() {
-                f(TensorSite::Attribute, t);
+                f(TensorSite::Attribute, t)?;
             }
             if let Some(s) = a.sparse_tensor.$as_deref() {
-                $sparse(s, TensorSite::SparseAttribute, f);
+                $sparse(s, TensorSite::SparseAttribute, f)?;
             }
             for s in a.sparse_tensors.$iter() {
-                $sparse(s, TensorSite::SparseAttribute, f);
+                $sparse(s, TensorSite::SparseAttribute, f)?;
             }
             if let Some(g) = a.g.$as_deref() {
-                $graph(g, f);
+                $graph(g, f)?;
             }
             for g in a.graphs.$iter() {
-                $graph(g, f);
+                $graph(g, f)?;
             }
+            Ok(())
         }
 
-        fn $node<'s, 'a>(n: &'s $($m)* NodeProto<'a>, f: &mut dyn FnMut(TensorSite, &'s $($m)* TensorProto<'a>)) {
+        fn $node<'s, 'a, E>(n: &'s $($m)* NodeProto<'a>, f: &mut dyn FnMut(TensorSite, &'s $($m)* TensorProto<'a>) -> Result<(), E>) -> Result<(), E> {
             for a in n.attribute.$iter() {
-                $attr(a, f);
+                $attr(a, f)?;
             }
+            Ok(())
         }
 
-        fn $graph<'s, 'a>(g: &'s $($m)* GraphProto<'a>, f: &mut dyn FnMut(TensorSite, &'s $($m)* TensorProto<'a>)) {
+        fn $graph<'s, 'a, E>(g: &'s $($m)* GraphProto<'a>, f: &mut dyn FnMut(TensorSite, &'s $($m)* TensorProto<'a>) -> Result<(), E>) -> Result<(), E> {
             for t in g.initializer.$iter() {
-                f(TensorSite::Initializer, t);
+                f(TensorSite::Initializer, t)?;
             }
             for s in g.sparse_initializer.$iter() {
-                $sparse(s, TensorSite::SparseInitializer, f);
+                $sparse(s, TensorSite::SparseInitializer, f)?;
             }
             for n in g.node.$iter() {
-                $node(n, f);
+                $node(n, f)?;
             }
+            Ok(())
         }
 
-        fn $func<'s, 'a>(func: &'s $($m)* FunctionProto<'a>, f: &mut dyn FnMut(TensorSite, &'s $($m)* TensorProto<'a>)) {
+        fn $func<'s, 'a, E>(func: &'s $($m)* FunctionProto<'a>, f: &mut dyn FnMut(TensorSite, &'s $($m)* TensorProto<'a>) -> Result<(), E>) -> Result<(), E> {
             for a in func.attribute_proto.$iter() {
-                $attr(a, f);
+                $attr(a, f)?;
             }
             for n in func.node.$iter() {
-                $node(n, f);
+                $node(n, f)?;
             }
+            Ok(())
         }
 
-        fn $model<'s, 'a>(m: &'s $($m)* ModelProto<'a>, f: &mut dyn FnMut(TensorSite, &'s $($m)* TensorProto<'a>)) {
+        fn $model<'s, 'a, E>(m: &'s $($m)* ModelProto<'a>, f: &mut dyn FnMut(TensorSite, &'s $($m)* TensorProto<'a>) -> Result<(), E>) -> Result<(), E> {
             if let Some(g) = m.graph.$as_ref() {
-                $graph(g, f);
+                $graph(g, f)?;
             }
             for t in m.training_info.$iter() {
                 if let Some(g) = t.initialization.$as_ref() {
-                    $graph(g, f);
+                    $graph(g, f)?;
                 }
                 if let Some(g) = t.algorithm.$as_ref() {
-                    $graph(g, f);
+                    $graph(g, f)?;
                 }
             }
             for func in m.functions.$iter() {
-                $func(func, f);
+                $func(func, f)?;
             }
+            Ok(())
         }
     };
 }
@@ -123,12 +130,29 @@ walker!(graph_mut, node_mut, attr_mut, sparse_mut, func_mut, model_mut, [mut], i
 impl<'a> ModelProto<'a> {
     /// Calls `f` on every tensor of the model, with where it sits.
     pub fn visit_tensors<'s>(&'s self, mut f: impl FnMut(TensorSite, &'s TensorProto<'a>)) {
-        model_ref(self, &mut f);
+        infallible(model_ref(self, &mut |site, t| Ok(f(site, t))));
+    }
+
+    /// Calls `f` on every tensor of the model until it returns an error, which is returned.
+    pub fn try_visit_tensors<'s, E>(
+        &'s self,
+        mut f: impl FnMut(TensorSite, &'s TensorProto<'a>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        model_ref(self, &mut f)
     }
 
     /// Calls `f` on every tensor of the model, mutably.
     pub fn visit_tensors_mut(&mut self, mut f: impl FnMut(TensorSite, &mut TensorProto<'a>)) {
-        model_mut(self, &mut f);
+        infallible(model_mut(self, &mut |site, t| Ok(f(site, t))));
+    }
+
+    /// Calls `f` on every tensor of the model, mutably, until it returns an error, which is
+    /// returned.
+    pub fn try_visit_tensors_mut<E>(
+        &mut self,
+        mut f: impl FnMut(TensorSite, &mut TensorProto<'a>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        model_mut(self, &mut f)
     }
 
     /// Every tensor of the model, in traversal order.
@@ -142,11 +166,28 @@ impl<'a> ModelProto<'a> {
 impl<'a> GraphProto<'a> {
     /// Calls `f` on every tensor of the graph and its subgraphs.
     pub fn visit_tensors<'s>(&'s self, mut f: impl FnMut(TensorSite, &'s TensorProto<'a>)) {
-        graph_ref(self, &mut f);
+        infallible(graph_ref(self, &mut |site, t| Ok(f(site, t))));
+    }
+
+    /// Calls `f` on every tensor of the graph and its subgraphs until it returns an error,
+    /// which is returned.
+    pub fn try_visit_tensors<'s, E>(
+        &'s self,
+        mut f: impl FnMut(TensorSite, &'s TensorProto<'a>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        graph_ref(self, &mut f)
     }
 
     /// Calls `f` on every tensor of the graph and its subgraphs, mutably.
     pub fn visit_tensors_mut(&mut self, mut f: impl FnMut(TensorSite, &mut TensorProto<'a>)) {
-        graph_mut(self, &mut f);
+        infallible(graph_mut(self, &mut |site, t| Ok(f(site, t))));
+    }
+}
+
+/// Unwraps the result of a walk whose visits cannot fail.
+fn infallible(r: Result<(), std::convert::Infallible>) {
+    match r {
+        Ok(()) => {}
+        Err(never) => match never {},
     }
 }

@@ -14,6 +14,7 @@ mod varint;
 
 pub use key::{FieldKey, WireType, MAX_FIELD_NUMBER, MAX_KEY_LEN};
 pub use reader::{Reader, RunIndex, DEFAULT_RECURSION_LIMIT};
+pub(crate) use sink::put_varint_bytewise;
 pub use sink::{IoSink, Sink, SliceSink};
 pub use varint::{
     decode_varint, encode_varint, encoded_len_varint, zigzag_decode32, zigzag_decode64,

@@ -37,6 +37,17 @@ pub trait Sink {
     }
 }
 
+/// Writes a varint one byte at a time through [`Sink::put_u8`]: for sinks whose `put`
+/// does per-call work (a payload lookup) that a byte never needs.
+#[inline]
+pub(crate) fn put_varint_bytewise<S: Sink + ?Sized>(sink: &mut S, mut v: u64) -> Result<()> {
+    while v >= 0x80 {
+        sink.put_u8((v as u8) | 0x80)?;
+        v >>= 7;
+    }
+    sink.put_u8(v as u8)
+}
+
 impl Sink for Vec<u8> {
     #[inline]
     fn put(&mut self, bytes: &[u8]) -> Result<()> {

@@ -53,6 +53,37 @@ fn sanitize(name: &str) -> String {
     s
 }
 
+/// File names for one-file-per-tensor saves: the sanitized tensor name, with `_2`, `_3`,
+/// ... appended when two tensors would share a name.
+#[derive(Default)]
+struct TensorFileNames {
+    used: HashSet<String>,
+}
+
+impl TensorFileNames {
+    fn next(&mut self, tensor_name: &str) -> String {
+        let base = sanitize(tensor_name);
+        let mut candidate = base.clone();
+        let mut n = 1;
+        while !self.used.insert(candidate.clone()) {
+            n += 1;
+            candidate = format!("{base}_{n}");
+        }
+        candidate
+    }
+}
+
+/// Whether the options send a tensor of `len` bytes at `site` to an external file. Sparse
+/// tensors stay inline: onnx never writes them externally and onnxruntime cannot read them.
+fn selected(options: &ExternalDataOptions, site: TensorSite, len: u64) -> bool {
+    let site_ok = match site {
+        TensorSite::Attribute => options.convert_attributes,
+        TensorSite::SparseInitializer | TensorSite::SparseAttribute => false,
+        _ => true,
+    };
+    site_ok && len >= options.size_threshold as u64
+}
+
 /// Where one tensor's bytes go.
 #[derive(Debug, Clone)]
 struct Placement {
@@ -89,67 +120,36 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
     let mut placements = Vec::new();
     let mut files: Vec<(String, u64)> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
-    let mut used_tensor_names: HashSet<String> = HashSet::new();
-    let mut failure = None;
+    let mut tensor_file_names = TensorFileNames::default();
     let mut any = false;
     let mut any_lazy = false;
-    model.visit_tensors(|site, t| {
-        if failure.is_some() {
-            return;
-        }
+    model.try_visit_tensors(|site, t| -> Result<()> {
         any_lazy |= t.raw_data.is_none() && t.lazy_data.is_some();
         let Some(len) = payload_len(t) else {
             placements.push(None);
-            return;
+            return Ok(());
         };
         // With options, the options decide (an old layout is not kept); without, a
         // tensor marked external in memory (convert_model_to_external_data, or a lazy
-        // load that kept its metadata) goes to the file it names. Sparse tensors stay
-        // inline: onnx never writes them externally and onnxruntime cannot read them.
+        // load that kept its metadata) goes to the file it names.
         let wanted = match ext {
-            Some(e) => {
-                let site_ok = match site {
-                    TensorSite::Attribute => e.convert_attributes,
-                    TensorSite::SparseInitializer | TensorSite::SparseAttribute => false,
-                    _ => true,
-                };
-                site_ok && len >= e.size_threshold as u64
-            }
+            Some(e) => selected(e, site, len),
             None => t.is_external(),
         };
         if !wanted {
             // A lazily loaded tensor that stays inline is fetched while saving.
             placements.push(None);
-            return;
+            return Ok(());
         }
         any = true;
         let requested = if ext.is_none() {
-            match ExternalDataRef::from_tensor(t).and_then(|r| {
+            ExternalDataRef::from_tensor(t).and_then(|r| {
                 bare_file_name("location", &r.location).map_err(|e| e.in_tensor(t.name()))
-            }) {
-                Ok(n) => n,
-                Err(e) => {
-                    failure = Some(e);
-                    return;
-                }
-            }
+            })?
         } else if config.one_file_per_tensor {
-            let base = sanitize(t.name());
-            let mut candidate = base.clone();
-            let mut n = 1;
-            while !used_tensor_names.insert(candidate.clone()) {
-                n += 1;
-                candidate = format!("{base}_{n}");
-            }
-            candidate
+            tensor_file_names.next(t.name())
         } else {
-            match bare_file_name("external_data.location", &config.location) {
-                Ok(n) => n,
-                Err(e) => {
-                    failure = Some(e);
-                    return;
-                }
-            }
+            bare_file_name("external_data.location", &config.location)?
         };
         // Both alignments are powers of two: the larger is a multiple of the other.
         let alignment = config.alignment.max(options.buffer.alignment) as u64;
@@ -157,15 +157,11 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
             files.push((requested.clone(), 0));
             files.len() - 1
         });
-        let mut offset = match align_up(files[file].1, alignment) {
-            Some(o) => o,
-            None => {
-                failure = Some(Error::new(ErrorKind::ValueOutOfRange {
-                    what: "external data file offset",
-                }));
-                return;
-            }
-        };
+        let mut offset = align_up(files[file].1, alignment).ok_or_else(|| {
+            Error::new(ErrorKind::ValueOutOfRange {
+                what: "external data file offset",
+            })
+        })?;
         if let Some(max) = config.max_file_size {
             if files[file].1 > 0 && offset.saturating_add(len) > max {
                 // Split: `name.1`, `name.2`, ... (a new file starts at offset 0).
@@ -182,10 +178,8 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
         }
         files[file].1 = offset + len;
         placements.push(Some(Placement { file, offset, len }));
-    });
-    if let Some(e) = failure {
-        return Err(e);
-    }
+        Ok(())
+    })?;
     // A model with lazily loaded tensors always goes through this path, which fetches
     // the ones that stay inline. (So `None` also means that every tensor's data is in
     // memory.)
@@ -436,39 +430,23 @@ pub fn convert_model_to_external_data(
     options: &ExternalDataOptions,
 ) -> Result<()> {
     options.validate()?;
-    let mut used: HashSet<String> = HashSet::new();
+    let mut names = TensorFileNames::default();
     let location = if options.one_file_per_tensor {
         None
     } else {
         Some(bare_file_name("external_data.location", &options.location)?)
     };
     model.visit_tensors_mut(|site, t| {
-        // The same rule as a save with options: sparse tensors stay inline (onnx never
-        // writes them externally and onnxruntime cannot read them).
-        let site_ok = match site {
-            TensorSite::Attribute => options.convert_attributes,
-            TensorSite::SparseInitializer | TensorSite::SparseAttribute => false,
-            _ => true,
+        // The same rule as a save with options.
+        let Some(raw) = &t.raw_data else {
+            return;
         };
-        let big = t
-            .raw_data
-            .as_ref()
-            .is_some_and(|r| r.len() >= options.size_threshold);
-        if !site_ok || !big {
+        if !selected(options, site, raw.len() as u64) {
             return;
         }
         let name = match &location {
             Some(l) => l.clone(),
-            None => {
-                let base = sanitize(t.name());
-                let mut candidate = base.clone();
-                let mut n = 1;
-                while !used.insert(candidate.clone()) {
-                    n += 1;
-                    candidate = format!("{base}_{n}");
-                }
-                candidate
-            }
+            None => names.next(t.name()),
         };
         t.data_location = Some(DataLocation::External.into());
         t.external_data = vec![StringStringEntryProto::new("location", name)];
