@@ -130,7 +130,10 @@ walker!(graph_mut, node_mut, attr_mut, sparse_mut, func_mut, model_mut, [mut], i
 impl<'a> ModelProto<'a> {
     /// Calls `f` on every tensor of the model, with where it sits.
     pub fn visit_tensors<'s>(&'s self, mut f: impl FnMut(TensorSite, &'s TensorProto<'a>)) {
-        infallible(model_ref(self, &mut |site, t| Ok(f(site, t))));
+        infallible(model_ref(self, &mut |site, t| {
+            f(site, t);
+            Ok(())
+        }));
     }
 
     /// Calls `f` on every tensor of the model until it returns an error, which is returned.
@@ -143,7 +146,10 @@ impl<'a> ModelProto<'a> {
 
     /// Calls `f` on every tensor of the model, mutably.
     pub fn visit_tensors_mut(&mut self, mut f: impl FnMut(TensorSite, &mut TensorProto<'a>)) {
-        infallible(model_mut(self, &mut |site, t| Ok(f(site, t))));
+        infallible(model_mut(self, &mut |site, t| {
+            f(site, t);
+            Ok(())
+        }));
     }
 
     /// Calls `f` on every tensor of the model, mutably, until it returns an error, which is
@@ -166,7 +172,10 @@ impl<'a> ModelProto<'a> {
 impl<'a> GraphProto<'a> {
     /// Calls `f` on every tensor of the graph and its subgraphs.
     pub fn visit_tensors<'s>(&'s self, mut f: impl FnMut(TensorSite, &'s TensorProto<'a>)) {
-        infallible(graph_ref(self, &mut |site, t| Ok(f(site, t))));
+        infallible(graph_ref(self, &mut |site, t| {
+            f(site, t);
+            Ok(())
+        }));
     }
 
     /// Calls `f` on every tensor of the graph and its subgraphs until it returns an error,
@@ -180,7 +189,10 @@ impl<'a> GraphProto<'a> {
 
     /// Calls `f` on every tensor of the graph and its subgraphs, mutably.
     pub fn visit_tensors_mut(&mut self, mut f: impl FnMut(TensorSite, &mut TensorProto<'a>)) {
-        infallible(graph_mut(self, &mut |site, t| Ok(f(site, t))));
+        infallible(graph_mut(self, &mut |site, t| {
+            f(site, t);
+            Ok(())
+        }));
     }
 }
 
