@@ -1,6 +1,56 @@
-//! Read and write protobuf messages — ONNX models first among them — without a protobuf
-//! runtime: borrow from the input where the compiler can prove it safe, share slices of
-//! memory maps, and write bytes identical to what protobuf writes.
+//! Read, edit and write ONNX models without a protobuf runtime: owned, zero-copy from a
+//! memory map, or structure-only with weights fetched on demand; saves atomic and
+//! byte-identical to what the official `onnx` package writes; no 2 GiB limit; external
+//! weight files split and aligned; encrypted models.
+//!
+//! ```
+//! use onnx_light::io::{self, SerializeOptions};
+//! use onnx_light::onnx::*;
+//! # let dir = std::env::temp_dir().join(format!("crate-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir)?;
+//! # let path = dir.join("model.onnx");
+//! # let mut g = GraphProto::named("g");
+//! # g.node.push(NodeProto::new("Relu", ["x"], ["y"]));
+//! # g.initializer.push(TensorProto::from_slice("w", [2, 2], &[1.0f32, 2.0, 3.0, 4.0])?);
+//! # io::save(&ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)]), &path, &SerializeOptions::default())?;
+//!
+//! let mut model: Model = io::load(&path)?;
+//! let graph = model.graph.as_mut().ok_or("no graph")?;
+//! let relus = graph.node.iter().filter(|n| n.op_type() == "Relu").count();
+//! for w in graph.initializer.iter_mut() {
+//!     println!("{w:?}");
+//!     if w.elem_type() == Some(DataType::Float) {
+//!         w.values_mut::<f32>()?.iter_mut().for_each(|v| *v *= 0.5); // edit in place
+//!     }
+//! }
+//! io::save(&model, &path, &SerializeOptions::default())?;
+//! # assert_eq!(relus, 1);
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # The public surface
+//!
+//! | Path | What it holds |
+//! |---|---|
+//! | [`onnx`] | every ONNX message (`ModelProto<'a>`, `GraphProto<'a>`, ...; [`onnx::Model`] is the owned `ModelProto<'static>`), the enums (`DataType`, ...), constructors, typed accessors, walks over every tensor |
+//! | [`io`] | load (owned, no-copy, structure-only; files, bytes, readers; limits), save (atomic, parallel, to files, bytes, writers), [`io::external`] data files (split, aligned, resolved beneath the model's directory), consolidation |
+//! | [`tensor`] | every ONNX element type, typed views and edits of tensor data, `ndarray` conversions (feature `ndarray`) |
+//! | [`crypto`] | encrypted models: the authenticated, chunked default format, and onnx_light's `ONNXCRY2` and `ONNXCRY1` |
+//! | [`Error`], [`ErrorKind`] | one error type: what went wrong and where (byte offset, field path, file, tensor) |
+//! | [`prelude`], [`ProtoMessage`] | declaring protobuf messages of your own (below) |
+//! | [`Str`], [`Bytes`], [`SharedBytes`], [`EnumValue`], [`UnknownFields`], ... | the field types messages are made of |
+//!
+//! Everything else (`codec`, `wire`, `__private`, items marked hidden) exists for
+//! derive-generated code and the workspace's tests and is not a stable API.
+//!
+//! # Cargo features
+//!
+//! All on by default except `ndarray`: `crypto` (the [`crypto`] module and its RustCrypto
+//! dependencies), `mmap` (no-copy loads from memory-mapped files; without it, no-copy
+//! loads of files read them into one shared buffer), `parallel` (rayon: parallel decode,
+//! save and decryption; without it everything runs on the calling thread), `ndarray`
+//! (`TensorProto::to_ndarray` / `from_ndarray`).
 //!
 //! # Declaring a message
 //!
@@ -81,10 +131,8 @@
 //!
 //! # Parallel decoding
 //!
-//! In every mode, a run of a `parallel` field's values that spans at least
-//! [`codec::field::PARALLEL_MIN_RUN_BYTES`] (256 KiB) and holds at least
-//! [`codec::field::PARALLEL_MIN_RUN_VALUES`] (1024; any number when the mode copies
-//! payloads) is split into one slice per thread of the current rayon pool, each slice decoded on its own thread straight into its
+//! In every mode, a run of a `parallel` field's values that spans at least 256 KiB and
+//! holds at least 1024 values (any number when the mode copies payloads) is split into one slice per thread of the current rayon pool, each slice decoded on its own thread straight into its
 //! place in the list. The ONNX types declare a graph's nodes, initializers, sparse
 //! initializers, inputs, outputs and value_info, and a function's nodes, `parallel`, so
 //! that large graphs decode on every core (`docs/design/decode-performance.md` says why
@@ -103,16 +151,20 @@
 #[allow(unused_extern_crates)]
 extern crate self as onnx_light;
 
+// The codec and wire layers are public only for derive-generated code and the workspace's
+// white-box tests: hidden, and not a stable API.
+#[doc(hidden)]
 pub mod codec;
 pub mod crypto;
-pub mod descriptor;
+mod descriptor;
 mod error;
-pub mod field;
+mod field;
 pub mod io;
 mod message;
 pub mod onnx;
 mod pool;
 pub mod tensor;
+#[doc(hidden)]
 pub mod wire;
 
 pub use descriptor::{FieldDescriptor, FieldKind, Label, MessageDescriptor};
@@ -123,6 +175,7 @@ pub use field::{
 };
 pub use message::{Decode, DecodeOptions, DecodeOwned, IntoOwned, Message, Reborrow};
 pub use onnx_light_derive::{ProtoEnum, ProtoMessage, ProtoOneof};
+pub use wire::{Sink, DEFAULT_RECURSION_LIMIT};
 
 /// The traits and types needed to declare, decode and encode messages.
 pub mod prelude {

@@ -175,6 +175,7 @@ pub trait Decode<'a>: Message + Default {
     ///
     /// # Errors
     /// Malformed input, with offset and field path.
+    #[doc(hidden)]
     fn merge_from<'b, C: DecodeContext<'b, 'a>>(
         &mut self,
         r: &mut Reader<'b>,

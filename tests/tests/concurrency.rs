@@ -51,7 +51,6 @@ const _: fn() = || {
     send_sync::<DecodeOptions>();
     send_sync::<TensorBufferOptions>();
     send_sync::<ExternalDataOptions>();
-    send_sync::<io::PayloadBuffer>();
     send_sync::<Passphrase>();
     send_sync::<onnx_light::Result<Model>>();
 };

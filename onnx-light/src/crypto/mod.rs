@@ -77,6 +77,7 @@ pub use decrypt::{decrypt_bytes, DecryptedBytes};
 pub use encrypt::{encrypt_bytes, EncryptingWriter};
 pub use format::EncryptionFormat;
 #[doc(hidden)]
+#[doc(hidden)]
 pub use kdf::TestKdf;
 pub use kdf::{
     DEFAULT_ITERATIONS, MAX_ITERATIONS, MIN_ITERATIONS, ONNXCRY1_ITERATIONS, ONNXCRY2_ITERATIONS,

@@ -85,8 +85,10 @@ mod write;
 
 pub use crate::pool::MAX_THREADS;
 pub(crate) use atomic::{write_atomically, NoHook};
+// Crash-injection hooks for the workspace's save tests: hidden, not a stable API.
+#[doc(hidden)]
 pub use atomic::{SaveHook, SaveStep};
-pub use buffer::PayloadBuffer;
+pub(crate) use buffer::PayloadBuffer;
 pub use consolidate::{consolidate_tensors_to_buffer, ConsolidatedBuffer};
 pub use load::{
     load, load_external_data_for_model, load_from_bytes, load_from_owner, load_from_reader,
@@ -96,4 +98,6 @@ pub use options::{
     default_max_memory, SerializeOptions, TensorBufferOptions, DEFAULT_MEMORY_FLOOR,
     DEFAULT_MEMORY_PER_INPUT_BYTE,
 };
-pub use save::{save, save_to_vec, save_to_writer, save_with_hook};
+#[doc(hidden)]
+pub use save::save_with_hook;
+pub use save::{save, save_to_vec, save_to_writer};

@@ -45,10 +45,15 @@ mod save;
 
 pub use crate::io::location::validate_location;
 pub use crate::io::options::ExternalDataOptions;
+// Resolver internals, used by the command-line tool's `check` and `convert`: hidden, not
+// a stable API.
+#[doc(hidden)]
 pub use load::{file_sha1, resolve_tensor, ResolvedExternal};
 pub(crate) use load::{load_external, ExternalLoad, ExternalMode};
+#[doc(hidden)]
 pub use overlap::{find_overlaps, overlapping_ranges, ExternalRange, Overlap, Overlaps};
 pub use reference::ExternalDataRef;
+#[doc(hidden)]
 pub use resolve::{DataFile, Resolver};
 pub use save::convert_model_to_external_data;
 pub(crate) use save::{plan, save_external};
