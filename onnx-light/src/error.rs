@@ -31,10 +31,11 @@ struct ErrorInner {
 }
 
 /// What went wrong. New kinds may be added in minor releases.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ErrorKind {
     /// The input ended in the middle of a value.
+    #[error("truncated input: a value needs {needed} bytes but only {remaining} remain")]
     Truncated {
         /// Bytes the value needed.
         needed: u64,
@@ -43,21 +44,32 @@ pub enum ErrorKind {
     },
     /// A varint longer than 10 bytes, or a field key longer than 5 (protobuf reads keys
     /// as 32-bit varints).
+    #[error("varint longer than 10 bytes (5 for a field key)")]
     VarintOverflow,
     /// A key carried wire type 6 or 7, which protobuf does not define.
+    #[error("invalid wire type {0}")]
     InvalidWireType(u8),
     /// A field number of 0 or at least 2^29.
+    #[error("invalid field number {0} (must be 1 ..= 536870911)")]
     InvalidFieldNumber(u64),
     /// A known field arrived with a wire type its declaration does not allow. Decoding
     /// never reports it (such a field is kept as an unknown field, as protobuf keeps
     /// it); [`Reader::expect`](crate::wire::Reader::expect) does, for hand-written code.
+    #[error(
+        "wire type mismatch: the field is declared {} but the input has {}",
+        wire_type_name(.expected),
+        wire_type_name(.found)
+    )]
     WireTypeMismatch {
-        /// Wire type the declaration expects (for repeated scalars, the element's).
-        expected: crate::wire::WireType,
+        /// Wire type the declaration expects (for repeated scalars, the element's): 0
+        /// varint, 1 fixed 64-bit, 2 length-delimited, 3 and 4 group start and end, 5
+        /// fixed 32-bit.
+        expected: u8,
         /// Wire type found in the input.
-        found: crate::wire::WireType,
+        found: u8,
     },
     /// A length prefix larger than what is left of the enclosing message.
+    #[error("length prefix {length} exceeds the {remaining} bytes left in the enclosing message")]
     LengthOutOfBounds {
         /// The declared length.
         length: u64,
@@ -65,6 +77,9 @@ pub enum ErrorKind {
         remaining: u64,
     },
     /// A packed fixed-width field whose length is not a multiple of the element size.
+    #[error(
+        "packed field of {length} bytes is not a multiple of its {element_size}-byte elements"
+    )]
     InvalidPackedLength {
         /// The packed payload length.
         length: u64,
@@ -72,29 +87,35 @@ pub enum ErrorKind {
         element_size: u8,
     },
     /// Messages or groups nested deeper than the configured limit.
+    #[error("messages nested deeper than the limit of {limit}")]
     RecursionLimitExceeded {
         /// The limit in force.
         limit: u32,
     },
     /// A string field that is not valid UTF-8.
+    #[error("string field is not valid UTF-8")]
     InvalidUtf8,
     /// An end-group key with no matching start-group key.
+    #[error("end-group key for field {field} without a matching start")]
     UnexpectedEndGroup {
         /// Field number of the stray end-group key.
         field: u32,
     },
     /// A group whose end key is missing or names another field.
+    #[error("group field {field} is not terminated by its end-group key")]
     UnterminatedGroup {
         /// Field number of the start-group key.
         field: u32,
     },
     /// A groups-typed field where this type expects another wire type.
+    #[error("field {field} is encoded as a group, which this type does not declare")]
     GroupNotSupported {
         /// Field number of the group.
         field: u32,
     },
     /// An encoder ran out of room in a buffer sized for the message (the message
     /// changed between sizing and writing).
+    #[error("output buffer too small: {needed} more bytes, {remaining} left (was the message changed while saving?)")]
     BufferTooSmall {
         /// Bytes that did not fit.
         needed: u64,
@@ -102,11 +123,13 @@ pub enum ErrorKind {
         remaining: u64,
     },
     /// A value is out of the range the protobuf encoding allows.
+    #[error("value out of range: {what}")]
     ValueOutOfRange {
         /// What was out of range.
         what: &'static str,
     },
     /// An option was given a value it does not accept.
+    #[error("invalid option `{name}`: {reason}")]
     InvalidOption {
         /// The option's name.
         name: &'static str,
@@ -114,6 +137,7 @@ pub enum ErrorKind {
         reason: String,
     },
     /// An input or tensor larger than a configured limit.
+    #[error("{what} of {actual} bytes exceeds the limit of {limit} bytes")]
     LimitExceeded {
         /// Which limit.
         what: &'static str,
@@ -123,11 +147,13 @@ pub enum ErrorKind {
         actual: u64,
     },
     /// A model that cannot be written as it is (e.g. weights left on disk).
+    #[error("cannot save the model: {reason}")]
     IncompleteModel {
         /// Why.
         reason: String,
     },
     /// A tensor's external-data metadata is refused (see the message for why).
+    #[error("invalid external data{}: {reason}", at_location(.location))]
     InvalidExternalData {
         /// The `location` value, when known.
         location: Option<String>,
@@ -135,6 +161,7 @@ pub enum ErrorKind {
         reason: String,
     },
     /// A data file's SHA-1 does not match the tensor's `checksum`.
+    #[error("external data checksum mismatch: the model records {expected}, the file's SHA-1 is {actual}")]
     ChecksumMismatch {
         /// The checksum the model records.
         expected: String,
@@ -143,28 +170,41 @@ pub enum ErrorKind {
     },
     /// Input given to a decryption function that does not start with a known encrypted
     /// format's magic (`ONNXAE01`, `ONNXCRY1` or `ONNXCRY2`).
+    #[error("not an encrypted model: the input starts with none of ONNXAE01, ONNXCRY1, ONNXCRY2")]
     NotEncrypted,
     /// An encrypted model in a version, key-derivation function or with parameters this
     /// library does not read (checked before any key is derived).
+    #[error("unsupported encrypted model: {reason}")]
     UnsupportedEncryption {
         /// What is unsupported, e.g. `format version 02`.
         reason: String,
     },
     /// Decryption failed authentication: the passphrase is wrong, or the encrypted bytes
     /// were modified, reordered or corrupted. Nothing was parsed or returned.
+    #[error("wrong passphrase, or the encrypted model was modified or corrupted")]
     WrongPassphraseOrCorrupted,
     /// The encrypted input ends early: its header or a chunk is cut off, or its final
     /// chunk is missing.
+    #[error("the encrypted model is truncated")]
     TruncatedEncryption,
     /// An input in an encrypted format without integrity protection (`ONNXCRY1`),
     /// refused because the caller did not opt in with
     /// `DecryptOptions::allow_unauthenticated(true)`. Checked before any key is derived.
+    #[error(
+        "{format} has no integrity protection, so a modified file would go undetected; \
+         refused unless unauthenticated input is allowed \
+         (DecryptOptions::allow_unauthenticated(true))"
+    )]
     UnauthenticatedEncryption {
         /// The format's magic, e.g. `ONNXCRY1`.
         format: &'static str,
     },
     /// A tensor's payload does not match its shape and data type (or a list of values
     /// does not match the shape it is given).
+    #[error(
+        "tensor data does not match its shape and data type: {field} holds {actual} {}, {expected} expected",
+        unit_of(field)
+    )]
     TensorDataMismatch {
         /// Where the payload is: `raw_data`, a typed field such as `int32_data`, `external
         /// data`, or the `values` given to a constructor.
@@ -177,24 +217,31 @@ pub enum ErrorKind {
     },
     /// A tensor's data type is `UNDEFINED`, unknown to this library, or has no form for
     /// the access asked (e.g. raw bytes of a `STRING` tensor).
+    #[error("{}", unsupported_data_type(.data_type, .name))]
     UnsupportedDataType {
         /// The `data_type` value.
         data_type: i32,
+        /// Its ONNX name (`STRING`, `FLOAT8E4M3FN`, ...), or `None` when the value is
+        /// not one ONNX defines.
+        name: Option<&'static str>,
     },
     /// Typed access asked for an element type that is not the tensor's.
+    #[error("tensor holds {data_type} elements, not {requested}")]
     ElementTypeMismatch {
-        /// The tensor's data type.
-        data_type: crate::onnx::DataType,
-        /// The data type of the element type asked for.
-        requested: crate::onnx::DataType,
+        /// The ONNX name of the tensor's data type (`FLOAT`, ...).
+        data_type: &'static str,
+        /// The ONNX name of the data type of the element type asked for.
+        requested: &'static str,
     },
     /// A tensor's data is in an external file that was neither loaded nor attached
     /// lazily.
+    #[error("tensor data is in external file {location:?}, which was not loaded")]
     ExternalDataNotLoaded {
         /// The `location` entry of its `external_data` (empty when missing).
         location: String,
     },
     /// An operating-system I/O error (see [`Error::io_error`]).
+    #[error("I/O error ({0})")]
     Io(io::ErrorKind),
 }
 
@@ -342,122 +389,43 @@ impl Error {
     }
 }
 
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ErrorKind::Truncated { needed, remaining } => write!(
-                f,
-                "truncated input: a value needs {needed} bytes but only {remaining} remain"
-            ),
-            ErrorKind::VarintOverflow => f.write_str("varint longer than 10 bytes (5 for a field key)"),
-            ErrorKind::InvalidWireType(t) => write!(f, "invalid wire type {t}"),
-            ErrorKind::InvalidFieldNumber(n) => {
-                write!(f, "invalid field number {n} (must be 1 ..= 536870911)")
-            }
-            ErrorKind::WireTypeMismatch { expected, found } => write!(
-                f,
-                "wire type mismatch: the field is declared {expected:?} but the input has {found:?}"
-            ),
-            ErrorKind::LengthOutOfBounds { length, remaining } => write!(
-                f,
-                "length prefix {length} exceeds the {remaining} bytes left in the enclosing message"
-            ),
-            ErrorKind::InvalidPackedLength {
-                length,
-                element_size,
-            } => write!(
-                f,
-                "packed field of {length} bytes is not a multiple of its {element_size}-byte elements"
-            ),
-            ErrorKind::RecursionLimitExceeded { limit } => {
-                write!(f, "messages nested deeper than the limit of {limit}")
-            }
-            ErrorKind::InvalidUtf8 => f.write_str("string field is not valid UTF-8"),
-            ErrorKind::UnexpectedEndGroup { field } => {
-                write!(f, "end-group key for field {field} without a matching start")
-            }
-            ErrorKind::UnterminatedGroup { field } => {
-                write!(f, "group field {field} is not terminated by its end-group key")
-            }
-            ErrorKind::GroupNotSupported { field } => {
-                write!(f, "field {field} is encoded as a group, which this type does not declare")
-            }
-            ErrorKind::BufferTooSmall { needed, remaining } => write!(
-                f,
-                "output buffer too small: {needed} more bytes, {remaining} left (was the message changed while saving?)"
-            ),
-            ErrorKind::ValueOutOfRange { what } => write!(f, "value out of range: {what}"),
-            ErrorKind::InvalidOption { name, reason } => {
-                write!(f, "invalid option `{name}`: {reason}")
-            }
-            ErrorKind::LimitExceeded {
-                what,
-                limit,
-                actual,
-            } => write!(f, "{what} of {actual} bytes exceeds the limit of {limit} bytes"),
-            ErrorKind::IncompleteModel { reason } => write!(f, "cannot save the model: {reason}"),
-            ErrorKind::InvalidExternalData { location, reason } => match location {
-                Some(l) => write!(f, "invalid external data at location {l:?}: {reason}"),
-                None => write!(f, "invalid external data: {reason}"),
-            },
-            ErrorKind::ChecksumMismatch { expected, actual } => write!(
-                f,
-                "external data checksum mismatch: the model records {expected}, the file's SHA-1 is {actual}"
-            ),
-            ErrorKind::NotEncrypted => f.write_str(
-                "not an encrypted model: the input starts with none of ONNXAE01, ONNXCRY1, ONNXCRY2",
-            ),
-            ErrorKind::UnsupportedEncryption { reason } => {
-                write!(f, "unsupported encrypted model: {reason}")
-            }
-            ErrorKind::WrongPassphraseOrCorrupted => f.write_str(
-                "wrong passphrase, or the encrypted model was modified or corrupted",
-            ),
-            ErrorKind::TruncatedEncryption => f.write_str("the encrypted model is truncated"),
-            ErrorKind::UnauthenticatedEncryption { format } => write!(
-                f,
-                "{format} has no integrity protection, so a modified file would go undetected; \
-                 refused unless unauthenticated input is allowed \
-                 (DecryptOptions::allow_unauthenticated(true))"
-            ),
-            ErrorKind::TensorDataMismatch {
-                field,
-                expected,
-                actual,
-            } => {
-                let unit = match *field {
-                    "raw_data" | "external data" | "packed data" => "bytes",
-                    _ => "values",
-                };
-                write!(
-                    f,
-                    "tensor data does not match its shape and data type: {field} holds {actual} {unit}, {expected} expected"
-                )
-            }
-            ErrorKind::UnsupportedDataType { data_type } => {
-                match <crate::onnx::DataType as crate::field::ProtoEnum>::from_i32(*data_type) {
-                    Some(crate::onnx::DataType::String) => f.write_str(
-                        "STRING tensors hold strings, not typed values (read them with `strings()`)",
-                    ),
-                    Some(dt) => write!(f, "unsupported tensor data type {} ({data_type})", dt.onnx_name()),
-                    None => write!(f, "unknown tensor data type {data_type}"),
-                }
-            }
-            ErrorKind::ElementTypeMismatch {
-                data_type,
-                requested,
-            } => write!(
-                f,
-                "tensor holds {} elements, not {}",
-                data_type.onnx_name(),
-                requested.onnx_name()
-            ),
-            ErrorKind::ExternalDataNotLoaded { location } => write!(
-                f,
-                "tensor data is in external file {location:?}, which was not loaded"
-            ),
-            ErrorKind::Io(kind) => write!(f, "I/O error ({kind})"),
+/// The name of a wire type number, for messages.
+fn wire_type_name(wire_type: &u8) -> &'static str {
+    match *wire_type {
+        0 => "varint",
+        1 => "fixed64",
+        2 => "length-delimited",
+        3 => "start-group",
+        4 => "end-group",
+        5 => "fixed32",
+        _ => "invalid",
+    }
+}
+
+/// ` at location "..."` when the location is known.
+fn at_location(location: &Option<String>) -> String {
+    location
+        .as_ref()
+        .map(|l| format!(" at location {l:?}"))
+        .unwrap_or_default()
+}
+
+/// The unit a tensor payload is counted in: bytes for byte payloads, values otherwise.
+fn unit_of(field: &str) -> &'static str {
+    match field {
+        "raw_data" | "external data" | "packed data" => "bytes",
+        _ => "values",
+    }
+}
+
+/// The message of [`ErrorKind::UnsupportedDataType`].
+fn unsupported_data_type(data_type: &i32, name: &Option<&'static str>) -> String {
+    match *name {
+        Some("STRING") => {
+            "STRING tensors hold strings, not typed values (read them with `strings()`)".into()
         }
+        Some(name) => format!("unsupported tensor data type {name} ({data_type})"),
+        None => format!("unknown tensor data type {data_type}"),
     }
 }
 

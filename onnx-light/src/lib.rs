@@ -155,6 +155,8 @@ extern crate self as onnx_light;
 // white-box tests: hidden, and not a stable API.
 #[doc(hidden)]
 pub mod codec;
+#[cfg(feature = "crypto")]
+#[cfg_attr(docsrs, doc(cfg(feature = "crypto")))]
 pub mod crypto;
 mod descriptor;
 mod error;
@@ -162,6 +164,7 @@ mod field;
 pub mod io;
 mod message;
 pub mod onnx;
+mod par;
 mod pool;
 pub mod tensor;
 #[doc(hidden)]
@@ -199,8 +202,8 @@ pub mod __private {
     pub use std::vec::Vec;
 }
 
-/// The README's examples, compiled and run as doctests.
-#[cfg(doctest)]
+/// The README's examples, compiled and run as doctests (they use every default feature).
+#[cfg(all(doctest, feature = "crypto", feature = "mmap", feature = "parallel"))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 

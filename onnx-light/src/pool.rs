@@ -1,7 +1,9 @@
 //! Worker threads: how many a load, save or encryption uses, and the rayon pools that
 //! run them (kept per size, so repeated calls start no new threads). Used by `io` and
-//! `crypto`; knows nothing of either.
+//! `crypto`; knows nothing of either. Without the `parallel` feature there are no pools:
+//! work runs on the calling thread, and thread counts are still validated.
 
+#[cfg(feature = "parallel")]
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
@@ -20,6 +22,7 @@ pub(crate) fn thread_count(num_threads: usize) -> usize {
 /// (on a one-thread pool: running `f` on the calling thread would hand its parallel
 /// iterators to the global pool, which has one thread per core). Runs `f` directly when
 /// the current pool already has that size.
+#[cfg(feature = "parallel")]
 pub(crate) fn with_threads<T: Send>(num_threads: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
     let n = thread_count(num_threads);
     if rayon::current_num_threads() == n {
@@ -28,6 +31,15 @@ pub(crate) fn with_threads<T: Send>(num_threads: usize, f: impl FnOnce() -> T + 
     Ok(pool_of(n)?.install(f))
 }
 
+/// Runs `f` on the calling thread (the build has no `parallel` feature), after checking
+/// `num_threads` as the parallel build does.
+#[cfg(not(feature = "parallel"))]
+pub(crate) fn with_threads<T: Send>(num_threads: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
+    validate_threads(num_threads)?;
+    Ok(f())
+}
+
+#[cfg(feature = "parallel")]
 /// Pools of this many threads or fewer are kept for the life of the process, one per
 /// size: a load or save that asks for a thread count starts no threads after the first.
 const KEPT_POOL_MAX: usize = 64;
@@ -56,6 +68,7 @@ pub(crate) fn validate_threads(n: usize) -> Result<()> {
 ///
 /// # Errors
 /// `InvalidOption` for more than [`MAX_THREADS`] threads, or when they cannot start.
+#[cfg(feature = "parallel")]
 pub(crate) fn pool_of(n: usize) -> Result<Arc<rayon::ThreadPool>> {
     validate_threads(n)?;
     static POOLS: Mutex<Vec<Option<Arc<rayon::ThreadPool>>>> = Mutex::new(Vec::new());
@@ -92,6 +105,7 @@ pub(crate) fn pool_of(n: usize) -> Result<Arc<rayon::ThreadPool>> {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "parallel")]
     #[test]
     fn parallel_iterators_inside_use_the_requested_number_of_threads() {
         for n in [1, 2, 3] {
@@ -105,11 +119,12 @@ mod tests {
 
     #[test]
     fn more_threads_than_the_maximum_is_an_invalid_option() {
-        let err = pool_of(MAX_THREADS + 1).unwrap_err();
+        let err = with_threads(MAX_THREADS + 1, || ()).unwrap_err();
         assert!(err.to_string().contains("num_threads"), "{err}");
         assert!(validate_threads(MAX_THREADS).is_ok());
     }
 
+    #[cfg(feature = "parallel")]
     #[test]
     fn kept_pools_nest_without_deadlock_and_start_no_new_threads() {
         let nested = with_threads(1, || {

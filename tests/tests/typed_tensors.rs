@@ -891,29 +891,41 @@ fn unknown_data_type_is_an_error_on_typed_access_only() {
     assert_eq!(parsed, t);
     assert_eq!(parsed.encode_to_vec().unwrap(), bytes);
     let e = parsed.values::<f32>().unwrap_err();
-    assert_eq!(kind(&e), &ErrorKind::UnsupportedDataType { data_type: 99 });
+    assert_eq!(
+        kind(&e),
+        &ErrorKind::UnsupportedDataType {
+            data_type: 99,
+            name: None
+        }
+    );
     assert_eq!(e.tensor(), Some("u"));
     assert!(parsed.raw_bytes().is_err());
     assert!(parsed.dtype().is_err());
     t.data_type = None; // UNDEFINED
     assert!(matches!(
         kind(&t.values::<f32>().unwrap_err()),
-        ErrorKind::UnsupportedDataType { data_type: 0 }
+        ErrorKind::UnsupportedDataType {
+            data_type: 0,
+            name: Some("UNDEFINED")
+        }
     ));
     // Asking for another element type than the tensor's.
     let t = TensorProto::from_slice("i", [1], &[7i64]).unwrap();
     assert_eq!(
         kind(&t.values::<i32>().unwrap_err()),
         &ErrorKind::ElementTypeMismatch {
-            data_type: DataType::Int64,
-            requested: DataType::Int32
+            data_type: "INT64",
+            requested: "INT32"
         }
     );
     assert!(t.strings().is_err());
     let s = TensorProto::from_strings("s", [1], ["x"]).unwrap();
     assert!(matches!(
         kind(&s.raw_bytes().unwrap_err()),
-        ErrorKind::UnsupportedDataType { data_type: 8 }
+        ErrorKind::UnsupportedDataType {
+            data_type: 8,
+            name: Some("STRING")
+        }
     ));
 }
 

@@ -4,6 +4,12 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::{ByteOwner, Bytes, SharedBytes, Str};
 
+/// The memory of `n` values of `T`.
+#[inline]
+pub(crate) fn bytes_of<T>(n: usize) -> u64 {
+    (n as u64).saturating_mul(std::mem::size_of::<T>() as u64)
+}
+
 /// How many bytes a decode may still allocate for the message it builds
 /// ([`crate::DecodeOptions::max_memory`]).
 ///

@@ -13,6 +13,8 @@
 mod context;
 pub mod field;
 mod len;
+#[cfg(feature = "parallel")]
+mod parallel;
 mod scalar;
 
 pub use context::{BorrowMode, Budget, CopyMode, DecodeContext, SharedMode, ToStatic};

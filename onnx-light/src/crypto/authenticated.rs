@@ -7,11 +7,11 @@
 
 use std::ops::Range;
 
+use crate::par::*;
 use aes::cipher::array::Array;
 use aes::cipher::{BlockModeDecrypt, BlockModeEncrypt, InnerIvInit, KeyInit};
 use aes::{Aes256Dec, Aes256Enc};
 use hmac::{Hmac, Mac};
-use rayon::prelude::*;
 use sha2::Sha256;
 
 use super::format::ONNXAE01_MAGIC;

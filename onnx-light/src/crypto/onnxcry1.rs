@@ -6,10 +6,10 @@
 //! CBC encryption is one chain and runs on one thread; decryption is parallel, since
 //! every ciphertext block is decrypted with the block before it as its IV.
 
+use crate::par::*;
 use aes::cipher::array::Array;
 use aes::cipher::{BlockModeDecrypt, BlockModeEncrypt, InnerIvInit, KeyInit};
 use aes::{Aes256Dec, Aes256Enc};
-use rayon::prelude::*;
 
 use super::format::ONNXCRY1_MAGIC;
 use super::kdf::{Kdf, ONNXCRY1_ITERATIONS};

@@ -127,12 +127,14 @@ pub(crate) fn check_file_size_limit(len: u64, path: &Path) -> Result<()> {
 /// A sequential writer into a new file that fails with an error, instead of letting the
 /// kernel send `SIGXFSZ`, before the file would pass the process's file size limit: for
 /// outputs whose size is only known as they are written (encryption streams).
+#[cfg_attr(not(feature = "crypto"), allow(dead_code))]
 pub(crate) struct SizeLimited<'f> {
     file: &'f File,
     written: u64,
     limit: Option<u64>,
 }
 
+#[cfg_attr(not(feature = "crypto"), allow(dead_code))]
 impl<'f> SizeLimited<'f> {
     /// Writes to `file` from its current position (a new, empty file).
     pub(crate) fn new(file: &'f File) -> Self {

@@ -1,28 +1,44 @@
-//! Large zero-initialised buffers for tensor payloads, backed by anonymous memory maps
-//! with transparent huge pages requested.
-//!
-//! Copying hundreds of megabytes into freshly allocated memory is bound by page faults
-//! (one per 4 KiB page); asking the kernel for 2 MiB pages removes 511 of every 512 of
-//! them. The request is advice: where huge pages are unavailable the buffer still works,
-//! only slower.
+//! Large zero-initialised buffers for tensor payloads. With the `mmap` feature they are
+//! anonymous memory maps with transparent huge pages requested: copying hundreds of
+//! megabytes into freshly allocated memory is bound by page faults (one per 4 KiB page),
+//! and 2 MiB pages remove 511 of every 512 of them (the request is advice: where huge
+//! pages are unavailable the buffer still works, only slower). Without it they are
+//! page-aligned heap buffers.
 
 use std::sync::Arc;
 
+#[cfg(feature = "mmap")]
 use memmap2::{Mmap, MmapMut};
 
-use crate::error::{Error, Result};
-use crate::field::{ByteOwner, SharedOwner};
+#[cfg(feature = "mmap")]
+use crate::error::Error;
+use crate::error::Result;
+#[cfg(not(feature = "mmap"))]
+use crate::field::AlignedBuffer;
+use crate::field::ByteOwner;
+#[cfg(feature = "mmap")]
+use crate::field::SharedOwner;
 
+#[cfg(feature = "mmap")]
 impl SharedOwner for Mmap {
     fn bytes(&self) -> &[u8] {
         self
     }
 }
 
+#[cfg(feature = "mmap")]
+type Storage = MmapMut;
+#[cfg(not(feature = "mmap"))]
+type Storage = AlignedBuffer;
+
+/// The alignment of a heap payload buffer (a page, as an anonymous map's).
+#[cfg(not(feature = "mmap"))]
+const PAGE: usize = 4096;
+
 /// A writable payload buffer; [`PayloadBuffer::freeze`] turns it into a shared owner.
 #[derive(Debug)]
 pub struct PayloadBuffer {
-    map: Option<MmapMut>,
+    map: Option<Storage>,
 }
 
 impl PayloadBuffer {
@@ -34,20 +50,26 @@ impl PayloadBuffer {
         if len == 0 {
             return Ok(PayloadBuffer { map: None });
         }
-        let map = MmapMut::map_anon(len).map_err(|e| {
-            Error::io(
-                std::io::Error::new(
-                    e.kind(),
-                    format!("cannot allocate a {len}-byte payload buffer: {e}"),
-                ),
-                None,
-            )
-        })?;
-        #[cfg(target_os = "linux")]
-        {
-            // Advice only: failure (no THP support) leaves a working, slower buffer.
-            let _ = map.advise(memmap2::Advice::HugePage);
-        }
+        #[cfg(feature = "mmap")]
+        let map = {
+            let map = MmapMut::map_anon(len).map_err(|e| {
+                Error::io(
+                    std::io::Error::new(
+                        e.kind(),
+                        format!("cannot allocate a {len}-byte payload buffer: {e}"),
+                    ),
+                    None,
+                )
+            })?;
+            #[cfg(target_os = "linux")]
+            {
+                // Advice only: failure (no THP support) leaves a working, slower buffer.
+                let _ = map.advise(memmap2::Advice::HugePage);
+            }
+            map
+        };
+        #[cfg(not(feature = "mmap"))]
+        let map = AlignedBuffer::zeroed(len, PAGE)?;
         Ok(PayloadBuffer { map: Some(map) })
     }
 
@@ -65,10 +87,13 @@ impl PayloadBuffer {
     /// An I/O error if the protection change fails.
     pub fn freeze(self) -> Result<ByteOwner> {
         match self.map {
+            #[cfg(feature = "mmap")]
             Some(m) => {
                 let ro = m.make_read_only().map_err(|e| Error::io(e, None))?;
                 Ok(Arc::new(ro))
             }
+            #[cfg(not(feature = "mmap"))]
+            Some(m) => Ok(Arc::new(m)),
             None => Ok(Arc::new(Vec::<u8>::new())),
         }
     }

@@ -4,7 +4,7 @@
 //! (no payload touched), then copy every large payload once, in parallel, into a single
 //! huge-page buffer, and give each tensor a shared slice of it.
 
-use rayon::prelude::*;
+use crate::par::*;
 
 use super::buffer::{align_up, PayloadBuffer};
 use super::options::TensorBufferOptions;

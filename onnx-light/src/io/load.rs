@@ -6,7 +6,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rayon::prelude::*;
+use crate::par::*;
 
 use super::buffer::PayloadBuffer;
 use super::consolidate::consolidate_tensors_to_buffer;

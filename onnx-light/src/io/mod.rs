@@ -84,10 +84,12 @@ mod save;
 mod write;
 
 pub use crate::pool::MAX_THREADS;
+#[cfg(feature = "crypto")]
 pub(crate) use atomic::{write_atomically, NoHook};
 // Crash-injection hooks for the workspace's save tests: hidden, not a stable API.
 #[doc(hidden)]
 pub use atomic::{SaveHook, SaveStep};
+#[cfg(feature = "crypto")]
 pub(crate) use buffer::PayloadBuffer;
 pub use consolidate::{consolidate_tensors_to_buffer, ConsolidatedBuffer};
 pub use load::{

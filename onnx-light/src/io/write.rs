@@ -14,7 +14,7 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use rayon::prelude::*;
+use crate::par::*;
 
 use super::atomic::{check_file_size_limit, SaveHook, SaveStep};
 use super::options::SerializeOptions;

@@ -82,8 +82,8 @@
 //! [`crate::tensor`]).
 #![allow(missing_docs)] // field and enum value names are the ONNX schema's own
 
-mod attribute;
 mod data;
+mod entry;
 mod enums;
 mod graph;
 mod model;
@@ -91,19 +91,20 @@ mod tensor;
 mod types;
 mod walk;
 
-pub use attribute::{AttributeProto, AttributeType};
 pub use data::{
     MapProto, OperatorProto, OperatorSetProto, OptionalDataType, OptionalProto, SequenceDataType,
     SequenceProto,
 };
+pub use entry::StringStringEntryProto;
 pub use enums::UnknownEnumValue;
 pub use graph::{
-    GraphProto, IntIntListEntryProto, NodeDeviceConfigurationProto, NodeProto, ShardedDimProto,
-    ShardingSpecProto, SimpleShardedDim, SimpleShardedDimProto, TensorAnnotation, ValueInfoProto,
+    AttributeProto, AttributeType, GraphProto, IntIntListEntryProto, NodeDeviceConfigurationProto,
+    NodeProto, ShardedDimProto, ShardingSpecProto, SimpleShardedDim, SimpleShardedDimProto,
+    TensorAnnotation, ValueInfoProto,
 };
 pub use model::{
     DeviceConfigurationProto, FunctionProto, ModelProto, OperatorSetIdProto, OperatorStatus,
-    StringStringEntryProto, TrainingInfoProto, Version, IR_VERSION,
+    TrainingInfoProto, Version, IR_VERSION,
 };
 pub use tensor::{DataLocation, DataType, Segment, SparseTensorProto, TensorProto};
 pub use types::{

@@ -5,7 +5,7 @@
 use crate::field::{Str, UnknownFields};
 use crate::{ProtoEnum, ProtoMessage};
 
-use super::{AttributeProto, GraphProto, NodeProto, ValueInfoProto};
+use super::{AttributeProto, GraphProto, NodeProto, StringStringEntryProto, ValueInfoProto};
 
 /// IR versions of the ONNX format (`onnx.Version`).
 #[derive(ProtoEnum, Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -52,29 +52,6 @@ pub const IR_VERSION: i64 = 14;
 pub enum OperatorStatus {
     Experimental = 0,
     Stable = 1,
-}
-
-/// A string key-value pair (metadata, external-data descriptions, bindings).
-#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
-#[proto(name = "onnx.StringStringEntryProto")]
-pub struct StringStringEntryProto<'a> {
-    #[proto(1)]
-    pub key: Option<Str<'a>>,
-    #[proto(2)]
-    pub value: Option<Str<'a>>,
-    #[proto(unknown_fields)]
-    pub unknown_fields: UnknownFields<'a>,
-}
-
-impl<'a> StringStringEntryProto<'a> {
-    /// A key-value pair.
-    pub fn new(key: impl Into<Str<'a>>, value: impl Into<Str<'a>>) -> Self {
-        StringStringEntryProto {
-            key: Some(key.into()),
-            value: Some(value.into()),
-            ..StringStringEntryProto::default()
-        }
-    }
 }
 
 /// An operator set a model or function uses: a domain (empty = `ai.onnx`) and version.

@@ -109,8 +109,16 @@ pub(super) fn named(e: Error, name: &str) -> Error {
 
 pub(super) fn mismatch(data_type: DataType, requested: DataType) -> Error {
     Error::new(ErrorKind::ElementTypeMismatch {
+        data_type: data_type.onnx_name(),
+        requested: requested.onnx_name(),
+    })
+}
+
+/// The error for a data type with no typed form, or one ONNX does not define.
+pub(super) fn unsupported(data_type: i32) -> Error {
+    Error::new(ErrorKind::UnsupportedDataType {
         data_type,
-        requested,
+        name: DataType::from_i32(data_type).map(DataType::onnx_name),
     })
 }
 
@@ -143,10 +151,7 @@ impl<'a> TensorProto<'a> {
     pub fn dtype(&self) -> Result<DataType> {
         let raw = self.data_type();
         match DataType::from_i32(raw) {
-            Some(DataType::Undefined) | None => Err(named(
-                Error::new(ErrorKind::UnsupportedDataType { data_type: raw }),
-                self.name(),
-            )),
+            Some(DataType::Undefined) | None => Err(named(unsupported(raw), self.name())),
             Some(dt) => Ok(dt),
         }
     }
@@ -351,9 +356,7 @@ impl<'a> TensorProto<'a> {
                 let encoded = with_element_type!(
                     dtype,
                     |T| T::encode_raw(&T::decode_typed(self, count)),
-                    else return Err(Error::new(ErrorKind::UnsupportedDataType {
-                        data_type: dtype.to_i32(),
-                    }))
+                    else return Err(unsupported(dtype.to_i32()))
                 );
                 (DataSource::TypedField(field), Bytes::from(encoded))
             }

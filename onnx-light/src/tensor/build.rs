@@ -129,10 +129,7 @@ impl<'a> TensorProto<'a> {
     ) -> Result<Self> {
         let t = TensorProto::from_raw(name, data_type, dims, raw);
         if data_type == DataType::String {
-            return Err(Error::new(ErrorKind::UnsupportedDataType {
-                data_type: data_type.to_i32(),
-            })
-            .in_tensor(t.name()));
+            return Err(super::access::unsupported(data_type.to_i32()).in_tensor(t.name()));
         }
         t.validate_data()?;
         Ok(t)

@@ -5,11 +5,11 @@
 
 use std::any::{Any, TypeId};
 
-use super::access::{fetch, mismatch, named, Located};
+use super::access::{fetch, mismatch, named, unsupported, Located};
 use super::build::{aligned_payload, check_shape};
 use super::dtype::TypedField;
 use super::element::TensorElement;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::field::{Bytes, ProtoEnum};
 use crate::onnx::TensorProto;
 
@@ -142,9 +142,7 @@ impl<'a> TensorProto<'a> {
             return Err(mismatch(dtype, T::DATA_TYPE));
         }
         if !T::IN_PLACE {
-            return Err(Error::new(ErrorKind::UnsupportedDataType {
-                data_type: dtype.to_i32(),
-            }));
+            return Err(unsupported(dtype.to_i32()));
         }
         let (_, count, located) = self.validated()?;
         Ok(match located {
@@ -178,9 +176,7 @@ impl<'a> TensorProto<'a> {
 /// The error for a type with no mutable view; after the checks of `editable`, only a
 /// broken invariant reaches it (an error rather than a panic).
 fn no_view<T: TensorElement>() -> Error {
-    Error::new(ErrorKind::UnsupportedDataType {
-        data_type: T::DATA_TYPE.to_i32(),
-    })
+    unsupported(T::DATA_TYPE.to_i32())
 }
 
 /// True when the entries of the typed field `field` are exactly `T` (`float_data` for
@@ -219,6 +215,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::error::ErrorKind;
     use crate::field::{ByteOwner, LazyPayload, PayloadSource};
     use crate::onnx::DataType;
     use crate::tensor::Int4;

@@ -9,14 +9,13 @@
 use std::fmt;
 
 use super::minifloat::{Float4E2M1, Float6E2M3, Float6E3M2};
-use super::TensorElement;
 use crate::error::{Error, ErrorKind, Result};
 
 /// An element type stored in fewer than 8 bits, packed in tensors.
 ///
 /// Implemented for [`Int4`], [`Uint4`], [`Int2`], [`Uint2`], [`Float4E2M1`],
 /// [`Float6E2M3`] and [`Float6E3M2`]; sealed.
-pub trait PackedElement: TensorElement + sealed::Code {
+pub trait PackedElement: sealed::Code {
     /// Bits per element.
     const BITS: u32;
 }

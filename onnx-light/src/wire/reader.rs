@@ -165,6 +165,7 @@ impl<'b> Reader<'b> {
     /// length prefix is `at` bytes past the current position, in a run that
     /// [`Reader::index_run`] walked (so its lengths and keys are known to be
     /// well-formed); the same nesting budget.
+    #[cfg(feature = "parallel")]
     pub(crate) fn ahead(&self, at: usize, skip: usize) -> Reader<'b> {
         let mut r = Reader {
             pos: (self.pos + at).min(self.buf.len()),
@@ -179,6 +180,7 @@ impl<'b> Reader<'b> {
     }
 
     /// Consumes `n` bytes already decoded by readers from [`Reader::ahead`].
+    #[cfg(feature = "parallel")]
     pub(crate) fn advance(&mut self, n: usize) {
         self.pos = (self.pos + n).min(self.buf.len());
     }
@@ -396,8 +398,8 @@ impl<'b> Reader<'b> {
     #[cold]
     pub fn mismatch(&self, key: FieldKey, expected: WireType) -> Error {
         self.err(ErrorKind::WireTypeMismatch {
-            expected,
-            found: key.wire_type,
+            expected: expected as u8,
+            found: key.wire_type as u8,
         })
     }
 
@@ -496,6 +498,7 @@ mod tests {
         assert_eq!(r.count_run(k), 1);
     }
 
+    #[cfg(feature = "parallel")]
     #[test]
     fn index_run_counts_like_count_run_and_records_every_nth_position() {
         let l = key(2, WireType::LengthDelimited);

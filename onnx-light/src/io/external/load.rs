@@ -4,7 +4,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use rayon::prelude::*;
+use crate::par::*;
 
 use super::overlap::{check_aliasing, ExternalRange};
 use super::reference::{invalid, ExternalDataRef};

@@ -140,10 +140,10 @@ pub(crate) fn names_in_use(path: &Path) -> HashSet<String> {
     };
     // A hostile file at the target path gets the budget any load would give it.
     let options = DecodeOptions {
-        max_memory: Some(default_max_memory(map.len() as u64)),
+        max_memory: Some(default_max_memory(map.bytes().len() as u64)),
         ..DecodeOptions::default()
     };
-    let Ok(model) = Model::decode_with(&map[..], &options) else {
+    let Ok(model) = Model::decode_with(map.bytes(), &options) else {
         return names;
     };
     model.graph.iter().for_each(|g| graph_names(g, &mut names));

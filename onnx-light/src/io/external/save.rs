@@ -15,7 +15,7 @@ use std::ffi::OsString;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use rayon::prelude::*;
+use crate::par::*;
 
 use super::names::names_in_use;
 use super::reference::ExternalDataRef;
