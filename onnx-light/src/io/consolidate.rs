@@ -129,20 +129,17 @@ pub fn consolidate_tensors_to_buffer(
 
     // Point each tensor at its slice, in the same traversal order.
     let mut next = 0usize;
-    let mut failure = None;
-    model.visit_tensors_mut(|_, t| {
+    model.try_visit_tensors_mut(|_, t| -> Result<()> {
         if let Some(len) = is_large(t.raw_data.as_ref(), threshold) {
             let start = offsets[next] as usize;
             next += 1;
-            match SharedBytes::new(owner.clone(), start..start + len) {
-                Ok(s) => t.raw_data = Some(Bytes::Shared(s)),
-                Err(e) => failure = Some(e),
-            }
+            t.raw_data = Some(Bytes::Shared(SharedBytes::new(
+                owner.clone(),
+                start..start + len,
+            )?));
         }
-    });
-    if let Some(e) = failure {
-        return Err(e);
-    }
+        Ok(())
+    })?;
     Ok(ConsolidatedBuffer {
         owner,
         tensors,
