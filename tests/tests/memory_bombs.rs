@@ -4,7 +4,7 @@
 //! (`onnx-light-cli/tests/memory_bombs.rs`) run every bomb through the binary and
 //! measure its peak resident memory.
 
-use onnx_light::io::external::{find_overlaps, Resolver};
+use onnx_light::io::external::{find_overlaps, overlapping_tensors, Resolver};
 use onnx_light::io::{self, ParseOptions};
 use onnx_light::onnx::*;
 use onnx_light::ErrorKind;
@@ -90,7 +90,7 @@ fn adjacent_ranges_load_and_are_not_overlaps() {
     );
     let m = io::load(&path).unwrap();
     assert_eq!(m.tensors()[1].raw_data.as_deref().unwrap()[0], 0);
-    let found = find_overlaps(&structure_of(&path), &Resolver::new(dir.dir()).unwrap(), 20);
+    let found = overlapping_tensors(&structure_of(&path), dir.dir(), 20).unwrap();
     assert!(found.pairs.is_empty() && found.total == 0, "{found:?}");
 }
 

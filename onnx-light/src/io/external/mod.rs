@@ -51,7 +51,8 @@ pub use crate::io::options::ExternalDataOptions;
 pub use load::{file_sha1, resolve_tensor, ResolvedExternal};
 pub(crate) use load::{load_external, ExternalLoad, ExternalMode};
 #[doc(hidden)]
-pub use overlap::{find_overlaps, overlapping_ranges, ExternalRange, Overlap, Overlaps};
+pub use overlap::{find_overlaps, overlapping_ranges, ExternalRange};
+pub use overlap::{overlapping_tensors, Overlap, Overlaps};
 pub use reference::ExternalDataRef;
 #[doc(hidden)]
 pub use resolve::{DataFile, Resolver};

@@ -114,6 +114,25 @@ pub fn overlapping_ranges(ranges: &[ExternalRange], limit: usize) -> Overlaps {
     out
 }
 
+/// Finds the external tensors of `model` whose ranges share bytes of the same data file,
+/// the files resolved beneath `base_dir` (the model's directory) with the rules of a load;
+/// the first `limit` pairs are listed, all are counted. Two locations naming one file (a
+/// hard link, another spelling) count as the same file.
+///
+/// # Errors
+/// When `base_dir` cannot be opened.
+pub fn overlapping_tensors(
+    model: &ModelProto<'_>,
+    base_dir: impl AsRef<std::path::Path>,
+    limit: usize,
+) -> crate::error::Result<Overlaps> {
+    Ok(find_overlaps(
+        model,
+        &Resolver::new(base_dir.as_ref())?,
+        limit,
+    ))
+}
+
 /// Finds the external tensors of `model` whose ranges share bytes of the same file,
 /// resolving each location through `resolver` (`onnx-light check` reports them).
 /// Tensors whose reference does not resolve (a refused location, a missing file, a
