@@ -103,6 +103,7 @@
 #[allow(unused_extern_crates)]
 extern crate self as onnx_light;
 
+pub mod checker;
 pub mod codec;
 pub mod crypto;
 pub mod descriptor;
