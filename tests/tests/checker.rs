@@ -8,14 +8,14 @@
 //!   `onnx.checker.check_model(path)`.
 //! * The corpus pass is in `onnx_corpus.rs` (it shares that file's corpus fetch).
 
-use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use onnx_light::checker::{self, schema, CheckOptions};
+use onnx_light::checker::{self, schema};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
-use onnx_light_tests::python::{python_dir, run_python, workspace_root};
+use onnx_light_tests::checker_oracle::{onnx_verdicts, our_verdict};
+use onnx_light_tests::python::{run_python, workspace_root};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = workspace_root()
@@ -1230,48 +1230,6 @@ fn cases() -> Vec<(&'static str, Case, Setup)> {
     );
     cases.push(("nested_subgraphs", Model(deep), None));
     cases
-}
-
-/// onnx's verdict for each file: `Ok(())` or `Err(message)`.
-pub fn onnx_verdicts(paths: &[PathBuf], scratch: &Path) -> Vec<Result<(), String>> {
-    let list = scratch.join("paths.txt");
-    let text: String = paths.iter().map(|p| format!("{}\n", p.display())).collect();
-    fs::write(&list, text).expect("write the path list");
-    let arg = format!("@{}", list.display());
-    let out = run_python(
-        &python_dir().join("checker_verdicts.py"),
-        &[OsStr::new(&arg)],
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let mut verdicts = std::collections::HashMap::new();
-    for line in stdout.lines() {
-        let mut parts = line.splitn(3, '\t');
-        match (parts.next(), parts.next(), parts.next()) {
-            (Some("ok"), Some(p), _) => {
-                verdicts.insert(p.to_string(), Ok(()));
-            }
-            (Some("error"), Some(p), m) => {
-                verdicts.insert(p.to_string(), Err(m.unwrap_or("").to_string()));
-            }
-            _ => {} // onnx prints warnings (experimental operators) on stdout
-        }
-    }
-    paths
-        .iter()
-        .map(|p| {
-            verdicts
-                .remove(&p.display().to_string())
-                .unwrap_or_else(|| panic!("no verdict for {}", p.display()))
-        })
-        .collect()
-}
-
-/// Our verdict on a model file: decoded, then checked with its directory.
-pub fn our_verdict(path: &Path) -> Result<(), String> {
-    let bytes = fs::read(path).map_err(|e| e.to_string())?;
-    let model = ModelProto::decode(&bytes).map_err(|e| format!("decode: {e}"))?;
-    let options = CheckOptions::default().model_dir(path.parent().unwrap());
-    checker::check_model_with(&model, &options).map_err(|p| p.to_string())
 }
 
 #[test]
