@@ -95,6 +95,13 @@
 //! turns it off; [`io::ParseOptions::num_threads`] chooses the pool (1: the calling
 //! thread only).
 
+//!
+//! # Checking models
+//!
+//! [`checker::check_model`] applies the rules of `onnx.checker.check_model` and reports
+//! every problem with its path; [`checker::schema`] holds the operator schemas of the
+//! pinned `onnx` release.
+
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
