@@ -1344,3 +1344,33 @@ fn graphs_nested_past_the_limit_are_reported_not_descended() {
         "{problems}"
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Models with corrupted bytes (every case above, a few bytes overwritten or the
+    /// tail cut) get a verdict: no panic, the same on a second run, a path for every
+    /// problem.
+    #[test]
+    fn corrupted_models_get_a_verdict(
+        case in 0usize..1000,
+        edits in proptest::collection::vec((0usize..1 << 16, proptest::num::u8::ANY), 1..8),
+        cut in 0usize..1 << 16,
+    ) {
+        let cases = cases();
+        let bytes = match &cases[case % cases.len()].1 {
+            Case::Model(m) => m.encode_to_vec().unwrap(),
+            Case::Bytes(b) => b.clone(),
+        };
+        let mut bytes = bytes;
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        for (at, b) in edits {
+            let i = at % bytes.len();
+            bytes[i] = b;
+        }
+        bytes.truncate(bytes.len() - cut % (bytes.len() / 4 + 1));
+        onnx_light_tests::fuzz_checks::checker_gives_a_verdict(&bytes);
+    }
+}

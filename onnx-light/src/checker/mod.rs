@@ -48,11 +48,14 @@
 //! External data files are looked for only when [`CheckOptions::model_dir`] is set (as
 //! `onnx.checker.check_model(path)` does); without it, locations are checked as text.
 
+mod hash;
 mod node;
 pub mod schema;
 mod tensor;
 
 use std::collections::{HashMap, HashSet};
+
+use hash::NameSet;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -227,7 +230,7 @@ impl fmt::Display for Loc<'_> {
 
 /// The values defined so far, one set per graph level (the innermost last).
 pub(crate) struct Scope<'m> {
-    levels: Vec<HashSet<&'m str>>,
+    levels: Vec<NameSet<'m>>,
 }
 
 impl<'m> Scope<'m> {
@@ -236,7 +239,10 @@ impl<'m> Scope<'m> {
     }
 
     fn push(&mut self, capacity: usize) {
-        self.levels.push(HashSet::with_capacity(capacity));
+        self.levels.push(NameSet::with_capacity_and_hasher(
+            capacity,
+            Default::default(),
+        ));
     }
 
     fn pop(&mut self) {
@@ -255,6 +261,16 @@ impl<'m> Scope<'m> {
         if let Some(l) = self.levels.last_mut() {
             l.insert(name);
         }
+    }
+
+    /// Adds `name` to this graph; false when it was defined already, here or in an
+    /// enclosing graph (one hash of the innermost set instead of a lookup and an insert).
+    fn define(&mut self, name: &'m str) -> bool {
+        let Some((this, outer)) = self.levels.split_last_mut() else {
+            return true;
+        };
+        let fresh = this.insert(name);
+        fresh && !outer.iter().any(|l| l.contains(name))
     }
 }
 
@@ -384,7 +400,8 @@ impl<'o> Checker<'o> {
             }
             scope.add(v.name());
         }
-        let mut initializers = HashSet::with_capacity(g.initializer.len());
+        let mut initializers =
+            NameSet::with_capacity_and_hasher(g.initializer.len(), Default::default());
         for (i, t) in g.initializer.iter().enumerate() {
             let tloc = loc.indexed("initializer", i, t.name());
             if t.name().is_empty() {
@@ -453,7 +470,7 @@ impl<'o> Checker<'o> {
             if output.is_empty() {
                 continue;
             }
-            if scope.any_graph_has(output) {
+            if !scope.define(output) {
                 self.report(
                     loc,
                     format!(
@@ -461,7 +478,6 @@ impl<'o> Checker<'o> {
                     ),
                 );
             }
-            scope.add(output);
         }
     }
 

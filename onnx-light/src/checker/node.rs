@@ -1,8 +1,6 @@
 //! The rules for nodes and their attributes: opset resolution, the operator's schema
 //! (arity, attribute names, types and presence) and attribute well-formedness.
 
-use std::collections::HashSet;
-
 use crate::onnx::{AttributeProto, AttributeType, NodeProto};
 use crate::ProtoEnum;
 
@@ -99,10 +97,10 @@ impl Checker<'_> {
         scope: &mut Scope<'m>,
         loc: &Loc<'_>,
     ) {
-        let mut seen = HashSet::with_capacity(node.attribute.len());
-        for attr in &node.attribute {
+        for (i, attr) in node.attribute.iter().enumerate() {
             let aloc = loc.attribute(attr.name());
-            if !seen.insert(attr.name()) {
+            // Nodes have a handful of attributes: a quadratic scan beats a set.
+            if node.attribute[..i].iter().any(|a| a.name() == attr.name()) {
                 self.report(&aloc, "the attribute appears more than once");
             }
             self.check_attribute(attr, main_graph, scope, &aloc);
@@ -201,7 +199,8 @@ impl Checker<'_> {
         schema: &schema::OpSchema<'_>,
         loc: &Loc<'_>,
     ) {
-        let what = format!("{}-{}", node.op_type(), schema.since_version);
+        // Named in messages only, so formatted only when one is reported.
+        let what = OpVersion(node.op_type(), schema.since_version);
         let inputs_ok = schema.input_count_allowed(node.input.len());
         let outputs_ok = schema.output_count_allowed(node.output.len());
         if !inputs_ok {
@@ -314,6 +313,15 @@ impl Checker<'_> {
                 );
             }
         }
+    }
+}
+
+/// `Conv-11`: an operator and the version of its schema.
+struct OpVersion<'s>(&'s str, i64);
+
+impl std::fmt::Display for OpVersion<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}", self.0, self.1)
     }
 }
 

@@ -21,7 +21,7 @@
 
 #![allow(missing_docs)] // the fields are those of onnx.defs.OpSchema, documented there
 
-use std::collections::HashMap;
+use super::hash::NameMap;
 use std::sync::OnceLock;
 
 use crate::field::{Str, UnknownFields};
@@ -237,13 +237,13 @@ pub fn all() -> &'static OperatorSchemas<'static> {
     ALL.get_or_init(|| OperatorSchemas::decode(OPERATORS).unwrap_or_default())
 }
 
-type Index = HashMap<&'static str, HashMap<&'static str, Vec<&'static OpSchema<'static>>>>;
+type Index = NameMap<'static, NameMap<'static, Vec<&'static OpSchema<'static>>>>;
 
 /// domain -> name -> versions, by increasing since_version (the file is sorted).
 fn index() -> &'static Index {
     static INDEX: OnceLock<Index> = OnceLock::new();
     INDEX.get_or_init(|| {
-        let mut index = Index::new();
+        let mut index = Index::default();
         for s in &all().schema {
             let versions = index
                 .entry(s.domain())
