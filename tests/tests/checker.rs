@@ -1374,3 +1374,30 @@ proptest::proptest! {
         onnx_light_tests::fuzz_checks::checker_gives_a_verdict(&bytes);
     }
 }
+
+#[test]
+fn options_mirror_onnx_checkers_flags() {
+    let custom = with(|m| {
+        m.opset_import
+            .push(OperatorSetIdProto::new("com.example", 1));
+        graph(m).node[1].op_type = Some("Frobnicate".into());
+        graph(m).node[1].domain = Some("com.example".into());
+    });
+    assert!(checker::check_model(&custom).is_ok());
+    let strict = checker::CheckOptions::default().check_custom_domain(true);
+    let problems = checker::check_model_with(&custom, &strict).unwrap_err();
+    assert!(
+        problems[0].message.contains("no operator Frobnicate"),
+        "{problems}"
+    );
+
+    let incompatible = with_function(local_function(
+        "f",
+        "Relu",
+        "",
+        vec![OperatorSetIdProto::new("", 6)],
+    ));
+    assert!(checker::check_model(&incompatible).is_err());
+    let lenient = checker::CheckOptions::default().skip_opset_compatibility_check(true);
+    assert!(checker::check_model_with(&incompatible, &lenient).is_ok());
+}

@@ -49,9 +49,14 @@ impl Hasher for NameHasher {
         self.add(i as u64);
     }
 
+    /// The multiplications leave their entropy in the high bits, while the hash table
+    /// picks buckets with the low ones: a final mix spreads it over every bit.
     #[inline]
     fn finish(&self) -> u64 {
-        self.hash
+        let mut h = self.hash;
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^ (h >> 33)
     }
 }
 

@@ -80,12 +80,27 @@ pub struct CheckOptions {
     /// Skip the check that a function's opset imports are compatible with the
     /// model's (`onnx`'s `skip_opset_compatibility_check`).
     pub skip_opset_compatibility_check: bool,
+    /// Reject operators without a schema in every domain, not only in the built-in
+    /// ones (`onnx`'s `check_custom_domain`).
+    pub check_custom_domain: bool,
 }
 
 impl CheckOptions {
     /// Look for external data files in `dir`.
     pub fn model_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.model_dir = Some(dir.into());
+        self
+    }
+
+    /// Set [`skip_opset_compatibility_check`](Self::skip_opset_compatibility_check).
+    pub fn skip_opset_compatibility_check(mut self, skip: bool) -> Self {
+        self.skip_opset_compatibility_check = skip;
+        self
+    }
+
+    /// Set [`check_custom_domain`](Self::check_custom_domain).
+    pub fn check_custom_domain(mut self, check: bool) -> Self {
+        self.check_custom_domain = check;
         self
     }
 }
@@ -158,8 +173,48 @@ pub fn check_model_with(model: &ModelProto<'_>, options: &CheckOptions) -> Resul
     }
 }
 
-/// Opset version by domain, as imported by the model or a function.
-pub(crate) type Opsets = HashMap<String, i64>;
+/// Opset version by domain, as imported by the model or a function (a later import of
+/// a domain replaces an earlier one, as in `onnx`).
+#[derive(Clone, Default)]
+pub(crate) struct Opsets {
+    by_domain: HashMap<String, i64>,
+    /// The version a node of domain `""` uses: the `""` import, else the `ai.onnx` one
+    /// (kept apart because nearly every node asks for it).
+    default_domain: Option<i64>,
+}
+
+impl Opsets {
+    fn new() -> Self {
+        Opsets::default()
+    }
+
+    fn insert(&mut self, domain: &str, version: i64) {
+        self.by_domain.insert(domain.to_string(), version);
+        self.default_domain = self
+            .by_domain
+            .get("")
+            .or_else(|| self.by_domain.get("ai.onnx"))
+            .copied();
+    }
+
+    fn is_empty(&self) -> bool {
+        self.by_domain.is_empty()
+    }
+
+    /// The version imported for exactly this domain.
+    fn get(&self, domain: &str) -> Option<i64> {
+        self.by_domain.get(domain).copied()
+    }
+
+    /// The version a node of `domain` uses (`""` falls back to an `ai.onnx` import).
+    fn for_node(&self, domain: &str) -> Option<i64> {
+        if domain.is_empty() {
+            self.default_domain
+        } else {
+            self.get(domain)
+        }
+    }
+}
 
 /// Where a problem is: a chain of path segments, formatted only when reported.
 pub(crate) struct Loc<'p> {
@@ -296,13 +351,7 @@ impl<'o> Checker<'o> {
     /// The imported version of `domain` for a node (`""` falls back to an
     /// `ai.onnx` import, as in `onnx`).
     fn opset_version(&self, domain: &str) -> Option<i64> {
-        self.opsets.get(domain).copied().or_else(|| {
-            if domain.is_empty() {
-                self.opsets.get("ai.onnx").copied()
-            } else {
-                None
-            }
-        })
+        self.opsets.for_node(domain)
     }
 
     fn check_model(&mut self, model: &ModelProto<'_>) {
@@ -332,14 +381,14 @@ impl<'o> Checker<'o> {
         let mut opsets = Opsets::new();
         for (i, o) in model.opset_import.iter().enumerate() {
             self.checked_opset(o.version(), &loc.indexed("opset_import", i, o.domain()));
-            opsets.insert(o.domain().to_string(), o.version());
+            opsets.insert(o.domain(), o.version());
         }
         if ir >= 3 {
             if opsets.is_empty() {
                 self.report(&loc, "opset_import is empty (required from IR version 3)");
             }
         } else if opsets.is_empty() {
-            opsets.insert(String::new(), 1);
+            opsets.insert("", 1);
         } else {
             self.report(
                 &loc,
@@ -486,10 +535,10 @@ impl<'o> Checker<'o> {
         let mut merged = model_opsets.clone();
         for (fi, f) in model.functions.iter().enumerate() {
             for (i, o) in f.opset_import.iter().enumerate() {
-                if !merged.contains_key(o.domain()) {
+                if merged.get(o.domain()).is_none() {
                     let floc = Loc::root_indexed("functions", fi, f.name());
                     self.checked_opset(o.version(), &floc.indexed("opset_import", i, o.domain()));
-                    merged.insert(o.domain().to_string(), o.version());
+                    merged.insert(o.domain(), o.version());
                 }
             }
         }
@@ -519,7 +568,7 @@ impl<'o> Checker<'o> {
         let mut opsets = Opsets::new();
         for (i, o) in f.opset_import.iter().enumerate() {
             self.checked_opset(o.version(), &loc.indexed("opset_import", i, o.domain()));
-            opsets.insert(o.domain().to_string(), o.version());
+            opsets.insert(o.domain(), o.version());
         }
         let mut scope = Scope::new();
         scope.push(f.input.len() + f.node.len());
@@ -570,14 +619,14 @@ impl<'o> Checker<'o> {
         loc: &Loc<'_>,
     ) {
         let domain = node.domain();
-        let Some(&fv) = self.opsets.get(domain) else {
+        let Some(fv) = self.opsets.get(domain) else {
             self.report(
                 loc,
                 format!("the function imports no opset for domain '{domain}'"),
             );
             return;
         };
-        let Some(&mv) = model_opsets.get(domain) else {
+        let Some(mv) = model_opsets.get(domain) else {
             return;
         };
         if fv == mv {

@@ -65,7 +65,7 @@ impl Checker<'_> {
             return;
         }
         let Some(schema) = schema::lookup_exact_domain(domain, node.op_type(), version) else {
-            if BUILT_IN_DOMAINS.contains(&domain) {
+            if BUILT_IN_DOMAINS.contains(&domain) || self.options.check_custom_domain {
                 self.report(
                     loc,
                     format!(

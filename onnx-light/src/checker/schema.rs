@@ -280,7 +280,17 @@ pub fn lookup_exact_domain(
     op_type: &str,
     opset_version: i64,
 ) -> Option<&'static OpSchema<'static>> {
-    let versions = index().get(domain)?.get(op_type)?;
+    // Nearly every node is of domain "": its operators are looked up without hashing
+    // the domain.
+    static ONNX_DOMAIN: OnceLock<
+        Option<&'static NameMap<'static, Vec<&'static OpSchema<'static>>>>,
+    > = OnceLock::new();
+    let names = if domain.is_empty() {
+        (*ONNX_DOMAIN.get_or_init(|| index().get("")))?
+    } else {
+        index().get(domain)?
+    };
+    let versions = names.get(op_type)?;
     let after = versions.partition_point(|s| s.since_version <= opset_version);
     after.checked_sub(1).map(|i| versions[i])
 }

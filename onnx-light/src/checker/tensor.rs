@@ -1,6 +1,6 @@
 //! The rules for tensors, sparse tensors, external data locations and value infos.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use crate::onnx::{DataType, SparseTensorProto, TensorProto, TypeValue, ValueInfoProto};
 use crate::ProtoEnum;
@@ -478,13 +478,7 @@ fn external_file_problem(dir: &Path, path: &Path, trailing_slash: bool) -> Optio
     let canonical = |p: &Path| -> Option<PathBuf> { std::fs::canonicalize(p).ok() };
     match (canonical(path), canonical(dir)) {
         (Some(file), Some(base)) => {
-            if !file
-                .components()
-                .zip(base.components())
-                .all(|(a, b)| a == b)
-                || file.components().count() < base.components().count()
-                || file.components().any(|c| c == Component::ParentDir)
-            {
+            if !file.starts_with(&base) {
                 return Some(format!(
                     "{} resolves outside the model directory",
                     path.display()
