@@ -1097,6 +1097,361 @@ fn cases() -> Vec<(&'static str, Case, Setup)> {
             }),
         ),
         (
+            "ir_version_negative",
+            Model(with(|m| {
+                m.ir_version = Some(-3);
+                m.opset_import.clear();
+            })),
+            None,
+        ),
+        (
+            "input_sequence_without_elem_type",
+            Model(with(|m| {
+                graph(m).input.push(ValueInfoProto {
+                    name: Some("seq".into()),
+                    r#type: Some(TypeProto {
+                        value: Some(TypeValue::SequenceType(Box::default())),
+                        ..TypeProto::default()
+                    }),
+                    ..ValueInfoProto::default()
+                });
+            })),
+            None,
+        ),
+        (
+            "input_map_without_value_type",
+            Model(with(|m| {
+                graph(m).input.push(ValueInfoProto {
+                    name: Some("map".into()),
+                    r#type: Some(TypeProto {
+                        value: Some(TypeValue::MapType(Box::new(TypeProtoMap {
+                            key_type_raw: Some(7),
+                            ..TypeProtoMap::default()
+                        }))),
+                        ..TypeProto::default()
+                    }),
+                    ..ValueInfoProto::default()
+                });
+            })),
+            None,
+        ),
+        (
+            "input_opaque_without_name",
+            Model(with(|m| {
+                graph(m).input.push(ValueInfoProto {
+                    name: Some("op".into()),
+                    r#type: Some(TypeProto {
+                        value: Some(TypeValue::OpaqueType(TypeProtoOpaque::default())),
+                        ..TypeProto::default()
+                    }),
+                    ..ValueInfoProto::default()
+                });
+            })),
+            None,
+        ),
+        (
+            "input_optional_with_elem_type",
+            Model(with(|m| {
+                graph(m).input.push(ValueInfoProto {
+                    name: Some("opt".into()),
+                    r#type: Some(TypeProto {
+                        value: Some(TypeValue::OptionalType(Box::new(TypeProtoOptional {
+                            elem_type: Some(Box::new(TypeProto::tensor(DataType::Float, None))),
+                            ..TypeProtoOptional::default()
+                        }))),
+                        ..TypeProto::default()
+                    }),
+                    ..ValueInfoProto::default()
+                });
+            })),
+            None,
+        ),
+        (
+            "value_info_without_type",
+            Model(with(|m| {
+                graph(m).value_info.push(ValueInfoProto {
+                    name: Some("a".into()),
+                    ..ValueInfoProto::default()
+                })
+            })),
+            None,
+        ),
+        (
+            "subgraph_input_without_type",
+            Model(with(|m| {
+                let g = graph(m);
+                g.initializer.push(TensorProto {
+                    name: Some("trip".into()),
+                    data_type: Some(DataType::Int64.to_i32()),
+                    int64_data: vec![1],
+                    ..TensorProto::default()
+                });
+                let mut body = GraphProto::named("body");
+                body.input.push(ValueInfoProto {
+                    name: Some("iter".into()),
+                    ..ValueInfoProto::default()
+                });
+                body.input.push(ValueInfoProto {
+                    name: Some("cond_in".into()),
+                    ..ValueInfoProto::default()
+                });
+                body.node
+                    .push(NodeProto::new("Identity", ["cond_in"], ["cond_out"]));
+                body.output.push(ValueInfoProto {
+                    name: Some("cond_out".into()),
+                    ..ValueInfoProto::default()
+                });
+                g.node.push(
+                    NodeProto::new("Loop", ["trip", "", "x"], ["lx"])
+                        .with_attribute(AttributeProto::graph("body", body)),
+                );
+            })),
+            None,
+        ),
+        (
+            "subgraph_attribute_ref_with_value",
+            Model(with(|m| {
+                let g = graph(m);
+                g.initializer.push(TensorProto {
+                    name: Some("cond".into()),
+                    data_type: Some(DataType::Bool.to_i32()),
+                    int32_data: vec![1],
+                    ..TensorProto::default()
+                });
+                let mut b = GraphProto::named("b");
+                let mut a = AttributeProto::int("axis", 1);
+                a.ref_attr_name = Some("outer".into());
+                b.node
+                    .push(NodeProto::new("Softmax", ["x"], ["bo"]).with_attribute(a));
+                b.output
+                    .push(ValueInfoProto::tensor("bo", DataType::Float, [1, 4]));
+                g.node.push(
+                    NodeProto::new("If", ["cond"], ["z"])
+                        .with_attribute(AttributeProto::graph("then_branch", b.clone()))
+                        .with_attribute(AttributeProto::graph("else_branch", b)),
+                );
+            })),
+            None,
+        ),
+        (
+            "sparse_constant_bad_indices",
+            Model(with(|m| {
+                let mut a = AttributeProto {
+                    name: Some("sparse_value".into()),
+                    r#type: Some(AttributeType::SparseTensor.into()),
+                    ..AttributeProto::default()
+                };
+                a.sparse_tensor = Some(Box::new(sparse(&[3, 4], &[2], &[7, 1], 2)));
+                graph(m)
+                    .node
+                    .push(NodeProto::new("Constant", Vec::<&str>::new(), ["c"]).with_attribute(a));
+            })),
+            None,
+        ),
+        (
+            "sparse_constant_valid",
+            Model(with(|m| {
+                let mut a = AttributeProto {
+                    name: Some("sparse_value".into()),
+                    r#type: Some(AttributeType::SparseTensor.into()),
+                    ..AttributeProto::default()
+                };
+                a.sparse_tensor = Some(Box::new(sparse(&[3, 4], &[2], &[1, 7], 2)));
+                graph(m)
+                    .node
+                    .push(NodeProto::new("Constant", Vec::<&str>::new(), ["c"]).with_attribute(a));
+            })),
+            None,
+        ),
+        (
+            "tensor_uint4_raw_short",
+            Model(with(|m| {
+                graph(m).initializer.push(TensorProto::from_raw(
+                    "q",
+                    DataType::Uint4,
+                    [5],
+                    vec![0u8; 2],
+                ))
+            })),
+            None,
+        ),
+        (
+            "tensor_uint4_raw_exact",
+            Model(with(|m| {
+                graph(m).initializer.push(TensorProto::from_raw(
+                    "q",
+                    DataType::Uint4,
+                    [5],
+                    vec![0u8; 3],
+                ))
+            })),
+            None,
+        ),
+        (
+            "tensor_float16_int32_data_short",
+            Model(with(|m| {
+                graph(m).initializer.push(TensorProto {
+                    name: Some("h".into()),
+                    data_type: Some(DataType::Float16.to_i32()),
+                    dims: vec![3],
+                    int32_data: vec![0, 0],
+                    ..TensorProto::default()
+                });
+            })),
+            None,
+        ),
+        (
+            "tensor_uint32_in_uint64_data",
+            Model(with(|m| {
+                graph(m).initializer.push(TensorProto {
+                    name: Some("u".into()),
+                    data_type: Some(DataType::Uint32.to_i32()),
+                    dims: vec![2],
+                    uint64_data: vec![1, 2],
+                    ..TensorProto::default()
+                });
+            })),
+            None,
+        ),
+        (
+            "tensor_uint32_in_int32_data",
+            Model(with(|m| {
+                graph(m).initializer.push(TensorProto {
+                    name: Some("u".into()),
+                    data_type: Some(DataType::Uint32.to_i32()),
+                    dims: vec![2],
+                    int32_data: vec![1, 2],
+                    ..TensorProto::default()
+                });
+            })),
+            None,
+        ),
+        (
+            "tensor_string_data_short",
+            Model(with(|m| {
+                graph(m).initializer.push(TensorProto {
+                    name: Some("s".into()),
+                    data_type: Some(DataType::String.to_i32()),
+                    dims: vec![2],
+                    string_data: vec![b"a".to_vec().into()],
+                    ..TensorProto::default()
+                });
+            })),
+            None,
+        ),
+        (
+            "tensor_complex128_double_data",
+            Model(with(|m| {
+                graph(m).initializer.push(TensorProto {
+                    name: Some("c".into()),
+                    data_type: Some(DataType::Complex128.to_i32()),
+                    dims: vec![2],
+                    double_data: vec![0.0; 4],
+                    ..TensorProto::default()
+                });
+            })),
+            None,
+        ),
+        (
+            "tensor_unknown_type_typed_field",
+            Model(with(|m| {
+                graph(m).initializer.push(TensorProto {
+                    name: Some("z".into()),
+                    data_type: Some(99),
+                    dims: vec![1],
+                    float_data: vec![0.0],
+                    ..TensorProto::default()
+                });
+            })),
+            None,
+        ),
+        (
+            "tensor_dims_overflow",
+            Model(with(|m| {
+                graph(m)
+                    .initializer
+                    .push(f32_raw("big", &[1 << 40, 1 << 40], 1))
+            })),
+            None,
+        ),
+        (
+            "experimental_op_unknown_attribute",
+            Model(with(|m| {
+                graph(m).node[1] = NodeProto::new("ImageScaler", ["a"], ["y"])
+                    .with_attribute(AttributeProto::int("whatever", 1));
+            })),
+            None,
+        ),
+        (
+            "functions_ignored_before_ir8",
+            Model(with(|m| {
+                m.ir_version = Some(7);
+                m.opset_import[0].version = Some(13);
+                m.functions.push(FunctionProto {
+                    name: Some("".into()),
+                    ..FunctionProto::default()
+                });
+            })),
+            None,
+        ),
+        (
+            "function_duplicate_attribute",
+            Model(with_function({
+                let mut f = local_function("f", "Relu", "", vec![OperatorSetIdProto::new("", 17)]);
+                f.attribute = vec!["a".into(), "a".into()];
+                f
+            })),
+            None,
+        ),
+        (
+            "function_duplicate_input",
+            Model(with_function({
+                let mut f = local_function("f", "Relu", "", vec![OperatorSetIdProto::new("", 17)]);
+                f.input.push("i".into());
+                f
+            })),
+            None,
+        ),
+        (
+            "function_body_ssa",
+            Model(with_function({
+                let mut f = local_function("f", "Relu", "", vec![OperatorSetIdProto::new("", 17)]);
+                f.node.push(NodeProto::new("Relu", ["i"], ["o"]));
+                f
+            })),
+            None,
+        ),
+        (
+            "function_uses_outer_value",
+            Model(with_function({
+                let mut f = local_function("f", "Relu", "", vec![OperatorSetIdProto::new("", 17)]);
+                f.node[0].input[0] = "x".into();
+                f
+            })),
+            None,
+        ),
+        (
+            "external_symlink",
+            Model(with_external(Some("w.bin"))),
+            Some(|d: &Path| {
+                fs::write(d.join("real.bin"), [0u8; 16]).unwrap();
+                std::os::unix::fs::symlink("real.bin", d.join("w.bin")).unwrap();
+            }),
+        ),
+        (
+            "external_in_subdirectory",
+            Model(with_external(Some("sub/w.bin"))),
+            Some(|d: &Path| {
+                fs::create_dir_all(d.join("sub")).unwrap();
+                fs::write(d.join("sub/w.bin"), [0u8; 16]).unwrap();
+            }),
+        ),
+        (
+            "external_dotdot_in_name",
+            Model(with_external(Some("w..bin"))),
+            Some(|d: &Path| fs::write(d.join("w..bin"), [0u8; 16]).unwrap()),
+        ),
+        (
             "function_valid",
             Model(with_function(local_function(
                 "f",
