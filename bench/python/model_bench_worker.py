@@ -78,6 +78,12 @@ def timed(op, cmd, store, models):
         for _ in range(iters):
             keep.append(model.SerializeToString())
         secs = time.perf_counter() - start
+    elif op == "check":
+        model = models[cmd["key"]]
+        start = time.perf_counter()
+        for _ in range(iters):
+            onnx.checker.check_model(model, full_check=False)
+        secs = time.perf_counter() - start
     elif op == "load":
         path = cmd["path"]
         external = bool(cmd.get("external", True))

@@ -1,10 +1,12 @@
 //! `onnx-light check MODEL`: validates a model and everything it refers to, reporting
-//! every problem (one line each), not just the first.
+//! every problem (one line each), not just the first: the rules of `onnx.checker`
+//! (`onnx_light::checker`), then external data, tensor data and the round trip.
 
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
+use onnx_light::checker::{self, CheckOptions};
 use onnx_light::io::external::{file_sha1, find_overlaps, resolve_tensor, Resolver};
 use onnx_light::io::{self, ParseOptions};
 use onnx_light::onnx::Model;
@@ -76,12 +78,36 @@ fn report_overlaps(model: &Model, dir: &Path, problems: &mut Vec<String>) {
 pub struct Report {
     pub lines: Vec<String>,
     pub problems: Vec<String>,
+    /// Problems found by the ONNX rules, each with its path in the model.
+    pub rule_problems: Vec<checker::Problem>,
+}
+
+impl Report {
+    /// The verdict and every problem as one JSON object: `{"model", "valid", "problems":
+    /// [{"path", "message"}], "notes"}` (`path` is empty for file-level problems).
+    pub fn to_json(&self, path: &Path) -> serde_json::Value {
+        let rules = self
+            .rule_problems
+            .iter()
+            .map(|p| serde_json::json!({"path": p.path, "message": p.message}));
+        let files = self
+            .problems
+            .iter()
+            .map(|m| serde_json::json!({"path": "", "message": m}));
+        serde_json::json!({
+            "model": path.display().to_string(),
+            "valid": self.problems.is_empty() && self.rule_problems.is_empty(),
+            "problems": rules.chain(files).collect::<Vec<_>>(),
+            "notes": self.lines,
+        })
+    }
 }
 
 pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
     let mut r = Report {
         lines: Vec::new(),
         problems: Vec::new(),
+        rule_problems: Vec::new(),
     };
     // Read, not mapped: a file truncated while `check` runs gives an error, not SIGBUS.
     // External data is resolved separately below.
@@ -93,17 +119,33 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
                 return r;
             }
         };
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        r.problems
+            .push("the file is empty (0 bytes): not an ONNX model".into());
+    }
     let nodes = model.graph.as_ref().map_or(0, |g| g.node.len());
     r.lines.push(format!(
         "parsed: {nodes} nodes, {} tensors",
         model.tensors().len()
     ));
 
-    // External references: path rules, bounds, length vs shape, checksums.
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+
+    // The rules of onnx.checker.check_model, with the model's directory for external data.
+    let schemas = checker::schema::all();
+    match checker::check_model_with(&model, &CheckOptions::default().model_dir(dir)) {
+        Ok(()) => r.lines.push(format!(
+            "onnx rules: passed (operator schemas of onnx {}, IR version {})",
+            schemas.onnx_version(),
+            schemas.ir_version
+        )),
+        Err(problems) => r.rule_problems = problems.0,
+    }
+
+    // External references: path rules, bounds, length vs shape, checksums.
     let mut external = 0usize;
     let mut files = std::collections::BTreeMap::new();
     match Resolver::new(dir) {

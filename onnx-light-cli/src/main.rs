@@ -96,9 +96,13 @@ enum Command {
         #[command(flatten)]
         aliasing: Aliasing,
     },
-    /// Validate a model and everything it refers to; exit 1 with one line per problem.
+    /// Validate a model and everything it refers to (the rules of onnx.checker, external
+    /// data, tensor sizes); exit 1 with one line per problem.
     Check {
         model: PathBuf,
+        /// Print the verdict and every problem as one JSON object.
+        #[arg(long)]
+        json: bool,
         /// Also verify external data checksums (SHA-1 of each file).
         #[arg(long)]
         checksums: bool,
@@ -285,17 +289,30 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Some(Command::Check {
             model,
+            json,
             checksums,
             memory,
         }) => {
             let report = check::run(&model, checksums, &memory.options());
+            let failed = !report.problems.is_empty() || !report.rule_problems.is_empty();
+            if json {
+                println!("{:#}", report.to_json(&model));
+                return Ok(if failed {
+                    ExitCode::FAILURE
+                } else {
+                    ExitCode::SUCCESS
+                });
+            }
             for l in &report.lines {
                 say(l);
+            }
+            for p in &report.rule_problems {
+                eprintln!("error: {p}");
             }
             for p in &report.problems {
                 eprintln!("error: {p}");
             }
-            if !report.problems.is_empty() {
+            if failed {
                 return Ok(ExitCode::FAILURE);
             }
             say(&format!("{}: valid", model.display()));

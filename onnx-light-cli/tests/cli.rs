@@ -531,3 +531,62 @@ fn a_wrong_passphrase_fails_cleanly_and_leaves_no_output() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn check_applies_the_onnx_rules_and_lists_every_problem_as_json() {
+    let dir = Scratch::new("check-rules");
+    let good = write_model(&dir, "good.onnx");
+    let out = cli()
+        .args(["check", "--json"])
+        .arg(&good)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["valid"], true);
+    assert_eq!(v["problems"].as_array().unwrap().len(), 0);
+
+    // Nodes out of order, and an attribute of the wrong type.
+    let mut m = model();
+    let g = m.graph.as_mut().unwrap();
+    g.node.swap(0, 1);
+    g.node[1] = NodeProto::new("MatMul", ["x", "w"], ["xw"])
+        .with_name("mm")
+        .with_attribute(AttributeProto::int("transA", 1));
+    let bad = dir.path("bad.onnx");
+    io::save(&m, &bad, &SerializeOptions::default()).unwrap();
+    cli().arg("check").arg(&bad).assert().code(1).stderr(
+        predicate::str::contains("graph.node[0]: input 'xw' is not defined before the node").and(
+            predicate::str::contains(
+                r#"graph.node[1] "mm".attribute transA: MatMul-13 has no attribute transA"#,
+            ),
+        ),
+    );
+    let out = cli()
+        .args(["check", "--json"])
+        .arg(&bad)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["valid"], false);
+    let problems = v["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 2, "{v:#}");
+    assert_eq!(problems[0]["path"], "graph.node[0]");
+    assert_eq!(
+        problems[1]["path"],
+        r#"graph.node[1] "mm".attribute transA"#
+    );
+
+    // An empty file is not a model.
+    let empty = dir.path("empty.onnx");
+    std::fs::write(&empty, b"").unwrap();
+    cli().arg("check").arg(&empty).assert().code(1).stderr(
+        predicate::str::contains("the file is empty")
+            .and(predicate::str::contains("ir_version is missing")),
+    );
+}

@@ -36,6 +36,7 @@
 //! | [`onnx`] | every ONNX message (`ModelProto<'a>`, `GraphProto<'a>`, ...; [`onnx::Model`] is the owned `ModelProto<'static>`), the enums (`DataType`, ...), constructors, typed accessors, walks over every tensor |
 //! | [`io`] | load (owned, no-copy, structure-only; files, bytes, readers; limits), save (atomic, parallel, to files, bytes, writers), [`io::external`] data files (split, aligned, resolved beneath the model's directory), consolidation |
 //! | [`tensor`] | every ONNX element type, typed views and edits of tensor data, `ndarray` conversions (feature `ndarray`) |
+//! | [`checker`] | the rules of `onnx.checker.check_model`, every problem reported with its path; the operator schemas of every ONNX version |
 //! | [`crypto`] | encrypted models: the authenticated, chunked default format, and onnx_light's `ONNXCRY2` and `ONNXCRY1` |
 //! | [`Error`], [`ErrorKind`] | one error type: what went wrong and where (byte offset, field path, file, tensor) |
 //! | [`prelude`], [`ProtoMessage`] | declaring protobuf messages of your own (below) |
@@ -142,6 +143,12 @@
 //! [`DecodeOptions::max_memory`] budget. [`DecodeOptions::parallel`] (default true)
 //! turns it off; [`io::ParseOptions::num_threads`] chooses the pool (1: the calling
 //! thread only).
+//!
+//! # Checking models
+//!
+//! [`checker::check_model`] applies the rules of `onnx.checker.check_model` and reports
+//! every problem with its path; [`checker::schema`] holds the operator schemas of the
+//! pinned `onnx` release.
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -151,6 +158,7 @@
 #[allow(unused_extern_crates)]
 extern crate self as onnx_light;
 
+pub mod checker;
 // The codec and wire layers are public only for derive-generated code and the workspace's
 // white-box tests: hidden, and not a stable API.
 #[doc(hidden)]

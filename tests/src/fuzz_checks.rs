@@ -111,6 +111,27 @@ pub fn decode_every_mode(data: &[u8]) {
     modes::<TensorProto<'_>>(data);
 }
 
+/// Whatever decodes as a model can be checked: `onnx_light::checker` returns a verdict
+/// (never panics, never recurses without bound), the same one for the borrowed and the
+/// owned model and on a second run, and every problem it reports has a path.
+pub fn checker_gives_a_verdict(data: &[u8]) {
+    let Ok(model) = ModelProto::decode(data) else {
+        return;
+    };
+    let first = onnx_light::checker::check_model(&model);
+    let again = onnx_light::checker::check_model(&model.clone().into_owned());
+    assert_eq!(first, again, "the checker's verdict changed between runs");
+    if let Err(problems) = first {
+        assert!(!problems.is_empty(), "an error with no problem");
+        assert!(
+            problems
+                .iter()
+                .all(|p| !p.path.is_empty() && !p.message.is_empty()),
+            "a problem without a path or message: {problems}"
+        );
+    }
+}
+
 /// decode -> encode -> decode: whatever decodes re-encodes to bytes that decode to the
 /// same message, and that encoding is a fixed point. Unknown fields included.
 pub fn reencode_is_stable(data: &[u8]) {

@@ -2,6 +2,7 @@
 //! known-answer and property tests, and the Python environment the interop tests run in.
 
 pub mod bombs;
+pub mod checker_oracle;
 pub mod fuzz_checks;
 pub mod kat;
 pub mod python;

@@ -657,3 +657,104 @@ fn corpus_models_round_trip_through_every_load_mode_and_save_path() {
         failures.join("\n")
     );
 }
+
+/// Corpus models broken in ways that exercise every operator's schema: an unknown
+/// operator, the first attribute dropped (required or not) or given another type, one
+/// input too many, the nodes in reverse order, the oldest opset.
+fn corpus_mutations(model: &Model) -> Vec<(&'static str, Model)> {
+    let mut out = Vec::new();
+    let Some(graph) = model.graph.as_ref() else {
+        return out;
+    };
+    if graph.node.is_empty() {
+        return out;
+    }
+    let mut m = model.clone();
+    let op = format!("{}X", m.graph.as_ref().unwrap().node[0].op_type());
+    m.graph.as_mut().unwrap().node[0].op_type = Some(op.into());
+    out.push(("unknown_op", m));
+    if !graph.node[0].attribute.is_empty() {
+        let mut m = model.clone();
+        m.graph.as_mut().unwrap().node[0].attribute.remove(0);
+        out.push(("attribute_dropped", m));
+        let mut m = model.clone();
+        let a = &mut m.graph.as_mut().unwrap().node[0].attribute[0];
+        let retyped = if a.r#type() == AttributeType::Float {
+            AttributeProto::int(a.name().to_string(), 1)
+        } else {
+            AttributeProto::float(a.name().to_string(), 1.0)
+        };
+        *a = retyped;
+        out.push(("attribute_retyped", m));
+    }
+    let mut m = model.clone();
+    let g = m.graph.as_mut().unwrap();
+    let extra = g.node[0].input.first().cloned().unwrap_or_default();
+    g.node[0].input.push(extra);
+    out.push(("extra_input", m));
+    if graph.node.len() > 1 {
+        let mut m = model.clone();
+        m.graph.as_mut().unwrap().node.reverse();
+        out.push(("reversed", m));
+    }
+    let mut m = model.clone();
+    for o in &mut m.opset_import {
+        o.version = Some(1);
+    }
+    out.push(("opset_1", m));
+    out
+}
+
+/// `onnx_light::checker` gives every corpus model, and several broken variants of each,
+/// the verdict `onnx.checker.check_model` gives it (accepted or rejected, with the
+/// model's directory for external data).
+#[test]
+fn checker_agrees_with_onnx_checker_on_every_corpus_model() {
+    use onnx_light_tests::checker_oracle::{onnx_verdicts, our_verdict};
+    let root = corpus_dir();
+    let scratch = workspace_root()
+        .join("target")
+        .join("test-scratch")
+        .join(format!("corpus-checker-{}", std::process::id()));
+    fs::create_dir_all(&scratch).unwrap();
+    let mut paths: Vec<PathBuf> = corpus()
+        .iter()
+        .map(|c| root.join(&c.name).join("model.onnx"))
+        .collect();
+    let originals = paths.len();
+    for case in corpus() {
+        let model = Model::decode_owned(&case.model).expect("corpus models decode");
+        for (what, broken) in corpus_mutations(&model) {
+            let path = scratch.join(format!("{}-{what}.onnx", case.name));
+            fs::write(&path, broken.encode_to_vec().expect("encode")).unwrap();
+            paths.push(path);
+        }
+    }
+    let theirs = onnx_verdicts(&paths, &scratch);
+    let mut disagreements = Vec::new();
+    let mut rejected = 0usize;
+    for (path, theirs) in paths.iter().zip(&theirs) {
+        let ours = our_verdict(path);
+        rejected += usize::from(theirs.is_err());
+        if ours.is_ok() != theirs.is_ok() {
+            disagreements.push(format!(
+                "{}:\n  onnx: {theirs:?}\n  ours: {ours:?}",
+                path.display()
+            ));
+        }
+    }
+    let _ = fs::remove_dir_all(&scratch);
+    assert!(
+        disagreements.is_empty(),
+        "{} of {} corpus verdicts differ from onnx.checker ({rejected} rejected by onnx):\n{}",
+        disagreements.len(),
+        paths.len(),
+        disagreements.join("\n")
+    );
+    assert!(originals > 1500, "corpus too small");
+    assert!(
+        rejected > originals,
+        "{rejected} of {} rejected",
+        paths.len()
+    );
+}

@@ -18,7 +18,8 @@
 //! Sections (`--only` takes a comma-separated list): `mem` (decode and encode of the
 //! weight-heavy model in memory, memcpy references), `save`, `file` (loads from a warm
 //! page cache), `ext` (external data), `struct` (structure-heavy model in memory), `rss`
-//! (peak memory, each load in a fresh process). Other options: `--quick` (3 rounds
+//! (peak memory, each load in a fresh process), `check` (`onnx_light::checker` against
+//! `onnx.checker.check_model` on both models in memory). Other options: `--quick` (3 rounds
 //! instead of 7, shorter samples, no 1-thread or `fsync` rows), `--rounds N`, `--keep`.
 //!
 //! Method: every operation is run once (warm-up and calibration: fast ones are repeated
@@ -186,7 +187,7 @@ fn parse_args() -> Config {
             }
             "-h" | "--help" => {
                 println!(
-                    "model-bench [--quick] [--rounds N] [--keep] [--only mem,struct,file,save,ext,rss]"
+                    "model-bench [--quick] [--rounds N] [--keep] [--only mem,struct,file,save,ext,rss,check]"
                 );
                 std::process::exit(0);
             }
@@ -999,6 +1000,104 @@ fn section_struct(cx: &mut Ctx) -> PathBuf {
     path
 }
 
+/// Section: `onnx_light::checker::check_model` against `onnx.checker.check_model`
+/// (`full_check=False`) on the structure-heavy and the weight-heavy model, both already
+/// in memory.
+fn section_check(cx: &mut Ctx, inp: &Inputs) {
+    use onnx_light::checker;
+    cx.progress("check: generating the structure-heavy model");
+    let structure = models::structure_heavy(10_000);
+    let nodes = count_nodes(&structure);
+    let s_path = cx.dir.join("check_structure.onnx");
+    let s_bytes = io::save_to_vec(&structure, &SerializeOptions::default()).expect("encode");
+    std::fs::write(&s_path, &s_bytes).expect("write check_structure.onnx");
+    {
+        let mut w = cx.worker.borrow_mut();
+        w.read("cs", &s_path);
+        w.parse("cs");
+        w.read("cw", &inp.weights_path);
+        w.parse("cw");
+    }
+    // Both checkers must accept both models (the worker fails loudly otherwise).
+    let ours_accept =
+        checker::check_model(&structure).is_ok() && checker::check_model(&inp.weights).is_ok();
+    cx.facts.push(format!(
+        "`onnx.checker.check_model` accepts the structure-heavy and weight-heavy models; so does `onnx_light::checker::check_model`: {ours_accept}."
+    ));
+    cx.progress("check: structure-heavy and weight-heavy models");
+    let worker = &cx.worker;
+    let weights = &inp.weights;
+    let s = &structure;
+    let ops = vec![
+        Op::rust("c.s.ours", || checker::check_model(s).is_ok()),
+        Op::timed("c.s.onnx", |iters| {
+            worker
+                .borrow_mut()
+                .time("check", iters, json!({"key": "cs"}))
+        }),
+        Op::timed("c.s.onnx_ser", |iters| {
+            worker
+                .borrow_mut()
+                .time("serialize", iters, json!({"key": "cs"}))
+        }),
+        Op::rust("c.w.ours", || checker::check_model(weights).is_ok()),
+        Op::timed("c.w.onnx", |iters| {
+            worker
+                .borrow_mut()
+                .time("check", iters, json!({"key": "cw"}))
+        }),
+        Op::timed("c.w.onnx_ser", |iters| {
+            worker
+                .borrow_mut()
+                .time("serialize", iters, json!({"key": "cw"}))
+        }),
+    ];
+    measure(
+        "check",
+        cx.cfg.select(ops),
+        cx.cfg.sampling,
+        &mut cx.results,
+    );
+    {
+        let mut w = cx.worker.borrow_mut();
+        w.free("cs");
+        w.free("cw");
+    }
+    let _ = std::fs::remove_file(&s_path);
+    let intro = "Ours: `onnx_light::checker::check_model(&model)` on the decoded model. \
+        onnx: `onnx.checker.check_model(model, full_check=False)` on the parsed \
+        `ModelProto`, which serializes the model and has C++ parse it again before \
+        checking (that is the call's cost to a user; the `SerializeToString` row shows \
+        the serialization part alone).";
+    cx.tables.push(Table {
+        short: "check structure-heavy",
+        title: format!("Check in memory: structure-heavy model ({nodes} nodes incl. subgraphs)"),
+        intro: intro.into(),
+        peers: vec![("c.s.onnx", "onnx")],
+        rows: vec![
+            Row::new("ours: `checker::check_model`", "c.s.ours")
+                .target(Target::Faster("c.s.onnx", 5.0)),
+            Row::new("onnx: `check_model`", "c.s.onnx"),
+            Row::new("onnx: `SerializeToString` alone", "c.s.onnx_ser"),
+        ],
+    });
+    cx.tables.push(Table {
+        short: "check weight-heavy",
+        title: format!(
+            "Check in memory: weight-heavy model ({:.2} GiB)",
+            inp.weights_bytes.len() as f64 / GIB
+        ),
+        intro: String::new(),
+        peers: vec![("c.w.onnx", "onnx")],
+        rows: vec![
+            Row::new("ours: `checker::check_model`", "c.w.ours")
+                .target(Target::Faster("c.w.onnx", 5.0)),
+            Row::new("onnx: `check_model`", "c.w.onnx"),
+            Row::new("onnx: `SerializeToString` alone", "c.w.onnx_ser"),
+        ],
+    });
+}
+
 fn count_nodes(m: &Model) -> usize {
     fn graph(g: &onnx_light::onnx::GraphProto<'_>) -> usize {
         g.node
@@ -1466,6 +1565,9 @@ fn main() {
         section_save(&mut cx, &inputs);
     }
     cx.worker.borrow_mut().free("w");
+    if cx.cfg.wants("check") {
+        section_check(&mut cx, &inputs);
+    }
     if cx.cfg.wants("file") {
         section_file(&mut cx, &inputs);
     }

@@ -1,0 +1,759 @@
+//! A model checker with the rules of `onnx.checker.check_model(model, full_check=False)`:
+//! it accepts what that checker accepts and rejects what it rejects, but reports every
+//! problem it finds (not only the first), each with where it is.
+//!
+//! ```
+//! use onnx_light::checker;
+//! use onnx_light::onnx::*;
+//!
+//! let mut graph = GraphProto::named("g");
+//! graph.input.push(ValueInfoProto::tensor("x", DataType::Float, [1, 4]));
+//! graph.output.push(ValueInfoProto::tensor("y", DataType::Float, [1, 4]));
+//! graph.node.push(NodeProto::new("Relu", ["x"], ["y"]).with_name("relu"));
+//! let model = ModelProto::new(graph, vec![OperatorSetIdProto::new("", 21)]);
+//! assert!(checker::check_model(&model).is_ok());
+//!
+//! // An attribute of the wrong type and an input nothing defines: two problems.
+//! let mut bad = model.clone();
+//! let g = bad.graph.as_mut().unwrap();
+//! g.node.push(
+//!     NodeProto::new("Softmax", ["y", "z"], ["s"])
+//!         .with_name("sm")
+//!         .with_attribute(AttributeProto::float("axis", 1.0)),
+//! );
+//! let problems = checker::check_model(&bad).unwrap_err();
+//! assert_eq!(problems.len(), 3, "{problems}");
+//! assert_eq!(
+//!     problems[0].to_string(),
+//!     r#"graph.node[1] "sm": input 'z' is not defined before the node (not a graph input, initializer, or output of an earlier node)"#
+//! );
+//! ```
+//!
+//! What is checked, as `onnx` checks it: the IR version (set, not newer than the
+//! schemas'); unique metadata keys; opset imports (required from IR version 3, absent
+//! before; versions within `int32`); every graph and subgraph (a name, typed inputs and
+//! outputs in the main graph, single assignment of every value, nodes in topological
+//! order with inputs defined in the graph or an enclosing one, outputs produced by the
+//! graph, initializers named uniquely and, before IR version 4, listed as inputs);
+//! every node (an operator of an imported opset that exists at that version and is not
+//! deprecated, input and output counts, no empty name for a required input or output,
+//! attribute names known, types as declared, required ones present, each attribute
+//! holding at most one value of its declared type); every tensor (a data type, exactly
+//! one data field holding enough values for the dims, raw data size, external data with
+//! a safe relative location); sparse tensors (rank, positive dims, INT64 indices in
+//! range and sorted); model-local functions (names, opset compatibility with the model,
+//! single assignment, no recursion). `onnx` does not check training information or the
+//! `value_info` list, so neither does this.
+//!
+//! External data files are looked for only when [`CheckOptions::model_dir`] is set (as
+//! `onnx.checker.check_model(path)` does); without it, locations are checked as text.
+
+mod hash;
+mod node;
+pub mod schema;
+mod tensor;
+
+use std::collections::{HashMap, HashSet};
+
+use hash::NameSet;
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::onnx::{FunctionProto, GraphProto, ModelProto, NodeProto};
+
+/// Graphs nested deeper than this (a subgraph of a node of a subgraph ...) are
+/// reported, not descended into, so that no model can exhaust the stack.
+pub const MAX_GRAPH_NESTING: usize = 100;
+
+/// How many model-local functions `onnx` accepts, and how deep a chain of calls
+/// between them may go.
+const MAX_LOCAL_FUNCTIONS: usize = 10_000;
+const MAX_FUNCTION_CALL_DEPTH: usize = 100;
+
+/// Options of [`check_model_with`].
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct CheckOptions {
+    /// The directory external data locations are relative to (the model file's
+    /// directory). `None`: locations are checked as text only, no file is looked at.
+    pub model_dir: Option<PathBuf>,
+    /// Skip the check that a function's opset imports are compatible with the
+    /// model's (`onnx`'s `skip_opset_compatibility_check`).
+    pub skip_opset_compatibility_check: bool,
+    /// Reject operators without a schema in every domain, not only in the built-in
+    /// ones (`onnx`'s `check_custom_domain`).
+    pub check_custom_domain: bool,
+}
+
+impl CheckOptions {
+    /// Look for external data files in `dir`.
+    pub fn model_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.model_dir = Some(dir.into());
+        self
+    }
+
+    /// Set [`skip_opset_compatibility_check`](Self::skip_opset_compatibility_check).
+    pub fn skip_opset_compatibility_check(mut self, skip: bool) -> Self {
+        self.skip_opset_compatibility_check = skip;
+        self
+    }
+
+    /// Set [`check_custom_domain`](Self::check_custom_domain).
+    pub fn check_custom_domain(mut self, check: bool) -> Self {
+        self.check_custom_domain = check;
+        self
+    }
+}
+
+/// One problem: where it is and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Where, e.g. `graph.node[12] "Conv_3".attribute kernel_shape` (`model` for
+    /// model-level fields).
+    pub path: String,
+    /// What is wrong, in a sentence without a final period.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Every problem [`check_model`] found, in model order (never empty).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problems(pub Vec<Problem>);
+
+impl std::ops::Deref for Problems {
+    type Target = [Problem];
+    fn deref(&self) -> &[Problem] {
+        &self.0
+    }
+}
+
+impl fmt::Display for Problems {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} problem(s) found", self.0.len())?;
+        for p in &self.0 {
+            write!(f, "\n{p}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Problems {}
+
+/// Checks `model` by `onnx.checker`'s rules (see the module docs); external data files
+/// are not looked at.
+///
+/// # Errors
+/// Every problem found, with its path.
+pub fn check_model(model: &ModelProto<'_>) -> Result<(), Problems> {
+    check_model_with(model, &CheckOptions::default())
+}
+
+/// [`check_model`] with options.
+///
+/// # Errors
+/// Every problem found, with its path.
+pub fn check_model_with(model: &ModelProto<'_>, options: &CheckOptions) -> Result<(), Problems> {
+    let mut c = Checker {
+        problems: Vec::new(),
+        options,
+        ir_version: 0,
+        opsets: Opsets::new(),
+        depth: 0,
+    };
+    c.check_model(model);
+    if c.problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Problems(c.problems))
+    }
+}
+
+/// Opset version by domain, as imported by the model or a function (a later import of
+/// a domain replaces an earlier one, as in `onnx`).
+#[derive(Clone, Default)]
+pub(crate) struct Opsets {
+    by_domain: HashMap<String, i64>,
+    /// The version a node of domain `""` uses: the `""` import, else the `ai.onnx` one
+    /// (kept apart because nearly every node asks for it).
+    default_domain: Option<i64>,
+}
+
+impl Opsets {
+    fn new() -> Self {
+        Opsets::default()
+    }
+
+    fn insert(&mut self, domain: &str, version: i64) {
+        self.by_domain.insert(domain.to_string(), version);
+        self.default_domain = self
+            .by_domain
+            .get("")
+            .or_else(|| self.by_domain.get("ai.onnx"))
+            .copied();
+    }
+
+    fn is_empty(&self) -> bool {
+        self.by_domain.is_empty()
+    }
+
+    /// The version imported for exactly this domain.
+    fn get(&self, domain: &str) -> Option<i64> {
+        self.by_domain.get(domain).copied()
+    }
+
+    /// The version a node of `domain` uses (`""` falls back to an `ai.onnx` import).
+    fn for_node(&self, domain: &str) -> Option<i64> {
+        if domain.is_empty() {
+            self.default_domain
+        } else {
+            self.get(domain)
+        }
+    }
+}
+
+/// Where a problem is: a chain of path segments, formatted only when reported.
+pub(crate) struct Loc<'p> {
+    parent: Option<&'p Loc<'p>>,
+    seg: Seg<'p>,
+}
+
+enum Seg<'p> {
+    Root(&'static str),
+    RootIndexed(&'static str, usize, &'p str),
+    Field(&'static str),
+    Indexed(&'static str, usize, &'p str),
+    Attribute(&'p str),
+}
+
+impl<'p> Loc<'p> {
+    fn root(name: &'static str) -> Loc<'static> {
+        Loc {
+            parent: None,
+            seg: Seg::Root(name),
+        }
+    }
+
+    fn root_indexed(field: &'static str, i: usize, name: &'p str) -> Loc<'p> {
+        Loc {
+            parent: None,
+            seg: Seg::RootIndexed(field, i, name),
+        }
+    }
+
+    pub(crate) fn field<'s>(&'s self, field: &'static str) -> Loc<'s> {
+        Loc {
+            parent: Some(self),
+            seg: Seg::Field(field),
+        }
+    }
+
+    pub(crate) fn indexed<'s>(&'s self, field: &'static str, i: usize, name: &'s str) -> Loc<'s> {
+        Loc {
+            parent: Some(self),
+            seg: Seg::Indexed(field, i, name),
+        }
+    }
+
+    pub(crate) fn attribute<'s>(&'s self, name: &'s str) -> Loc<'s> {
+        Loc {
+            parent: Some(self),
+            seg: Seg::Attribute(name),
+        }
+    }
+}
+
+impl fmt::Display for Loc<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(p) = self.parent {
+            p.fmt(f)?;
+        }
+        match self.seg {
+            Seg::Root(name) => f.write_str(name),
+            Seg::RootIndexed(field, i, name) => write!(f, "{field}[{i}] {name:?}"),
+            Seg::Field(field) => write!(f, ".{field}"),
+            Seg::Indexed(field, i, "") => write!(f, ".{field}[{i}]"),
+            Seg::Indexed(field, i, name) => write!(f, ".{field}[{i}] {name:?}"),
+            Seg::Attribute(name) => write!(f, ".attribute {name}"),
+        }
+    }
+}
+
+/// The values defined so far, one set per graph level (the innermost last).
+pub(crate) struct Scope<'m> {
+    levels: Vec<NameSet<'m>>,
+}
+
+impl<'m> Scope<'m> {
+    fn new() -> Self {
+        Scope { levels: Vec::new() }
+    }
+
+    fn push(&mut self, capacity: usize) {
+        self.levels.push(NameSet::with_capacity_and_hasher(
+            capacity,
+            Default::default(),
+        ));
+    }
+
+    fn pop(&mut self) {
+        self.levels.pop();
+    }
+
+    fn this_graph_has(&self, name: &str) -> bool {
+        self.levels.last().is_some_and(|l| l.contains(name))
+    }
+
+    fn any_graph_has(&self, name: &str) -> bool {
+        self.levels.iter().rev().any(|l| l.contains(name))
+    }
+
+    fn add(&mut self, name: &'m str) {
+        if let Some(l) = self.levels.last_mut() {
+            l.insert(name);
+        }
+    }
+
+    /// Adds `name` to this graph; false when it was defined already, here or in an
+    /// enclosing graph (one hash of the innermost set instead of a lookup and an insert).
+    fn define(&mut self, name: &'m str) -> bool {
+        let Some((this, outer)) = self.levels.split_last_mut() else {
+            return true;
+        };
+        let fresh = this.insert(name);
+        fresh && !outer.iter().any(|l| l.contains(name))
+    }
+}
+
+pub(crate) struct Checker<'o> {
+    problems: Vec<Problem>,
+    options: &'o CheckOptions,
+    /// The model's IR version truncated to `int32`, as `onnx` keeps it.
+    ir_version: i32,
+    /// The opsets in effect: the model's, or a function's while checking it.
+    opsets: Opsets,
+    /// How many graphs enclose the one being checked.
+    depth: usize,
+}
+
+impl<'o> Checker<'o> {
+    pub(crate) fn report(&mut self, loc: &Loc<'_>, message: impl Into<String>) {
+        self.problems.push(Problem {
+            path: loc.to_string(),
+            message: message.into(),
+        });
+    }
+
+    /// The imported version of `domain` for a node (`""` falls back to an
+    /// `ai.onnx` import, as in `onnx`).
+    fn opset_version(&self, domain: &str) -> Option<i64> {
+        self.opsets.for_node(domain)
+    }
+
+    fn check_model(&mut self, model: &ModelProto<'_>) {
+        let loc = Loc::root("model");
+        let ir = model.ir_version();
+        let max_ir = schema::all().ir_version;
+        if ir == 0 {
+            self.report(&loc, "ir_version is missing (or 0)");
+        }
+        if ir > max_ir {
+            self.report(
+                &loc,
+                format!("ir_version {ir} is newer than the checker's ({max_ir})"),
+            );
+        }
+        let mut keys = HashSet::new();
+        for (i, e) in model.metadata_props.iter().enumerate() {
+            if !keys.insert(e.key()) {
+                self.report(
+                    &loc.indexed("metadata_props", i, e.key()),
+                    "the key appears more than once",
+                );
+            }
+        }
+        // onnx keeps the IR version as an `int` (modular truncation).
+        self.ir_version = ir as i32;
+        let mut opsets = Opsets::new();
+        for (i, o) in model.opset_import.iter().enumerate() {
+            self.checked_opset(o.version(), &loc.indexed("opset_import", i, o.domain()));
+            opsets.insert(o.domain(), o.version());
+        }
+        if ir >= 3 {
+            if opsets.is_empty() {
+                self.report(&loc, "opset_import is empty (required from IR version 3)");
+            }
+        } else if opsets.is_empty() {
+            opsets.insert("", 1);
+        } else {
+            self.report(
+                &loc,
+                format!("opset_import must be empty for IR version {ir} (< 3)"),
+            );
+        }
+        self.opsets = opsets;
+        let mut scope = Scope::new();
+        let empty = GraphProto::default();
+        let graph = model.graph.as_ref().unwrap_or(&empty);
+        self.check_graph(graph, true, &mut scope, &Loc::root("graph"));
+        if self.ir_version >= 8 {
+            self.check_local_functions(model);
+        }
+    }
+
+    /// A version `onnx` can hold (an `int`).
+    fn checked_opset(&mut self, version: i64, loc: &Loc<'_>) {
+        if i32::try_from(version).is_err() {
+            self.report(
+                loc,
+                format!("opset version {version} is out of the int32 range"),
+            );
+        }
+    }
+
+    pub(crate) fn check_graph<'m>(
+        &mut self,
+        g: &'m GraphProto<'m>,
+        main_graph: bool,
+        scope: &mut Scope<'m>,
+        loc: &Loc<'_>,
+    ) {
+        if self.depth >= MAX_GRAPH_NESTING {
+            self.report(
+                loc,
+                format!("graphs are nested more than {MAX_GRAPH_NESTING} deep"),
+            );
+            return;
+        }
+        self.depth += 1;
+        if g.name().is_empty() {
+            self.report(loc, "the graph name is empty");
+        }
+        for (i, v) in g.input.iter().enumerate() {
+            self.check_value_info(v, main_graph, &loc.indexed("input", i, v.name()));
+        }
+        for (i, v) in g.output.iter().enumerate() {
+            self.check_value_info(v, main_graph, &loc.indexed("output", i, v.name()));
+        }
+        scope.push(g.input.len() + g.initializer.len() + g.node.len());
+        for (i, v) in g.input.iter().enumerate() {
+            if scope.this_graph_has(v.name()) {
+                self.report(
+                    &loc.indexed("input", i, v.name()),
+                    format!("'{}' is a graph input more than once", v.name()),
+                );
+            }
+            scope.add(v.name());
+        }
+        let mut initializers =
+            NameSet::with_capacity_and_hasher(g.initializer.len(), Default::default());
+        for (i, t) in g.initializer.iter().enumerate() {
+            let tloc = loc.indexed("initializer", i, t.name());
+            if t.name().is_empty() {
+                self.report(&tloc, "the initializer has no name");
+            } else if !initializers.insert(t.name()) {
+                self.report(
+                    &tloc,
+                    format!("initializer name '{}' is not unique", t.name()),
+                );
+            }
+            self.check_tensor(t, &tloc);
+            if self.ir_version <= 3 {
+                if !scope.this_graph_has(t.name()) {
+                    self.report(
+                        &tloc,
+                        format!("'{}' is an initializer but not a graph input (required before IR version 4)", t.name()),
+                    );
+                }
+            } else {
+                scope.add(t.name());
+            }
+        }
+        for (i, s) in g.sparse_initializer.iter().enumerate() {
+            let name = s.values.as_ref().map_or("", |v| v.name());
+            let sloc = loc.indexed("sparse_initializer", i, name);
+            if name.is_empty() {
+                self.report(&sloc, "the sparse initializer has no name (values.name)");
+            } else if !initializers.insert(name) {
+                self.report(
+                    &sloc,
+                    format!("sparse initializer name '{name}' is not unique among initializers"),
+                );
+            }
+            self.check_sparse_tensor(s, &sloc);
+            scope.add(name);
+        }
+        for (i, node) in g.node.iter().enumerate() {
+            let nloc = loc.indexed("node", i, node.name());
+            for input in &node.input {
+                if !input.is_empty() && !scope.any_graph_has(input) {
+                    self.report(
+                        &nloc,
+                        format!("input '{input}' is not defined before the node (not a graph input, initializer, or output of an earlier node)"),
+                    );
+                }
+            }
+            self.check_node(node, main_graph, scope, &nloc);
+            self.add_outputs(node, scope, &nloc);
+        }
+        for (i, v) in g.output.iter().enumerate() {
+            if !scope.this_graph_has(v.name()) {
+                self.report(
+                    &loc.indexed("output", i, v.name()),
+                    format!("graph output '{}' is not produced in this graph", v.name()),
+                );
+            }
+        }
+        scope.pop();
+        self.depth -= 1;
+    }
+
+    /// Single assignment: a node's outputs must not be defined already, here or in an
+    /// enclosing graph.
+    fn add_outputs<'m>(&mut self, node: &'m NodeProto<'m>, scope: &mut Scope<'m>, loc: &Loc<'_>) {
+        for output in &node.output {
+            if output.is_empty() {
+                continue;
+            }
+            if !scope.define(output) {
+                self.report(
+                    loc,
+                    format!(
+                        "'{output}' is assigned more than once (the graph must be in SSA form)"
+                    ),
+                );
+            }
+        }
+    }
+
+    fn check_local_functions(&mut self, model: &ModelProto<'_>) {
+        let model_opsets = std::mem::take(&mut self.opsets);
+        let mut merged = model_opsets.clone();
+        for (fi, f) in model.functions.iter().enumerate() {
+            for (i, o) in f.opset_import.iter().enumerate() {
+                if merged.get(o.domain()).is_none() {
+                    let floc = Loc::root_indexed("functions", fi, f.name());
+                    self.checked_opset(o.version(), &floc.indexed("opset_import", i, o.domain()));
+                    merged.insert(o.domain(), o.version());
+                }
+            }
+        }
+        self.check_call_cycles(model);
+        for (i, f) in model.functions.iter().enumerate() {
+            let floc = Loc::root_indexed("functions", i, f.name());
+            self.check_function(f, &merged, &floc);
+        }
+        self.opsets = model_opsets;
+    }
+
+    fn check_function<'m>(
+        &mut self,
+        f: &'m FunctionProto<'m>,
+        model_opsets: &Opsets,
+        loc: &Loc<'_>,
+    ) {
+        if f.name().is_empty() {
+            self.report(loc, "the function name is empty");
+        }
+        if self.ir_version >= 8 && f.domain.is_none() {
+            self.report(
+                loc,
+                "the function domain is missing (required from IR version 8)",
+            );
+        }
+        let mut opsets = Opsets::new();
+        for (i, o) in f.opset_import.iter().enumerate() {
+            self.checked_opset(o.version(), &loc.indexed("opset_import", i, o.domain()));
+            opsets.insert(o.domain(), o.version());
+        }
+        let mut scope = Scope::new();
+        scope.push(f.input.len() + f.node.len());
+        for input in &f.input {
+            if scope.this_graph_has(input) {
+                self.report(loc, format!("input '{input}' is listed more than once"));
+            }
+            scope.add(input);
+        }
+        let mut outputs = HashSet::new();
+        for output in &f.output {
+            if !outputs.insert(output.as_str()) {
+                self.report(loc, format!("output '{output}' is listed more than once"));
+            }
+        }
+        let mut attributes = HashSet::new();
+        for a in &f.attribute {
+            if !attributes.insert(a.as_str()) {
+                self.report(loc, format!("attribute '{a}' is listed more than once"));
+            }
+        }
+        let outer = std::mem::replace(&mut self.opsets, opsets);
+        for (i, node) in f.node.iter().enumerate() {
+            let nloc = loc.indexed("node", i, node.name());
+            for input in &node.input {
+                if !input.is_empty() && !scope.this_graph_has(input) {
+                    self.report(
+                        &nloc,
+                        format!("input '{input}' is neither a function input nor an output of an earlier node"),
+                    );
+                }
+            }
+            if !self.options.skip_opset_compatibility_check {
+                self.check_opset_compatibility(node, model_opsets, &nloc);
+            }
+            self.check_node(node, true, &mut scope, &nloc);
+            self.add_outputs(node, &mut scope, &nloc);
+        }
+        self.opsets = outer;
+    }
+
+    /// A function node's operator must resolve to the same schema under the
+    /// function's opset import as under the model's.
+    fn check_opset_compatibility(
+        &mut self,
+        node: &NodeProto<'_>,
+        model_opsets: &Opsets,
+        loc: &Loc<'_>,
+    ) {
+        let domain = node.domain();
+        let Some(fv) = self.opsets.get(domain) else {
+            self.report(
+                loc,
+                format!("the function imports no opset for domain '{domain}'"),
+            );
+            return;
+        };
+        let Some(mv) = model_opsets.get(domain) else {
+            return;
+        };
+        if fv == mv {
+            return;
+        }
+        let by_model = schema::lookup_exact_domain(domain, node.op_type(), mv);
+        let by_function = schema::lookup_exact_domain(domain, node.op_type(), fv);
+        let compatible = match (by_model, by_function) {
+            (None, None) => true,
+            (Some(m), Some(f)) => m.since_version == f.since_version,
+            _ => false,
+        };
+        if !compatible {
+            self.report(
+                loc,
+                format!(
+                    "{} resolves differently under the function's import of '{domain}' (version {fv}) and the model's (version {mv})",
+                    node.op_type()
+                ),
+            );
+        }
+    }
+
+    /// Model-local functions must not call each other in a cycle (at any subgraph
+    /// depth), nor share an identifier.
+    fn check_call_cycles(&mut self, model: &ModelProto<'_>) {
+        let loc = Loc::root("model");
+        if model.functions.len() > MAX_LOCAL_FUNCTIONS {
+            self.report(
+                &loc,
+                format!(
+                    "{} local functions, more than the {MAX_LOCAL_FUNCTIONS} allowed",
+                    model.functions.len()
+                ),
+            );
+            return;
+        }
+        let id = |domain: &str, name: &str, overload: &str| {
+            let domain = if domain == "ai.onnx" { "" } else { domain };
+            format!("{domain}::{name}::{overload}")
+        };
+        let mut by_id: HashMap<String, usize> = HashMap::new();
+        for (i, f) in model.functions.iter().enumerate() {
+            if by_id
+                .insert(id(f.domain(), f.name(), f.overload()), i)
+                .is_some()
+            {
+                self.report(
+                    &loc.indexed("functions", i, f.name()),
+                    "another local function has the same domain, name and overload",
+                );
+            }
+        }
+        // Callees of each function, through subgraphs too (walked with an explicit
+        // stack, as deep as the graphs are nested).
+        let callees: Vec<Vec<usize>> = model
+            .functions
+            .iter()
+            .map(|f| {
+                let mut out = Vec::new();
+                let mut stack: Vec<&NodeProto<'_>> = f.node.iter().collect();
+                while let Some(n) = stack.pop() {
+                    if let Some(&j) = by_id.get(&id(n.domain(), n.op_type(), n.overload())) {
+                        out.push(j);
+                    }
+                    for a in &n.attribute {
+                        if let Some(g) = &a.g {
+                            stack.extend(g.node.iter());
+                        }
+                        for g in &a.graphs {
+                            stack.extend(g.node.iter());
+                        }
+                    }
+                }
+                out.sort_unstable();
+                out.dedup();
+                out
+            })
+            .collect();
+        // Iterative depth-first search: 0 unvisited, 1 on the path, 2 done.
+        let mut state = vec![0u8; callees.len()];
+        for root in 0..callees.len() {
+            if state[root] != 0 {
+                continue;
+            }
+            let mut path: Vec<(usize, usize)> = vec![(root, 0)];
+            state[root] = 1;
+            while let Some(&(f, next)) = path.last() {
+                if path.len() > MAX_FUNCTION_CALL_DEPTH {
+                    self.report(
+                        &loc,
+                        format!("local functions call each other more than {MAX_FUNCTION_CALL_DEPTH} deep"),
+                    );
+                    return;
+                }
+                let Some(&callee) = callees[f].get(next) else {
+                    state[f] = 2;
+                    path.pop();
+                    continue;
+                };
+                if let Some(top) = path.last_mut() {
+                    top.1 += 1;
+                }
+                match state[callee] {
+                    0 => {
+                        state[callee] = 1;
+                        path.push((callee, 0));
+                    }
+                    1 => {
+                        let names: Vec<&str> = path
+                            .iter()
+                            .skip_while(|(g, _)| *g != callee)
+                            .map(|(g, _)| model.functions[*g].name())
+                            .chain([model.functions[callee].name()])
+                            .collect();
+                        self.report(
+                            &loc,
+                            format!(
+                                "local functions call each other in a cycle: {}",
+                                names.join(" -> ")
+                            ),
+                        );
+                        return;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
