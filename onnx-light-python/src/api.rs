@@ -189,9 +189,11 @@ fn encryption_format(format: Option<&str>) -> PyResult<EncryptionFormat> {
         Some(f) if f == "onnxae01" || f == "authenticated" => EncryptionFormat::OnnxAe01,
         Some(f) if f == "onnxcry1" => EncryptionFormat::OnnxCry1,
         Some(f) if f == "onnxcry2" => EncryptionFormat::OnnxCry2,
-        Some(f) => return Err(PyValueError::new_err(format!(
+        Some(f) => {
+            return Err(PyValueError::new_err(format!(
             "unknown encryption format {f:?} (expected \"onnxae01\", \"onnxcry1\" or \"onnxcry2\")"
-        ))),
+        )))
+        }
     })
 }
 

@@ -595,7 +595,7 @@ impl PyMessage {
 }
 
 /// A repeated field of a message: a live, list-like view.
-#[pyclass(module = "onnx_light.onnx", name = "RepeatedField")]
+#[pyclass(module = "onnx_light.onnx", name = "RepeatedField", sequence)]
 pub struct PyRepeated {
     owner: PyMessage,
     field: &'static str,
@@ -693,6 +693,17 @@ impl PyRepeated {
     }
 
     fn to_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        if self.elem.is_none() {
+            // Scalars: one lock for the whole list.
+            let field = self.field;
+            let items = self.owner.with(false, |m| match m.slot(field) {
+                Some(Slot::Repeated(c)) => (0..c.len())
+                    .map(|i| c.get(py, i))
+                    .collect::<PyResult<Vec<_>>>(),
+                _ => Err(PyAttributeError::new_err(field)),
+            })?;
+            return PyList::new(py, items);
+        }
         let n = self.len()?;
         let items = (0..n)
             .map(|i| self.item(py, i))
@@ -819,6 +830,8 @@ impl PyRepeated {
     }
 
     fn extend(&self, values: &Bound<'_, PyAny>) -> PyResult<()> {
+        // Like protobuf, extending (even with nothing) marks the parents as set.
+        self.owner.with(true, |_| Ok(()))?;
         for it in collect_items(values)? {
             self.insert_at(usize::MAX, &it)?;
         }
@@ -910,6 +923,11 @@ impl PyRepeated {
             }
         }
         Ok(n)
+    }
+
+    /// The elements as a Python list (scalars are read under one lock).
+    fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.to_list(py)
     }
 
     #[pyo3(name = "MergeFrom")]

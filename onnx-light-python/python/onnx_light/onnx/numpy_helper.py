@@ -98,6 +98,14 @@ def _pack(values: np.ndarray, bits: int) -> bytes:
     return out.tobytes()
 
 
+def _decode(value: bytes) -> Any:
+    """Strings as ``str`` when they are UTF-8 (as ``onnx`` returns them), else ``bytes``."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value
+
+
 def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
     """The tensor's values as a numpy array of shape ``tensor.dims``."""
     if tensor.HasField("segment"):
@@ -111,7 +119,7 @@ def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
         )
     count = int(np.prod(dims, dtype=np.int64)) if dims else 1
     if data_type == _T.STRING:
-        values = list(tensor.string_data)
+        values = [_decode(v) for v in tensor.string_data]
         arr = np.empty(len(values), dtype=object)
         arr[:] = values
         return arr.reshape(dims)
@@ -120,21 +128,21 @@ def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
         if tensor.HasField("raw_data"):
             arr = np.frombuffer(tensor.raw_data, dtype=dtype)
         elif data_type in (_T.FLOAT, _T.COMPLEX64):
-            arr = np.asarray(tensor.float_data, dtype=np.float32)
+            arr = np.asarray(tensor.float_data.tolist(), dtype=np.float32)
             if data_type == _T.COMPLEX64:
                 arr = arr.view(np.complex64)
         elif data_type in (_T.DOUBLE, _T.COMPLEX128):
-            arr = np.asarray(tensor.double_data, dtype=np.float64)
+            arr = np.asarray(tensor.double_data.tolist(), dtype=np.float64)
             if data_type == _T.COMPLEX128:
                 arr = arr.view(np.complex128)
         elif data_type == _T.INT64:
-            arr = np.asarray(tensor.int64_data, dtype=np.int64)
+            arr = np.asarray(tensor.int64_data.tolist(), dtype=np.int64)
         elif data_type in (_T.UINT32, _T.UINT64):
-            arr = np.asarray(tensor.uint64_data, dtype=np.uint64).astype(dtype)
+            arr = np.asarray(tensor.uint64_data.tolist(), dtype=np.uint64).astype(dtype)
         elif data_type == _T.FLOAT16:
-            arr = np.asarray(tensor.int32_data, dtype=np.int32).astype(np.uint16).view(np.float16)
+            arr = np.asarray(tensor.int32_data.tolist(), dtype=np.int32).astype(np.uint16).view(np.float16)
         else:
-            arr = np.asarray(tensor.int32_data, dtype=np.int32).astype(dtype)
+            arr = np.asarray(tensor.int32_data.tolist(), dtype=np.int32).astype(dtype)
         if sys.byteorder == "big":
             arr = arr.astype(dtype.newbyteorder("="))
         return arr.reshape(dims)
@@ -144,7 +152,7 @@ def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
             raw = np.frombuffer(tensor.raw_data, dtype=np.uint8)
             stored = raw.view("<u2") if bits == 16 else raw
         else:
-            ints = np.asarray(tensor.int32_data, dtype=np.int64)
+            ints = np.asarray(tensor.int32_data.tolist(), dtype=np.int64)
             stored = ints.astype(np.uint16 if bits == 16 else np.uint8)
         signed = data_type in _SIGNED_PACKED
         if bits < 8:
