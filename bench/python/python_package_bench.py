@@ -63,6 +63,19 @@ def build_models(workdir: str, size_mib: int, nodes: int) -> tuple[str, str]:
     return big, many
 
 
+def peak_rss() -> int:
+    """This process's peak resident set (VmHWM): unlike ru_maxrss, it starts afresh at
+    exec instead of inheriting the parent's peak."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def worker(op: str, lib: str, path: str, out_dir: str) -> None:
     """One measurement in this (fresh) process; prints JSON."""
     if lib == "onnx":
@@ -96,7 +109,7 @@ def worker(op: str, lib: str, path: str, out_dir: str) -> None:
     else:
         raise SystemExit(f"unknown op {op}")
     seconds = time.perf_counter() - t0
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    rss = peak_rss()
     print(json.dumps({"seconds": seconds, "max_rss": rss, **extra}))
 
 

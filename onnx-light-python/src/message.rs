@@ -788,8 +788,14 @@ impl PyRepeated {
         self.remove_at(i)
     }
 
-    fn __iter__(slf: PyRef<'_, Self>) -> PyRepeatedIter {
-        PyRepeatedIter {
+    /// Scalars iterate over a snapshot taken under one lock; messages are produced one
+    /// view at a time, so that iterating a large graph creates no list.
+    fn __iter__(slf: PyRef<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        if slf.elem.is_none() {
+            return Ok(slf.to_list(py)?.try_iter()?.into_any().unbind());
+        }
+        let it = PyRepeatedIter {
             field: PyRepeated {
                 owner: PyMessage {
                     root: slf.owner.root.clone(),
@@ -800,7 +806,8 @@ impl PyRepeated {
                 elem: slf.elem,
             },
             next: 0,
-        }
+        };
+        Ok(Py::new(py, it)?.into_any())
     }
 
     fn __contains__(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<bool> {

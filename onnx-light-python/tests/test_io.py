@@ -158,3 +158,49 @@ def test_runs_in_onnxruntime(tmp_path):
     sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     out = sess.run(None, {"x": np.ones((2, 3), np.float32)})[0]
     np.testing.assert_array_equal(out, np.full((2, 3), 2.0, np.float32))
+
+
+def test_truncated_file_names_the_problem(tmp_path, ref_bytes):
+    p = tmp_path / "cut.onnx"
+    p.write_bytes(ref_bytes[: len(ref_bytes) // 2])
+    with pytest.raises(ol.DecodeError) as info:
+        ol.load(p)
+    assert isinstance(info.value, ValueError) and str(info.value)
+
+
+def test_threads_share_a_model_while_saving(tmp_path, ref_bytes):
+    import threading
+
+    m = ol.load_from_string(ref_bytes)
+    errors = []
+
+    def reader():
+        try:
+            for _ in range(200):
+                assert m.graph.node[0].op_type == "Add"
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    def saver(i):
+        try:
+            for k in range(5):
+                ol.save(m, tmp_path / f"t{i}-{k}.onnx")
+        except Exception as e:  # pragma: no cover
+            errors.append(e)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    threads += [threading.Thread(target=saver, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert (tmp_path / "t0-4.onnx").read_bytes() == ref_bytes
+
+
+def test_skip_raw_data_keeps_the_structure(tmp_path, ref_bytes):
+    p = tmp_path / "m.onnx"
+    p.write_bytes(ref_bytes)
+    m = ol.load(p, skip_raw_data=True)
+    assert [t.name for t in m.graph.initializer][:2] == ["w0", "w1"]
+    assert [n.op_type for n in m.graph.node][0] == "Add"
