@@ -119,7 +119,7 @@ macro_rules! numeric_scalar {
         }
     )*};
 }
-numeric_scalar!(i64, i32, u64, f64);
+numeric_scalar!(i64, i32, u64);
 
 fn type_name(value: &Bound<'_, PyAny>) -> String {
     value
@@ -127,6 +127,20 @@ fn type_name(value: &Bound<'_, PyAny>) -> String {
         .name()
         .map(|n| n.to_string())
         .unwrap_or_else(|_| "?".into())
+}
+
+impl PyScalar for f64 {
+    fn to_py(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(self.into_pyobject(py)?.into_any().unbind())
+    }
+    fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        value
+            .extract::<f64>()
+            .map_err(|_| PyTypeError::new_err(format!("expected float, got {}", type_name(value))))
+    }
+    fn text(&self) -> String {
+        format_f64(*self)
+    }
 }
 
 impl PyScalar for f32 {
@@ -140,21 +154,64 @@ impl PyScalar for f32 {
             .map_err(|_| PyTypeError::new_err(format!("expected float, got {}", type_name(value))))
     }
     fn text(&self) -> String {
-        format_float(*self as f64)
+        format_f32(*self)
     }
 }
 
-fn format_float(v: f64) -> String {
+/// `printf("%.{precision}g", v)`: `precision` significant digits, trailing zeros
+/// dropped, scientific notation for exponents below -4 or from `precision` up.
+fn format_g(v: f64, precision: usize) -> String {
     if v.is_nan() {
-        "nan".into()
-    } else if v.is_infinite() {
-        if v > 0.0 {
-            "inf".into()
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() {
+            "-0".into()
         } else {
-            "-inf".into()
+            "0".into()
+        };
+    }
+    let sci = format!("{:.*e}", precision - 1, v);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |t: &str| -> String {
+        if t.contains('.') {
+            t.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            t.to_string()
         }
+    };
+    if exp < -4 || exp >= precision as i32 {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
     } else {
-        format!("{v}")
+        let decimals = (precision as i32 - 1 - exp).max(0) as usize;
+        trim(&format!("{v:.decimals$}"))
+    }
+}
+
+/// A float as protobuf's text format writes it: 6 significant digits when they read
+/// back to the same `f32`, else 9.
+fn format_f32(v: f32) -> String {
+    let short = format_g(v as f64, 6);
+    if short.parse::<f32>().ok() == Some(v) {
+        short
+    } else {
+        format_g(v as f64, 9)
+    }
+}
+
+/// A double as protobuf's text format writes it: 15 significant digits when they read
+/// back to the same value, else 17.
+fn format_f64(v: f64) -> String {
+    let short = format_g(v, 15);
+    if short.parse::<f64>().ok() == Some(v) {
+        short
+    } else {
+        format_g(v, 17)
     }
 }
 
@@ -164,6 +221,7 @@ fn quote(bytes: &[u8]) -> String {
     for &b in bytes {
         match b {
             b'"' => out.push_str("\\\""),
+            b'\'' => out.push_str("\\'"),
             b'\\' => out.push_str("\\\\"),
             b'\n' => out.push_str("\\n"),
             b'\r' => out.push_str("\\r"),

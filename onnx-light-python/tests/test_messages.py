@@ -182,3 +182,44 @@ def test_hostile_bytes_raise_typed_errors():
     for data in [b"\xff" * 11, b"\x07", b"\x0a", bytes(range(256))]:
         with pytest.raises(ol.Error):
             ol.ModelProto.FromString(data)
+
+
+def _backend_models():
+    import pathlib
+
+    root = pathlib.Path(onnx.__file__).parent / "backend" / "test" / "data"
+    return sorted(root.rglob("*.onnx")), sorted(root.rglob("*.pb"))
+
+
+def test_onnx_backend_models_match_onnx_byte_and_text():
+    """Every model the `onnx` package ships for its backend tests: the same bytes back,
+    the same text format as onnx's `str`, and equal after onnx re-parses ours."""
+    paths, tensors = _backend_models()
+    assert len(paths) > 100 and len(tensors) > 100
+    for path in tensors:
+        data = path.read_bytes()
+        try:
+            ref = onnx.TensorProto.FromString(data)
+        except Exception:
+            continue  # a sequence or optional, not a tensor
+        ours = ol.TensorProto.FromString(data)
+        assert ours.SerializeToString() == ref.SerializeToString(), path
+    for path in paths:
+        data = path.read_bytes()
+        ours = ol.load(path)
+        ref = onnx.load_model_from_string(data)
+        assert ours.SerializeToString() == data, path
+        assert str(ours) == str(ref), path
+        assert ours.ByteSize() == ref.ByteSize(), path
+
+
+@pytest.mark.parametrize(
+    "value",
+    [1.0, 0.1, 1e-5, 1e20, 1.5, 100.0, 123456789.0, 1e16, 1e15, 1e-4, -2.0, 3.4028234663852886e38,
+     float("inf"), float("-inf"), 1e-45, -0.0],
+)
+def test_text_format_of_floats_matches_protobuf(value):
+    assert str(ol.AttributeProto(f=value)) == str(onnx.AttributeProto(f=value))
+    assert str(ol.TensorProto(double_data=[value])) == str(onnx.TensorProto(double_data=[value]))
+    s = ol.AttributeProto(s=b"it's \"q\" \xff\n")
+    assert str(s) == str(onnx.AttributeProto(s=b"it's \"q\" \xff\n"))
