@@ -8,6 +8,7 @@
 mod api;
 mod errors;
 mod message;
+mod payload;
 mod reflect;
 mod text;
 
@@ -77,5 +78,7 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::consolidate, m)?)?;
     m.add_function(wrap_pyfunction!(api::load_external_data_for_model, m)?)?;
     m.add_function(wrap_pyfunction!(api::decode_message, m)?)?;
+    m.add_class::<payload::Payload>()?;
+    m.add_function(wrap_pyfunction!(payload::tensor_payload, m)?)?;
     Ok(())
 }

@@ -204,3 +204,44 @@ def test_skip_raw_data_keeps_the_structure(tmp_path, ref_bytes):
     m = ol.load(p, skip_raw_data=True)
     assert [t.name for t in m.graph.initializer][:2] == ["w0", "w1"]
     assert [n.op_type for n in m.graph.node][0] == "Add"
+
+
+def test_to_array_after_no_copy_load_is_a_read_only_view(tmp_path, ref_bytes):
+    import gc
+
+    p = tmp_path / "m.onnx"
+    ol.save(ol.load_from_string(ref_bytes), p, save_as_external_data=True, alignment=4096)
+    m = ol.load(p, no_copy=True)  # payloads: 4096-aligned slices of the mapped data file
+    t = m.graph.initializer[0]
+    a = numpy_helper.to_array(t)
+    b = numpy_helper.to_array(m.graph.initializer[0])
+    assert np.shares_memory(a, b)  # no copy: both see the mapped bytes
+    assert not a.flags.writeable
+    with pytest.raises(ValueError):
+        a[0, 0] = 1.0
+    with pytest.raises(ValueError):
+        a.flags.writeable = True
+    expected = onnx.numpy_helper.to_array(onnx.load_model_from_string(ref_bytes).graph.initializer[0])
+    # Replacing the payload leaves the old view as it was; the model sees the new one.
+    t.CopyFrom(numpy_helper.from_array(np.zeros_like(expected), "w0"))
+    assert numpy_helper.to_array(m.graph.initializer[0]).sum() == 0
+    del m, t, b
+    gc.collect()
+    np.testing.assert_array_equal(a, expected)  # the array keeps its storage alive
+
+
+def test_to_array_of_an_owned_payload_shares_it_from_then_on(ref_bytes):
+    m = ol.load_from_string(ref_bytes, alignment=64)  # payloads copied to aligned storage
+    a = numpy_helper.to_array(m.graph.initializer[1])
+    b = numpy_helper.to_array(m.graph.initializer[1])
+    assert np.shares_memory(a, b) and not a.flags.writeable
+    assert m.SerializeToString() == ref_bytes
+
+
+def test_to_array_of_unaligned_bytes_is_a_writable_copy(ref_bytes):
+    m = ol.load_from_string(ref_bytes)
+    arrays = [numpy_helper.to_array(t) for t in m.graph.initializer]
+    for a, t in zip(arrays, onnx.load_model_from_string(ref_bytes).graph.initializer):
+        np.testing.assert_array_equal(a, onnx.numpy_helper.to_array(t))
+        # A view when aligned (read-only), else a copy (writable): never a misaligned view.
+        assert a.flags.aligned

@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import TensorProto
+from . import TensorProto, _native
 
 try:  # optional
     import ml_dtypes as _ml
@@ -106,6 +106,19 @@ def _decode(value: bytes) -> Any:
         return value
 
 
+def _view(tensor: Any, dtype: np.dtype) -> Optional[np.ndarray]:
+    """A read-only array over the tensor's payload, sharing its memory, when the bytes
+    are aligned for ``dtype`` (and the host is little-endian); else None."""
+    if sys.byteorder != "little":
+        return None
+    payload = _native.tensor_payload(tensor)
+    if payload is None or len(payload) % dtype.itemsize:
+        return None
+    if payload.address % dtype.alignment:
+        return None
+    return np.asarray(payload).view(dtype)
+
+
 def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
     """The tensor's values as a numpy array of shape ``tensor.dims``."""
     if tensor.HasField("segment"):
@@ -126,6 +139,9 @@ def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
     if data_type in _PLAIN:
         dtype = _PLAIN[data_type]
         if tensor.HasField("raw_data"):
+            view = _view(tensor, dtype)
+            if view is not None:
+                return view.reshape(dims)
             arr = np.frombuffer(tensor.raw_data, dtype=dtype)
         elif data_type in (_T.FLOAT, _T.COMPLEX64):
             arr = np.asarray(tensor.float_data.tolist(), dtype=np.float32)
