@@ -223,3 +223,48 @@ def test_text_format_of_floats_matches_protobuf(value):
     assert str(ol.TensorProto(double_data=[value])) == str(onnx.TensorProto(double_data=[value]))
     s = ol.AttributeProto(s=b"it's \"q\" \xff\n")
     assert str(s) == str(onnx.AttributeProto(s=b"it's \"q\" \xff\n"))
+
+
+def _varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _ld(field, payload):
+    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
+
+
+def test_deep_nesting_is_an_error_not_a_crash():
+    inner = b""
+    for _ in range(5000):  # graph.node -> node.attribute -> attribute.g -> graph ...
+        inner = _ld(1, _ld(5, _ld(6, inner)))
+    data = _ld(7, inner)
+    with pytest.raises(ol.DecodeError) as info:
+        ol.load_model_from_string(data)
+    assert "recursion" in str(info.value).lower() or "nest" in str(info.value).lower()
+    with pytest.raises(ol.DecodeError):
+        ol.ModelProto.FromString(data)
+
+
+def test_mutated_models_raise_or_round_trip(ref_bytes):
+    import random
+
+    rng = random.Random(1234)
+    for _ in range(400):
+        data = bytearray(ref_bytes[:4000])
+        for _ in range(rng.randint(1, 8)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        try:
+            m = ol.ModelProto.FromString(bytes(data))
+        except ol.Error:
+            continue
+        # Whatever parsed must serialize and parse again to an equal message.
+        assert ol.ModelProto.FromString(m.SerializeToString()) == m
+        str(m)
