@@ -1,0 +1,476 @@
+"""The ``onnx`` Python API on the onnx-light Rust core.
+
+``import onnx_light.onnx as onnx`` gives the message classes (``ModelProto``,
+``TensorProto``, ...), ``load`` / ``save`` and their variants, ``helper``,
+``numpy_helper`` and ``external_data_helper``, plus what ``onnx`` lacks: no-copy loads,
+split and aligned external data, encrypted models and tensor consolidation.
+
+A message taken from another (``node = model.graph.node[0]``) is a live view: writes
+through it change the model, and it keeps the model's data alive. A view addresses its
+position (field names and list indices from the top-level message): after the list it
+sits in is shortened past it, using it raises ``IndexError``.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from dataclasses import dataclass
+from typing import IO, Any, NamedTuple, Optional, Union
+
+from .. import _onnx_light as _native
+from ._errors import (
+    DecodeError,
+    EncryptionError,
+    Error,
+    ExternalDataError,
+    FileError,
+    OptionError,
+    TensorDataError,
+)
+
+Message = _native.Message
+RepeatedField = _native.RepeatedField
+IR_VERSION: int = _native.IR_VERSION
+
+
+class EnumTypeWrapper:
+    """An enum of the schema, with protobuf's ``Name`` / ``Value`` / ``items`` API."""
+
+    def __init__(self, full_name: str, values: dict[str, int]):
+        self._full_name = full_name
+        self._values = dict(values)
+        self._names = {}
+        for k, v in values.items():
+            self._names.setdefault(v, k)
+        for k, v in values.items():
+            setattr(self, k, v)
+
+    def Name(self, number: int) -> str:  # noqa: N802 (protobuf's name)
+        try:
+            return self._names[number]
+        except KeyError:
+            raise ValueError(f"enum {self._full_name} has no value {number}") from None
+
+    def Value(self, name: str) -> int:  # noqa: N802
+        try:
+            return self._values[name]
+        except KeyError:
+            raise ValueError(f"enum {self._full_name} has no value named {name!r}") from None
+
+    def keys(self) -> list[str]:
+        return list(self._values)
+
+    def values(self) -> list[int]:
+        return list(self._values.values())
+
+    def items(self) -> list[tuple[str, int]]:
+        return list(self._values.items())
+
+    def __repr__(self) -> str:
+        return f"<enum {self._full_name}>"
+
+
+def _install_classes() -> None:
+    classes = _native.MESSAGE_CLASSES
+    g = globals()
+    for full_name, cls in classes.items():
+        parts = full_name.split(".")[1:]
+        if len(parts) == 1:
+            g[parts[0]] = cls
+        else:
+            setattr(classes["onnx." + ".".join(parts[:-1])], parts[-1], cls)
+    for full_name, values in _native.ENUMS.items():
+        parts = full_name.split(".")[1:]
+        wrapper = EnumTypeWrapper(full_name, values)
+        if len(parts) == 1:
+            g[parts[0]] = wrapper
+            for k, v in values.items():
+                g.setdefault(k, v)
+        else:
+            owner = classes["onnx." + ".".join(parts[:-1])]
+            setattr(owner, parts[-1], wrapper)
+            for k, v in values.items():
+                setattr(owner, k, v)
+
+
+ModelProto: Any
+GraphProto: Any
+NodeProto: Any
+TensorProto: Any
+_install_classes()
+
+# --- options ------------------------------------------------------------------------
+
+
+@dataclass
+class TensorBufferOptions:
+    """Which payloads count as large (``raw_data_threshold`` bytes and more) and the
+    alignment of each large payload in a buffer this package allocates."""
+
+    raw_data_threshold: int = 1024
+    alignment: int = 64
+
+
+@dataclass
+class ParseOptions:
+    """Options of ``load``; the keyword arguments of ``load`` override them."""
+
+    load_external_data: bool = True
+    no_copy: bool = False
+    num_threads: int = -1
+    skip_raw_data: bool = False
+    raw_data_threshold: int = 1024
+    alignment: int = 1
+    location: Optional[str] = None
+
+
+@dataclass
+class SerializeOptions:
+    """Options of ``save``; the keyword arguments of ``save`` override them."""
+
+    save_as_external_data: bool = False
+    all_tensors_to_one_file: bool = True
+    location: Optional[str] = None
+    size_threshold: int = 1024
+    convert_attribute: bool = False
+    max_external_file_size: int = 0
+    alignment: int = 4096
+    num_threads: int = -1
+
+
+_UNSET: Any = object()
+
+
+def _merge(options: Any, cls: type, given: dict[str, Any]) -> Any:
+    base = options if options is not None else cls()
+    values = {k: getattr(base, k) for k in base.__dataclass_fields__}
+    values.update({k: v for k, v in given.items() if v is not _UNSET})
+    return cls(**values)
+
+
+def _read_source(f: Any) -> tuple[Optional[str], Optional[bytes]]:
+    """A path, or the bytes of a binary file object."""
+    if isinstance(f, (bytes, bytearray, memoryview)):
+        return None, bytes(f)
+    if hasattr(f, "read"):
+        data = f.read()
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError("expected a binary file object")
+        return None, bytes(data)
+    return os.fspath(f), None
+
+
+# --- load -----------------------------------------------------------------------------
+
+
+def load_model(
+    f: Union[str, os.PathLike, bytes, IO[bytes]],
+    format: Optional[str] = None,  # noqa: A002 (onnx's name)
+    load_external_data: bool = _UNSET,
+    *,
+    no_copy: bool = _UNSET,
+    num_threads: int = _UNSET,
+    skip_raw_data: bool = _UNSET,
+    raw_data_threshold: int = _UNSET,
+    alignment: int = _UNSET,
+    location: Optional[str] = _UNSET,
+    options: Optional[ParseOptions] = None,
+) -> Any:
+    """Loads a model from a path, ``bytes`` or a binary file object.
+
+    ``no_copy``: map the file and share its bytes (no copy). ``skip_raw_data``: leave
+    large payloads on disk. ``num_threads``: -1 = all cores, 1 = the calling thread.
+    ``location``: read all external data from this file (relative to the model).
+    """
+    _check_format(format)
+    o = _merge(
+        options,
+        ParseOptions,
+        dict(
+            load_external_data=load_external_data,
+            no_copy=no_copy,
+            num_threads=num_threads,
+            skip_raw_data=skip_raw_data,
+            raw_data_threshold=raw_data_threshold,
+            alignment=alignment,
+            location=location,
+        ),
+    )
+    path, data = _read_source(f)
+    if data is not None:
+        base_dir = None
+        name = getattr(f, "name", None)
+        if isinstance(name, str):
+            base_dir = os.path.dirname(os.path.abspath(name))
+        return _native.load_bytes(
+            data,
+            o.load_external_data,
+            o.num_threads,
+            o.raw_data_threshold,
+            o.alignment,
+            o.location,
+            base_dir,
+        )
+    return _native.load_path(
+        path,
+        o.load_external_data,
+        o.no_copy,
+        o.num_threads,
+        o.skip_raw_data,
+        o.raw_data_threshold,
+        o.alignment,
+        o.location,
+        None,
+    )
+
+
+load = load_model
+
+
+def load_model_from_string(
+    s: bytes,
+    format: Optional[str] = None,  # noqa: A002
+    *,
+    num_threads: int = -1,
+    raw_data_threshold: int = 1024,
+    alignment: int = 1,
+) -> Any:
+    """Decodes a serialized model (external data is not loaded: there is no directory
+    to resolve it from)."""
+    _check_format(format)
+    return _native.load_bytes(
+        bytes(s), False, num_threads, raw_data_threshold, alignment, None, None
+    )
+
+
+load_from_string = load_model_from_string
+
+
+def _check_format(format: Optional[str]) -> None:  # noqa: A002
+    if format not in (None, "protobuf", "onnx"):
+        raise ValueError(f"unsupported format {format!r}: only the binary protobuf format")
+
+
+def load_tensor(f: Union[str, os.PathLike, IO[bytes]], format: Optional[str] = None) -> Any:  # noqa: A002
+    """Loads a serialized ``TensorProto``."""
+    _check_format(format)
+    path, data = _read_source(f)
+    if data is None:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    return _native.decode_message("onnx.TensorProto", data)
+
+
+def load_tensor_from_string(s: bytes, format: Optional[str] = None) -> Any:  # noqa: A002
+    """Decodes a serialized ``TensorProto``."""
+    _check_format(format)
+    return _native.decode_message("onnx.TensorProto", bytes(s))
+
+
+# --- save -----------------------------------------------------------------------------
+
+
+def _as_model(proto: Any) -> Any:
+    if isinstance(proto, (bytes, bytearray, memoryview)):
+        return load_model_from_string(bytes(proto))
+    if not isinstance(proto, Message) or proto._proto_name != "onnx.ModelProto":
+        raise TypeError(f"expected a ModelProto, got {type(proto).__name__}")
+    return proto
+
+
+_pending_external: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+
+def _remember_external(model: Any, settings: dict[str, Any]) -> None:
+    key = id(model)
+    _pending_external[key] = (weakref.ref(model, lambda _r: _pending_external.pop(key, None)), settings)
+
+
+def _pending_settings(model: Any) -> Optional[dict[str, Any]]:
+    entry = _pending_external.get(id(model))
+    if entry is not None and entry[0]() is model:
+        return entry[1]
+    return None
+
+
+def save_model(
+    proto: Any,
+    f: Union[str, os.PathLike, IO[bytes]],
+    format: Optional[str] = None,  # noqa: A002
+    *,
+    save_as_external_data: bool = _UNSET,
+    all_tensors_to_one_file: bool = _UNSET,
+    location: Optional[str] = _UNSET,
+    size_threshold: int = _UNSET,
+    convert_attribute: bool = _UNSET,
+    max_external_file_size: int = _UNSET,
+    alignment: int = _UNSET,
+    num_threads: int = _UNSET,
+    options: Optional[SerializeOptions] = None,
+) -> None:
+    """Saves a model to a path or a binary file object, atomically for paths.
+
+    With ``save_as_external_data``, tensors of at least ``size_threshold`` bytes go to
+    ``location`` (default: the model's file name + ``.data``), split into ``.1``, ``.2``
+    ... files past ``max_external_file_size`` bytes (0: no limit), each payload aligned
+    to ``alignment`` bytes.
+    """
+    _check_format(format)
+    model = _as_model(proto)
+    given = dict(
+        save_as_external_data=save_as_external_data,
+        all_tensors_to_one_file=all_tensors_to_one_file,
+        location=location,
+        size_threshold=size_threshold,
+        convert_attribute=convert_attribute,
+        max_external_file_size=max_external_file_size,
+        alignment=alignment,
+        num_threads=num_threads,
+    )
+    pending = _pending_settings(model)
+    if pending is not None and save_as_external_data is _UNSET:
+        given.update({k: v for k, v in pending.items() if given.get(k, _UNSET) is _UNSET})
+        given["save_as_external_data"] = True
+    o = _merge(options, SerializeOptions, given)
+    if hasattr(f, "write"):
+        if o.save_as_external_data:
+            raise ValueError("save_as_external_data needs a path, not a file object")
+        f.write(_native.save_bytes(model, o.num_threads))
+        return
+    path = os.fspath(f)
+    external = None
+    if o.save_as_external_data:
+        external = o.location or os.path.basename(path) + ".data"
+    _native.save_path(
+        model,
+        path,
+        external,
+        o.all_tensors_to_one_file,
+        o.size_threshold,
+        o.convert_attribute,
+        o.max_external_file_size,
+        o.alignment,
+        o.num_threads,
+    )
+
+
+save = save_model
+
+
+def save_tensor(proto: Any, f: Union[str, os.PathLike, IO[bytes]]) -> None:
+    """Writes a serialized ``TensorProto``."""
+    data = proto.SerializeToString()
+    if hasattr(f, "write"):
+        f.write(data)
+    else:
+        with open(os.fspath(f), "wb") as fh:
+            fh.write(data)
+
+
+# --- encryption -----------------------------------------------------------------------
+
+
+def save_encrypted(
+    model: Any,
+    f: Union[str, os.PathLike],
+    key: str,
+    *,
+    format: Optional[str] = None,  # noqa: A002
+    num_threads: int = -1,
+) -> None:
+    """Encrypts a model to a file. ``format``: None (the authenticated ``ONNXAE01``),
+    ``"onnxcry1"`` (onnx_light's AES-CBC, no integrity) or ``"onnxcry2"``."""
+    if hasattr(f, "write"):
+        f.write(save_encrypted_string(model, key, format=format, num_threads=num_threads))
+        return
+    _native.save_encrypted_path(_as_model(model), os.fspath(f), key, format, num_threads)
+
+
+def save_encrypted_string(
+    model: Any, key: str, *, format: Optional[str] = None, num_threads: int = -1  # noqa: A002
+) -> bytes:
+    """Encrypts a model to bytes."""
+    return _native.save_encrypted_bytes(_as_model(model), key, format, num_threads)
+
+
+def load_encrypted(
+    f: Union[str, os.PathLike, IO[bytes]],
+    key: str,
+    *,
+    allow_unauthenticated: bool = True,
+    num_threads: int = -1,
+) -> Any:
+    """Decrypts and loads a model; the format is detected. ``allow_unauthenticated=False``
+    refuses ``ONNXCRY1`` (which has no integrity protection)."""
+    path, data = _read_source(f)
+    if data is not None:
+        return load_encrypted_string(
+            data, key, allow_unauthenticated=allow_unauthenticated, num_threads=num_threads
+        )
+    return _native.load_encrypted_path(path, key, allow_unauthenticated, num_threads)
+
+
+def load_encrypted_string(
+    s: bytes, key: str, *, allow_unauthenticated: bool = True, num_threads: int = -1
+) -> Any:
+    """Decrypts and loads a model from bytes."""
+    return _native.load_encrypted_bytes(bytes(s), key, allow_unauthenticated, num_threads)
+
+
+# --- consolidation --------------------------------------------------------------------
+
+
+class ConsolidatedBuffer(NamedTuple):
+    """What ``consolidate_tensors_to_buffer`` did: tensors moved, buffer size in bytes."""
+
+    tensor_count: int
+    nbytes: int
+
+
+def consolidate_tensors_to_buffer(
+    model: Any, opts: Optional[TensorBufferOptions] = None
+) -> ConsolidatedBuffer:
+    """Moves every payload of at least ``opts.raw_data_threshold`` bytes into one buffer,
+    each aligned to ``opts.alignment``; the tensors then share that buffer."""
+    o = opts or TensorBufferOptions()
+    count, nbytes = _native.consolidate(_as_model(model), o.raw_data_threshold, o.alignment)
+    return ConsolidatedBuffer(count, nbytes)
+
+
+from . import external_data_helper, helper, numpy_helper  # noqa: E402
+
+__all__ = [
+    "ConsolidatedBuffer",
+    "DecodeError",
+    "EncryptionError",
+    "EnumTypeWrapper",
+    "Error",
+    "ExternalDataError",
+    "FileError",
+    "IR_VERSION",
+    "Message",
+    "OptionError",
+    "ParseOptions",
+    "RepeatedField",
+    "SerializeOptions",
+    "TensorBufferOptions",
+    "TensorDataError",
+    "consolidate_tensors_to_buffer",
+    "external_data_helper",
+    "helper",
+    "load",
+    "load_encrypted",
+    "load_encrypted_string",
+    "load_from_string",
+    "load_model",
+    "load_model_from_string",
+    "load_tensor",
+    "load_tensor_from_string",
+    "numpy_helper",
+    "save",
+    "save_encrypted",
+    "save_encrypted_string",
+    "save_model",
+    "save_tensor",
+] + sorted(k.split(".")[-1] for k in _native.MESSAGE_CLASSES if k.count(".") == 1)

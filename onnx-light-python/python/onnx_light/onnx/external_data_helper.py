@@ -1,0 +1,68 @@
+"""``onnx.external_data_helper`` on onnx_light: where ``onnx`` marks tensors and then
+writes files in separate steps, onnx_light writes external data while it saves, so
+``convert_model_to_external_data`` records the settings that the next ``save`` of that
+model object uses, and ``write_external_data_tensors`` saves and reloads in one step."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any, Optional
+
+from . import TensorProto, _native, _remember_external, load_model, save_model
+
+
+def uses_external_data(tensor: Any) -> bool:
+    """True when the tensor's data is stored in an external file."""
+    return tensor.HasField("data_location") and tensor.data_location == TensorProto.EXTERNAL
+
+
+def convert_model_to_external_data(
+    model: Any,
+    all_tensors_to_one_file: bool = True,
+    location: Optional[str] = None,
+    size_threshold: int = 1024,
+    convert_attribute: bool = False,
+) -> None:
+    """Makes the next ``save`` of ``model`` (without ``save_as_external_data``) write
+    tensors of at least ``size_threshold`` bytes to external files."""
+    settings = {
+        "all_tensors_to_one_file": all_tensors_to_one_file,
+        "size_threshold": size_threshold,
+        "convert_attribute": convert_attribute,
+    }
+    if location is not None:
+        settings["location"] = location
+    _remember_external(model, settings)
+
+
+def load_external_data_for_model(model: Any, base_dir: str) -> None:
+    """Reads the external data of every tensor of ``model`` from files in ``base_dir``
+    (paths are checked: no absolute paths, ``..`` or links out of the directory)."""
+    _native.load_external_data_for_model(model, os.fspath(base_dir), -1)
+
+
+def write_external_data_tensors(model: Any, filepath: str) -> Any:
+    """Writes the data of the tensors of ``model`` as external data into directory
+    ``filepath`` and leaves ``model`` referring to it (``raw_data`` cleared)."""
+    from . import _pending_settings
+
+    settings = dict(_pending_settings(model) or {})
+    location = settings.pop("location", None) or "external_data.data"
+    with tempfile.TemporaryDirectory(dir=filepath) as tmp:
+        model_path = os.path.join(tmp, "model.onnx")
+        save_model(model, model_path, save_as_external_data=True, location=location, alignment=1, **settings)
+        for name in os.listdir(tmp):
+            if name != "model.onnx":
+                os.replace(os.path.join(tmp, name), os.path.join(filepath, name))
+        reloaded = load_model(model_path, load_external_data=False)
+    model.CopyFrom(reloaded)
+    return model
+
+
+__all__ = [
+    "convert_model_to_external_data",
+    "load_external_data_for_model",
+    "uses_external_data",
+    "write_external_data_tensors",
+]

@@ -1,0 +1,431 @@
+"""``onnx.helper`` on onnx_light messages: building nodes, attributes, tensors, graphs,
+functions and models with the same names, arguments and results as ``onnx.helper``."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Iterable, Optional, Sequence, Union
+
+import numpy as np
+
+from . import (
+    IR_VERSION,
+    AttributeProto,
+    FunctionProto,
+    GraphProto,
+    ModelProto,
+    NodeProto,
+    OperatorSetIdProto,
+    SparseTensorProto,
+    StringStringEntryProto,
+    TensorProto,
+    TypeProto,
+    ValueInfoProto,
+)
+from .numpy_helper import tensor_dtype_to_np_dtype
+
+# The default opset of `make_model`: the newest of the ai.onnx domain that the pinned
+# `onnx` release knows.
+DEFAULT_OPSET_VERSION = 28
+
+
+def make_opsetid(domain: str, version: int) -> Any:
+    """An ``OperatorSetIdProto``."""
+    opsetid = OperatorSetIdProto()
+    opsetid.domain = domain
+    opsetid.version = version
+    return opsetid
+
+
+def make_node(
+    op_type: str,
+    inputs: Sequence[str],
+    outputs: Sequence[str],
+    name: Optional[str] = None,
+    doc_string: Optional[str] = None,
+    domain: Optional[str] = None,
+    overload: Optional[str] = None,
+    **kwargs: Any,
+) -> Any:
+    """A ``NodeProto``; keyword arguments become attributes, sorted by name."""
+    node = NodeProto()
+    node.op_type = op_type
+    node.input.extend(inputs)
+    node.output.extend(outputs)
+    if name:
+        node.name = name
+    if doc_string:
+        node.doc_string = doc_string
+    if domain is not None:
+        node.domain = domain
+    if overload is not None:
+        node.overload = overload
+    if kwargs:
+        node.attribute.extend(
+            make_attribute(key, value) for key, value in sorted(kwargs.items()) if value is not None
+        )
+    return node
+
+
+def _is_message(value: Any, cls: Any) -> bool:
+    return isinstance(value, cls)
+
+
+def make_attribute(
+    key: str,
+    value: Any,
+    doc_string: Optional[str] = None,
+    attr_type: Optional[int] = None,
+) -> Any:
+    """An ``AttributeProto`` whose type is inferred from ``value`` (or ``attr_type``)."""
+    attr = AttributeProto()
+    attr.name = key
+    if doc_string:
+        attr.doc_string = doc_string
+    A = AttributeProto
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) or isinstance(value, (bool, np.bool_)):
+        attr.i = int(value)
+        attr.type = A.INT
+    elif isinstance(value, numbers.Real):
+        attr.f = float(value)
+        attr.type = A.FLOAT
+    elif isinstance(value, (str, bytes)):
+        attr.s = value.encode("utf-8") if isinstance(value, str) else value
+        attr.type = A.STRING
+    elif isinstance(value, TensorProto):
+        attr.t.CopyFrom(value)
+        attr.type = A.TENSOR
+    elif isinstance(value, SparseTensorProto):
+        attr.sparse_tensor.CopyFrom(value)
+        attr.type = A.SPARSE_TENSOR
+    elif isinstance(value, GraphProto):
+        attr.g.CopyFrom(value)
+        attr.type = A.GRAPH
+    elif isinstance(value, TypeProto):
+        attr.tp.CopyFrom(value)
+        attr.type = A.TYPE_PROTO
+    elif isinstance(value, Iterable):
+        values = list(value)
+        if not values and attr_type is None:
+            raise ValueError(
+                f"Could not infer attribute `{key}` type from empty iterator"
+            )
+        kind = attr_type
+        if kind is None:
+            if all(isinstance(v, numbers.Integral) for v in values):
+                kind = A.INTS
+            elif all(isinstance(v, numbers.Real) for v in values):
+                kind = A.FLOATS
+            elif all(isinstance(v, (str, bytes)) for v in values):
+                kind = A.STRINGS
+            elif all(isinstance(v, TensorProto) for v in values):
+                kind = A.TENSORS
+            elif all(isinstance(v, SparseTensorProto) for v in values):
+                kind = A.SPARSE_TENSORS
+            elif all(isinstance(v, GraphProto) for v in values):
+                kind = A.GRAPHS
+            elif all(isinstance(v, TypeProto) for v in values):
+                kind = A.TYPE_PROTOS
+            else:
+                raise ValueError(
+                    f"Could not infer the attribute type from the elements of the passed Iterable value."
+                )
+        if kind == A.INTS:
+            attr.ints.extend(int(v) for v in values)
+        elif kind == A.FLOATS:
+            attr.floats.extend(float(v) for v in values)
+        elif kind == A.STRINGS:
+            attr.strings.extend(v.encode("utf-8") if isinstance(v, str) else v for v in values)
+        elif kind == A.TENSORS:
+            attr.tensors.extend(values)
+        elif kind == A.SPARSE_TENSORS:
+            attr.sparse_tensors.extend(values)
+        elif kind == A.GRAPHS:
+            attr.graphs.extend(values)
+        elif kind == A.TYPE_PROTOS:
+            attr.type_protos.extend(values)
+        else:
+            raise ValueError(f"attribute `{key}`: type {kind} is not a list type")
+        attr.type = kind
+    else:
+        raise TypeError(f"'{value}' is not an accepted attribute value.")
+    if attr_type is not None and attr.type != attr_type:
+        raise TypeError(
+            f"Inferred attribute type '{A.AttributeType.Name(attr.type)}' mismatched with "
+            f"specified type '{A.AttributeType.Name(attr_type)}'"
+        )
+    return attr
+
+
+def make_attribute_ref(name: str, attr_type: int, doc_string: Optional[str] = None) -> Any:
+    """An attribute that refers to an attribute of the enclosing function."""
+    attr = AttributeProto()
+    attr.name = name
+    attr.type = attr_type
+    if doc_string:
+        attr.doc_string = doc_string
+    return attr
+
+
+def get_attribute_value(attr: Any) -> Any:
+    """The value of an ``AttributeProto``, by its type."""
+    A = AttributeProto
+    t = attr.type
+    if attr.ref_attr_name:
+        raise ValueError(f"Cannot get value of reference attribute: {attr}")
+    if t == A.FLOAT:
+        return attr.f
+    if t == A.INT:
+        return attr.i
+    if t == A.STRING:
+        return attr.s
+    if t == A.TENSOR:
+        return attr.t
+    if t == A.SPARSE_TENSOR:
+        return attr.sparse_tensor
+    if t == A.GRAPH:
+        return attr.g
+    if t == A.TYPE_PROTO:
+        return attr.tp
+    if t == A.FLOATS:
+        return list(attr.floats)
+    if t == A.INTS:
+        return list(attr.ints)
+    if t == A.STRINGS:
+        return list(attr.strings)
+    if t == A.TENSORS:
+        return list(attr.tensors)
+    if t == A.SPARSE_TENSORS:
+        return list(attr.sparse_tensors)
+    if t == A.GRAPHS:
+        return list(attr.graphs)
+    if t == A.TYPE_PROTOS:
+        return list(attr.type_protos)
+    if t == A.UNDEFINED:
+        return None
+    raise ValueError(f"Unsupported ONNX attribute: {attr}")
+
+
+def make_graph(
+    nodes: Sequence[Any],
+    name: str,
+    inputs: Sequence[Any],
+    outputs: Sequence[Any],
+    initializer: Optional[Sequence[Any]] = None,
+    doc_string: Optional[str] = None,
+    value_info: Optional[Sequence[Any]] = None,
+    sparse_initializer: Optional[Sequence[Any]] = None,
+) -> Any:
+    """A ``GraphProto``."""
+    graph = GraphProto()
+    graph.node.extend(nodes)
+    graph.name = name
+    graph.input.extend(inputs)
+    graph.output.extend(outputs)
+    graph.initializer.extend(initializer or [])
+    graph.sparse_initializer.extend(sparse_initializer or [])
+    graph.value_info.extend(value_info or [])
+    if doc_string:
+        graph.doc_string = doc_string
+    return graph
+
+
+def make_model(graph: Any, **kwargs: Any) -> Any:
+    """A ``ModelProto`` with the current IR version and, unless ``opset_imports`` is
+    given, the default opset."""
+    model = ModelProto()
+    model.ir_version = IR_VERSION
+    model.graph.CopyFrom(graph)
+    opset_imports = kwargs.pop("opset_imports", None)
+    if opset_imports is not None:
+        model.opset_import.extend(opset_imports)
+    else:
+        model.opset_import.add().version = DEFAULT_OPSET_VERSION
+    functions = kwargs.pop("functions", None)
+    if functions is not None:
+        model.functions.extend(functions)
+    for k, v in kwargs.items():
+        setattr(model, k, v)
+    return model
+
+
+def make_function(
+    domain: str,
+    fname: str,
+    inputs: Sequence[str],
+    outputs: Sequence[str],
+    nodes: Sequence[Any],
+    opset_imports: Sequence[Any],
+    attributes: Optional[Sequence[str]] = None,
+    attribute_protos: Optional[Sequence[Any]] = None,
+    doc_string: Optional[str] = None,
+    overload: Optional[str] = None,
+    value_info: Optional[Sequence[Any]] = None,
+) -> Any:
+    """A ``FunctionProto``."""
+    f = FunctionProto()
+    f.domain = domain
+    f.name = fname
+    f.input.extend(inputs)
+    f.output.extend(outputs)
+    f.node.extend(nodes)
+    f.opset_import.extend(opset_imports)
+    if attributes:
+        f.attribute.extend(attributes)
+    if attribute_protos:
+        f.attribute_proto.extend(attribute_protos)
+    if doc_string:
+        f.doc_string = doc_string
+    if overload is not None:
+        f.overload = overload
+    if value_info:
+        f.value_info.extend(value_info)
+    return f
+
+
+def _float_bits(values: np.ndarray, data_type: int) -> list[int]:
+    """The stored bit patterns of 16-bit and 8-bit floats, for ``int32_data``."""
+    from .numpy_helper import from_array
+
+    t = from_array(np.asarray(values).astype(tensor_dtype_to_np_dtype(data_type)))
+    raw = np.frombuffer(t.raw_data, dtype="<u2" if data_type in (TensorProto.FLOAT16, TensorProto.BFLOAT16) else np.uint8)
+    return raw.astype(np.int32).tolist()
+
+
+def make_tensor(
+    name: str,
+    data_type: int,
+    dims: Sequence[int],
+    vals: Any,
+    raw: bool = False,
+) -> Any:
+    """A ``TensorProto``: ``vals`` as raw bytes when ``raw``, else in the typed field
+    ``onnx`` uses for ``data_type``."""
+    T = TensorProto
+    tensor = T()
+    tensor.data_type = data_type
+    tensor.name = name
+    tensor.dims.extend(dims)
+    if data_type == T.STRING and raw:
+        raise TypeError("Can not use raw_data to store string type.")
+    if raw:
+        tensor.raw_data = bytes(vals)
+        return tensor
+    if data_type == T.STRING:
+        tensor.string_data.extend(v.encode("utf-8") if isinstance(v, str) else v for v in np.asarray(vals, dtype=object).reshape(-1))
+        return tensor
+    arr = np.asarray(vals)
+    flat = arr.reshape(-1)
+    if data_type in (T.COMPLEX64, T.COMPLEX128):
+        flat = np.stack([flat.real, flat.imag], axis=-1).reshape(-1)
+    if data_type in (T.FLOAT, T.COMPLEX64):
+        tensor.float_data.extend(flat.astype(np.float32).tolist())
+    elif data_type in (T.DOUBLE, T.COMPLEX128):
+        tensor.double_data.extend(flat.astype(np.float64).tolist())
+    elif data_type == T.INT64:
+        tensor.int64_data.extend(flat.astype(np.int64).tolist())
+    elif data_type in (T.UINT32, T.UINT64):
+        tensor.uint64_data.extend(flat.astype(np.uint64).tolist())
+    elif data_type in (
+        T.FLOAT16, T.BFLOAT16, T.FLOAT8E4M3FN, T.FLOAT8E4M3FNUZ, T.FLOAT8E5M2,
+        T.FLOAT8E5M2FNUZ, T.FLOAT8E8M0,
+    ):
+        tensor.int32_data.extend(_float_bits(flat, data_type))
+    elif data_type in (T.INT4, T.UINT4, T.FLOAT4E2M1, T.INT2, T.UINT2):
+        from .numpy_helper import from_array
+
+        packed = from_array(flat.astype(tensor_dtype_to_np_dtype(data_type)))
+        tensor.int32_data.extend(np.frombuffer(packed.raw_data, np.uint8).astype(np.int32).tolist())
+    else:
+        tensor.int32_data.extend(flat.astype(np.int64).astype(np.int32).tolist())
+    return tensor
+
+
+def make_tensor_type_proto(
+    elem_type: int,
+    shape: Optional[Sequence[Union[str, int, None]]],
+    shape_denotation: Optional[list[str]] = None,
+) -> Any:
+    """A ``TypeProto`` of a tensor type."""
+    type_proto = TypeProto()
+    tensor_type = type_proto.tensor_type
+    tensor_type.elem_type = elem_type
+    if shape is not None:
+        shape_proto = tensor_type.shape
+        shape_proto.dim.extend([])
+        if shape_denotation and len(shape_denotation) != len(shape):
+            raise ValueError("Invalid shape_denotation. Must be of the same length as shape.")
+        for i, d in enumerate(shape):
+            dim = shape_proto.dim.add()
+            if d is None:
+                pass
+            elif isinstance(d, numbers.Integral):
+                dim.dim_value = int(d)
+            elif isinstance(d, str):
+                dim.dim_param = d
+            else:
+                raise ValueError(f"Invalid item in shape: {d}. Needs to be of int or str.")
+            if shape_denotation:
+                dim.denotation = shape_denotation[i]
+    return type_proto
+
+
+def make_tensor_value_info(
+    name: str,
+    elem_type: int,
+    shape: Optional[Sequence[Union[str, int, None]]],
+    doc_string: str = "",
+    shape_denotation: Optional[list[str]] = None,
+) -> Any:
+    """A ``ValueInfoProto`` of a tensor."""
+    value_info = ValueInfoProto()
+    value_info.name = name
+    if doc_string:
+        value_info.doc_string = doc_string
+    value_info.type.CopyFrom(make_tensor_type_proto(elem_type, shape, shape_denotation))
+    return value_info
+
+
+def make_value_info(name: str, type_proto: Any, doc_string: str = "") -> Any:
+    """A ``ValueInfoProto`` of any type."""
+    value_info = ValueInfoProto()
+    value_info.name = name
+    if doc_string:
+        value_info.doc_string = doc_string
+    value_info.type.CopyFrom(type_proto)
+    return value_info
+
+
+def set_model_props(model: Any, dict_value: dict[str, str]) -> None:
+    """Replaces the model's ``metadata_props``."""
+    del model.metadata_props[:]
+    for k, v in dict_value.items():
+        entry = StringStringEntryProto()
+        entry.key = k
+        entry.value = v
+        model.metadata_props.append(entry)
+
+
+
+def printable_graph(graph: Any) -> str:
+    """The graph in protobuf text format."""
+    return str(graph)
+
+
+__all__ = [
+    "get_attribute_value",
+    "make_attribute",
+    "make_attribute_ref",
+    "make_function",
+    "make_graph",
+    "make_model",
+    "make_node",
+    "make_opsetid",
+    "make_tensor",
+    "make_tensor_type_proto",
+    "make_tensor_value_info",
+    "make_value_info",
+    "printable_graph",
+    "set_model_props",
+    "tensor_dtype_to_np_dtype",
+]

@@ -1,0 +1,228 @@
+"""``onnx.numpy_helper`` on onnx_light messages: ``to_array`` and ``from_array`` for
+every element type. bfloat16, float8, float4 and int4/int2 become ``ml_dtypes`` arrays
+when ``ml_dtypes`` is installed, raw integer arrays (the stored bit patterns, one
+element per value) otherwise; strings become object arrays of ``bytes``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional
+
+import numpy as np
+
+from . import TensorProto, _native
+
+try:  # optional
+    import ml_dtypes as _ml
+except ImportError:  # pragma: no cover - depends on the environment
+    _ml = None
+
+_T = TensorProto
+
+# data type -> numpy dtype of the stored bytes, for the types numpy has.
+_PLAIN = {
+    _T.FLOAT: np.dtype("<f4"),
+    _T.UINT8: np.dtype("u1"),
+    _T.INT8: np.dtype("i1"),
+    _T.UINT16: np.dtype("<u2"),
+    _T.INT16: np.dtype("<i2"),
+    _T.INT32: np.dtype("<i4"),
+    _T.INT64: np.dtype("<i8"),
+    _T.BOOL: np.dtype("?"),
+    _T.FLOAT16: np.dtype("<f2"),
+    _T.DOUBLE: np.dtype("<f8"),
+    _T.UINT32: np.dtype("<u4"),
+    _T.UINT64: np.dtype("<u8"),
+    _T.COMPLEX64: np.dtype("<c8"),
+    _T.COMPLEX128: np.dtype("<c16"),
+}
+
+# data type -> (ml_dtypes name, storage dtype without ml_dtypes, bits per element)
+_SPECIAL = {
+    _T.BFLOAT16: ("bfloat16", np.dtype("<u2"), 16),
+    _T.FLOAT8E4M3FN: ("float8_e4m3fn", np.dtype("u1"), 8),
+    _T.FLOAT8E4M3FNUZ: ("float8_e4m3fnuz", np.dtype("u1"), 8),
+    _T.FLOAT8E5M2: ("float8_e5m2", np.dtype("u1"), 8),
+    _T.FLOAT8E5M2FNUZ: ("float8_e5m2fnuz", np.dtype("u1"), 8),
+    _T.FLOAT8E8M0: ("float8_e8m0fnu", np.dtype("u1"), 8),
+    _T.UINT4: ("uint4", np.dtype("u1"), 4),
+    _T.INT4: ("int4", np.dtype("i1"), 4),
+    _T.FLOAT4E2M1: ("float4_e2m1fn", np.dtype("u1"), 4),
+    _T.UINT2: ("uint2", np.dtype("u1"), 2),
+    _T.INT2: ("int2", np.dtype("i1"), 2),
+}
+_SIGNED_PACKED = {_T.INT4, _T.INT2}
+
+
+def _special_dtype(data_type: int) -> np.dtype:
+    name, storage, _bits = _SPECIAL[data_type]
+    if _ml is not None and hasattr(_ml, name):
+        return np.dtype(getattr(_ml, name))
+    return storage
+
+
+def tensor_dtype_to_np_dtype(data_type: int) -> np.dtype:
+    """The numpy dtype of ``to_array``'s result for a ``TensorProto`` data type."""
+    if data_type in _PLAIN:
+        return _PLAIN[data_type].newbyteorder("=")
+    if data_type in _SPECIAL:
+        return _special_dtype(data_type)
+    if data_type == _T.STRING:
+        return np.dtype(object)
+    raise ValueError(f"unsupported tensor data type {data_type}")
+
+
+def _unpack(raw: np.ndarray, bits: int, count: int, signed: bool) -> np.ndarray:
+    """Splits packed sub-byte values (low bits first) into one byte per value."""
+    per = 8 // bits
+    mask = (1 << bits) - 1
+    parts = [(raw >> (bits * k)) & mask for k in range(per)]
+    out = np.stack(parts, axis=-1).reshape(-1)[:count].astype(np.uint8)
+    if signed:
+        out = out.astype(np.int8)
+        out = np.where(out >= (1 << (bits - 1)), out - (1 << bits), out).astype(np.int8)
+    return out
+
+
+def _pack(values: np.ndarray, bits: int) -> bytes:
+    per = 8 // bits
+    mask = (1 << bits) - 1
+    v = (values.astype(np.int64).reshape(-1) & mask).astype(np.uint8)
+    pad = (-len(v)) % per
+    if pad:
+        v = np.concatenate([v, np.zeros(pad, np.uint8)])
+    v = v.reshape(-1, per)
+    out = np.zeros(len(v), np.uint8)
+    for k in range(per):
+        out |= v[:, k] << (bits * k)
+    return out.tobytes()
+
+
+def _decode(value: bytes) -> Any:
+    """Strings as ``str`` when they are UTF-8 (as ``onnx`` returns them), else ``bytes``."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value
+
+
+def _view(tensor: Any, dtype: np.dtype) -> Optional[np.ndarray]:
+    """A read-only array over the tensor's payload, sharing its memory, when the bytes
+    are aligned for ``dtype`` (and the host is little-endian); else None."""
+    if sys.byteorder != "little":
+        return None
+    payload = _native.tensor_payload(tensor)
+    if payload is None or len(payload) % dtype.itemsize:
+        return None
+    if payload.address % dtype.alignment:
+        return None
+    return np.asarray(payload).view(dtype)
+
+
+def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
+    """The tensor's values as a numpy array of shape ``tensor.dims``."""
+    if tensor.HasField("segment"):
+        raise ValueError("segmented tensors are not supported")
+    data_type = tensor.data_type
+    dims = tuple(tensor.dims)
+    if tensor.HasField("data_location") and tensor.data_location == _T.EXTERNAL and not tensor.HasField("raw_data"):
+        raise ValueError(
+            f"tensor {tensor.name!r}: its data is in an external file that was not loaded; "
+            "use load_external_data_for_tensor or load the model with load_external_data=True"
+        )
+    count = int(np.prod(dims, dtype=np.int64)) if dims else 1
+    if data_type == _T.STRING:
+        values = [_decode(v) for v in tensor.string_data]
+        arr = np.empty(len(values), dtype=object)
+        arr[:] = values
+        return arr.reshape(dims)
+    if data_type in _PLAIN:
+        dtype = _PLAIN[data_type]
+        if tensor.HasField("raw_data"):
+            view = _view(tensor, dtype)
+            if view is not None:
+                return view.reshape(dims)
+            arr = np.frombuffer(tensor.raw_data, dtype=dtype)
+        elif data_type in (_T.FLOAT, _T.COMPLEX64):
+            arr = np.asarray(tensor.float_data.tolist(), dtype=np.float32)
+            if data_type == _T.COMPLEX64:
+                arr = arr.view(np.complex64)
+        elif data_type in (_T.DOUBLE, _T.COMPLEX128):
+            arr = np.asarray(tensor.double_data.tolist(), dtype=np.float64)
+            if data_type == _T.COMPLEX128:
+                arr = arr.view(np.complex128)
+        elif data_type == _T.INT64:
+            arr = np.asarray(tensor.int64_data.tolist(), dtype=np.int64)
+        elif data_type in (_T.UINT32, _T.UINT64):
+            arr = np.asarray(tensor.uint64_data.tolist(), dtype=np.uint64).astype(dtype)
+        elif data_type == _T.FLOAT16:
+            arr = np.asarray(tensor.int32_data.tolist(), dtype=np.int32).astype(np.uint16).view(np.float16)
+        else:
+            arr = np.asarray(tensor.int32_data.tolist(), dtype=np.int32).astype(dtype)
+        if sys.byteorder == "big":
+            arr = arr.astype(dtype.newbyteorder("="))
+        return arr.reshape(dims)
+    if data_type in _SPECIAL:
+        _name, storage, bits = _SPECIAL[data_type]
+        if tensor.HasField("raw_data"):
+            raw = np.frombuffer(tensor.raw_data, dtype=np.uint8)
+            stored = raw.view("<u2") if bits == 16 else raw
+        else:
+            ints = np.asarray(tensor.int32_data.tolist(), dtype=np.int64)
+            stored = ints.astype(np.uint16 if bits == 16 else np.uint8)
+        signed = data_type in _SIGNED_PACKED
+        if bits < 8:
+            stored = _unpack(stored, bits, count, signed)
+        target = _special_dtype(data_type)
+        if target == storage:
+            return stored.astype(storage).reshape(dims)
+        if signed or data_type in (_T.UINT4, _T.UINT2):
+            return stored.astype(target).reshape(dims)  # by value
+        return stored.astype(np.uint16 if bits == 16 else np.uint8).view(target).reshape(dims)
+    raise ValueError(f"tensor {tensor.name!r}: unsupported data type {data_type}")
+
+
+def _data_type_of(dtype: np.dtype) -> int:
+    for dt, np_dtype in _PLAIN.items():
+        if np_dtype.newbyteorder("=") == dtype.newbyteorder("="):
+            return dt
+    if _ml is not None:
+        for dt, (name, _storage, _bits) in _SPECIAL.items():
+            if hasattr(_ml, name) and np.dtype(getattr(_ml, name)) == dtype:
+                return dt
+    if dtype.kind in ("O", "U", "S"):
+        return _T.STRING
+    raise ValueError(f"numpy dtype {dtype} has no ONNX data type")
+
+
+def from_array(array: Any, name: Optional[str] = None) -> Any:
+    """A ``TensorProto`` holding ``array`` (``raw_data``, little-endian; strings in
+    ``string_data``)."""
+    arr = np.asarray(array)
+    tensor = TensorProto()
+    tensor.dims.extend(arr.shape)
+    if name:
+        tensor.name = name
+    data_type = _data_type_of(arr.dtype)
+    tensor.data_type = data_type
+    if data_type == _T.STRING:
+        flat = arr.reshape(-1)
+        tensor.string_data.extend(
+            [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in flat]
+        )
+        return tensor
+    if data_type in _SPECIAL and _SPECIAL[data_type][2] < 8:
+        bits = _SPECIAL[data_type][2]
+        if data_type in (_T.INT4, _T.UINT4, _T.INT2, _T.UINT2):
+            stored = arr.astype(np.int8)  # by value; _pack keeps the low bits
+        else:
+            stored = arr.view(np.uint8)
+        tensor.raw_data = _pack(stored, bits)
+        return tensor
+    if sys.byteorder == "big":
+        arr = arr.astype(arr.dtype.newbyteorder("<"))
+    tensor.raw_data = np.ascontiguousarray(arr).tobytes()
+    return tensor
+
+
+__all__ = ["from_array", "tensor_dtype_to_np_dtype", "to_array"]

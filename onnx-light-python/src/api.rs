@@ -1,0 +1,315 @@
+//! The module-level functions: load, save, encryption, consolidation. Each converts its
+//! arguments to the library's options, runs the library call with the GIL released and
+//! returns message objects; `onnx_light/onnx/__init__.py` adds the `onnx`-style
+//! signatures (paths, file objects, defaults) on top.
+
+use std::path::PathBuf;
+
+use onnx_light::crypto::{self, DecryptOptions, EncryptOptions, EncryptionFormat, Passphrase};
+use onnx_light::io::external::ExternalDataOptions;
+use onnx_light::io::{self, ParseOptions, SerializeOptions, TensorBufferOptions};
+use onnx_light::onnx::{Model, ModelProto};
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::errors::to_py_err;
+use crate::message::{navigate, wrap, PyMessage};
+
+/// `-1` (all cores) becomes the library's `0`.
+fn threads(n: i64) -> usize {
+    if n < 0 {
+        0
+    } else {
+        n as usize
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn parse_options(
+    load_external_data: bool,
+    no_copy: bool,
+    num_threads: i64,
+    skip_raw_data: bool,
+    raw_data_threshold: usize,
+    alignment: usize,
+    location: Option<String>,
+    base_dir: Option<PathBuf>,
+) -> ParseOptions {
+    let mut o = ParseOptions::default()
+        .load_external_data(load_external_data)
+        .no_copy(no_copy)
+        .structure_only(skip_raw_data)
+        .num_threads(threads(num_threads))
+        .raw_data_threshold(raw_data_threshold)
+        .alignment(alignment);
+    if let Some(loc) = location {
+        o = o.external_data_location(loc);
+    }
+    if let Some(dir) = base_dir {
+        o = o.external_data_dir(dir);
+    }
+    o
+}
+
+fn model_object(py: Python<'_>, model: Model) -> PyResult<Py<PyAny>> {
+    wrap(py, PyMessage::from_box(Box::new(model)))
+}
+
+/// Runs `f` on the `ModelProto` behind `model`, with the GIL released.
+fn with_model<R: Send>(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    f: impl FnOnce(&mut ModelProto<'static>) -> onnx_light::Result<R> + Send,
+) -> PyResult<R> {
+    let msg = model
+        .cast::<PyMessage>()
+        .map_err(|_| PyTypeError::new_err("expected a ModelProto"))?;
+    let (root, path) = {
+        let m = msg.borrow();
+        (m.root.clone(), m.path.clone())
+    };
+    py.detach(|| {
+        let mut guard = root.lock();
+        let m = navigate(&mut **guard, &path, true)?.expect("created");
+        let model = m
+            .as_any_mut()
+            .downcast_mut::<ModelProto<'static>>()
+            .ok_or_else(|| PyTypeError::new_err("expected a ModelProto"))?;
+        f(model).map_err(to_py_err)
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (path, load_external_data, no_copy, num_threads, skip_raw_data, raw_data_threshold, alignment, location, base_dir))]
+#[allow(clippy::too_many_arguments)]
+pub fn load_path(
+    py: Python<'_>,
+    path: PathBuf,
+    load_external_data: bool,
+    no_copy: bool,
+    num_threads: i64,
+    skip_raw_data: bool,
+    raw_data_threshold: usize,
+    alignment: usize,
+    location: Option<String>,
+    base_dir: Option<PathBuf>,
+) -> PyResult<Py<PyAny>> {
+    let o = parse_options(
+        load_external_data,
+        no_copy,
+        num_threads,
+        skip_raw_data,
+        raw_data_threshold,
+        alignment,
+        location,
+        base_dir,
+    );
+    let model = py.detach(|| io::load_with(&path, &o)).map_err(to_py_err)?;
+    model_object(py, model)
+}
+
+#[pyfunction]
+#[pyo3(signature = (data, load_external_data, num_threads, raw_data_threshold, alignment, location, base_dir))]
+#[allow(clippy::too_many_arguments)]
+pub fn load_bytes(
+    py: Python<'_>,
+    data: &[u8],
+    load_external_data: bool,
+    num_threads: i64,
+    raw_data_threshold: usize,
+    alignment: usize,
+    location: Option<String>,
+    base_dir: Option<PathBuf>,
+) -> PyResult<Py<PyAny>> {
+    // Without a base directory there is nowhere to resolve external files from.
+    let external = load_external_data && base_dir.is_some();
+    let o = parse_options(
+        external,
+        false,
+        num_threads,
+        false,
+        raw_data_threshold,
+        alignment,
+        location,
+        base_dir,
+    );
+    let model = py
+        .detach(|| io::load_from_bytes(data, &o))
+        .map_err(to_py_err)?;
+    model_object(py, model)
+}
+
+#[pyfunction]
+#[pyo3(signature = (model, path, external_location, all_tensors_to_one_file, size_threshold, convert_attribute, max_external_file_size, alignment, num_threads))]
+#[allow(clippy::too_many_arguments)]
+pub fn save_path(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    path: PathBuf,
+    external_location: Option<String>,
+    all_tensors_to_one_file: bool,
+    size_threshold: usize,
+    convert_attribute: bool,
+    max_external_file_size: u64,
+    alignment: usize,
+    num_threads: i64,
+) -> PyResult<()> {
+    let mut o = SerializeOptions::default().num_threads(threads(num_threads));
+    if let Some(location) = external_location {
+        let mut e = ExternalDataOptions::new(location)
+            .size_threshold(size_threshold)
+            .alignment(alignment.max(1))
+            .one_file_per_tensor(!all_tensors_to_one_file)
+            .convert_attributes(convert_attribute);
+        if max_external_file_size > 0 {
+            e = e.max_file_size(max_external_file_size);
+        }
+        o = o.external_data(e);
+    }
+    with_model(py, model, |m| io::save(m, &path, &o))
+}
+
+#[pyfunction]
+#[pyo3(signature = (model, num_threads))]
+pub fn save_bytes<'py>(
+    py: Python<'py>,
+    model: &Bound<'py, PyAny>,
+    num_threads: i64,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let o = SerializeOptions::default().num_threads(threads(num_threads));
+    let bytes = with_model(py, model, |m| io::save_to_vec(m, &o))?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+fn encryption_format(format: Option<&str>) -> PyResult<EncryptionFormat> {
+    Ok(match format.map(|f| f.to_ascii_lowercase()) {
+        None => EncryptionFormat::default(),
+        Some(f) if f == "onnxae01" || f == "authenticated" => EncryptionFormat::OnnxAe01,
+        Some(f) if f == "onnxcry1" => EncryptionFormat::OnnxCry1,
+        Some(f) if f == "onnxcry2" => EncryptionFormat::OnnxCry2,
+        Some(f) => {
+            return Err(PyValueError::new_err(format!(
+            "unknown encryption format {f:?} (expected \"onnxae01\", \"onnxcry1\" or \"onnxcry2\")"
+        )))
+        }
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (model, path, key, format, num_threads))]
+pub fn save_encrypted_path(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    path: PathBuf,
+    key: String,
+    format: Option<&str>,
+    num_threads: i64,
+) -> PyResult<()> {
+    let o = EncryptOptions::default()
+        .format(encryption_format(format)?)
+        .num_threads(threads(num_threads));
+    let key = Passphrase::new(key);
+    with_model(py, model, |m| crypto::save_encrypted(m, &path, &key, &o))
+}
+
+#[pyfunction]
+#[pyo3(signature = (model, key, format, num_threads))]
+pub fn save_encrypted_bytes<'py>(
+    py: Python<'py>,
+    model: &Bound<'py, PyAny>,
+    key: String,
+    format: Option<&str>,
+    num_threads: i64,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let o = EncryptOptions::default()
+        .format(encryption_format(format)?)
+        .num_threads(threads(num_threads));
+    let key = Passphrase::new(key);
+    let bytes = with_model(py, model, |m| crypto::encrypt_model(m, &key, &o))?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+#[pyfunction]
+#[pyo3(signature = (path, key, allow_unauthenticated, num_threads))]
+pub fn load_encrypted_path(
+    py: Python<'_>,
+    path: PathBuf,
+    key: String,
+    allow_unauthenticated: bool,
+    num_threads: i64,
+) -> PyResult<Py<PyAny>> {
+    let d = DecryptOptions::default()
+        .allow_unauthenticated(allow_unauthenticated)
+        .num_threads(threads(num_threads));
+    let p = ParseOptions::default().num_threads(threads(num_threads));
+    let key = Passphrase::new(key);
+    let out = py
+        .detach(|| crypto::load_encrypted_with(&path, &key, &d, &p))
+        .map_err(to_py_err)?;
+    model_object(py, out.model)
+}
+
+#[pyfunction]
+#[pyo3(signature = (data, key, allow_unauthenticated, num_threads))]
+pub fn load_encrypted_bytes(
+    py: Python<'_>,
+    data: &[u8],
+    key: String,
+    allow_unauthenticated: bool,
+    num_threads: i64,
+) -> PyResult<Py<PyAny>> {
+    let d = DecryptOptions::default()
+        .allow_unauthenticated(allow_unauthenticated)
+        .num_threads(threads(num_threads));
+    let p = ParseOptions::default().num_threads(threads(num_threads));
+    let key = Passphrase::new(key);
+    let out = py
+        .detach(|| crypto::load_encrypted_from_bytes(data, &key, &d, &p))
+        .map_err(to_py_err)?;
+    model_object(py, out.model)
+}
+
+/// Moves every large payload of `model` into one aligned buffer; returns the number of
+/// tensors moved and the buffer's size.
+#[pyfunction]
+#[pyo3(signature = (model, raw_data_threshold, alignment))]
+pub fn consolidate(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    raw_data_threshold: usize,
+    alignment: usize,
+) -> PyResult<(usize, usize)> {
+    let mut o = TensorBufferOptions::LOAD;
+    o.raw_data_threshold = raw_data_threshold;
+    o.alignment = alignment;
+    with_model(py, model, |m| {
+        io::consolidate_tensors_to_buffer(m, &o).map(|b| (b.tensor_count(), b.len()))
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (model, base_dir, num_threads))]
+pub fn load_external_data_for_model(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    base_dir: PathBuf,
+    num_threads: i64,
+) -> PyResult<()> {
+    let o = ParseOptions::default().num_threads(threads(num_threads));
+    with_model(py, model, |m| {
+        io::load_external_data_for_model(m, &base_dir, &o)
+    })
+}
+
+/// Decodes bytes as a message of type `name` (hostile input gives a typed error).
+#[pyfunction]
+pub fn decode_message(py: Python<'_>, name: &str, data: &[u8]) -> PyResult<Py<PyAny>> {
+    let msg = PyMessage::new_root(name)?;
+    let root = msg.root.clone();
+    py.detach(|| root.lock().decode_into(data))
+        .map_err(to_py_err)?;
+
+    wrap(py, msg)
+}

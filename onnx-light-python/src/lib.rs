@@ -1,0 +1,84 @@
+//! The native part of the Python package `onnx_light`: ONNX message classes backed by
+//! the `onnx-light` runtime, and the load/save/encryption functions. The Python modules
+//! in `python/onnx_light/` give them the `onnx` package's names and signatures.
+
+// Python classes show themselves through `__repr__`; a Rust `Debug` would never be seen.
+#![allow(missing_debug_implementations)]
+
+mod api;
+mod errors;
+mod message;
+mod payload;
+mod reflect;
+mod text;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// The enums of the schema as `{full name: {value name: number}}`.
+fn enums(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    for (name, values) in onnx_light::onnx::enum_descriptors() {
+        let d = PyDict::new(py);
+        for (k, v) in values {
+            d.set_item(*k, *v)?;
+        }
+        out.set_item(name, d)?;
+    }
+    Ok(out)
+}
+
+/// The message classes as `{protobuf name: class}`.
+fn message_classes(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    for (name, class) in message::classes(py) {
+        out.set_item(name, class)?;
+    }
+    Ok(out)
+}
+
+/// Every message type's fields as `{protobuf name: [(field, number, repeated, kind)]}`.
+fn message_fields(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    for name in reflect::message_names() {
+        let desc = reflect::descriptor(name).expect("listed");
+        let fields: Vec<(&str, u32, bool, String)> = desc
+            .fields
+            .iter()
+            .map(|f| {
+                (
+                    f.name,
+                    f.number,
+                    f.label == onnx_light::Label::Repeated,
+                    f.kind.to_string(),
+                )
+            })
+            .collect();
+        out.set_item(name, fields)?;
+    }
+    Ok(out)
+}
+
+#[pymodule]
+fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    message::add_classes(m)?;
+    m.add("ENUMS", enums(py)?)?;
+    m.add("MESSAGE_CLASSES", message_classes(py)?)?;
+    m.add("MESSAGE_FIELDS", message_fields(py)?)?;
+    m.add("IR_VERSION", onnx_light::onnx::IR_VERSION)?;
+    m.add_function(wrap_pyfunction!(api::load_path, m)?)?;
+    m.add_function(wrap_pyfunction!(api::load_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(api::save_path, m)?)?;
+    m.add_function(wrap_pyfunction!(api::save_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(api::save_encrypted_path, m)?)?;
+    m.add_function(wrap_pyfunction!(api::save_encrypted_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(api::load_encrypted_path, m)?)?;
+    m.add_function(wrap_pyfunction!(api::load_encrypted_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(api::consolidate, m)?)?;
+    m.add_function(wrap_pyfunction!(api::load_external_data_for_model, m)?)?;
+    m.add_function(wrap_pyfunction!(api::decode_message, m)?)?;
+    m.add_class::<payload::Payload>()?;
+    m.add_function(wrap_pyfunction!(payload::tensor_payload, m)?)?;
+    Ok(())
+}

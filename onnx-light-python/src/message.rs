@@ -1,0 +1,1090 @@
+//! The Python message objects: a `Message` is a strong reference to a shared root (the
+//! top-level Rust message behind a mutex) plus the path from that root to the message it
+//! stands for. Reads and writes lock the root and walk the path, so a view can never
+//! dangle: if the model object is dropped the view keeps the root alive, and if the
+//! element it addressed was removed, using the view raises `IndexError` instead of
+//! reading freed memory. `docs/design/python-views.md` explains the choice.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use pyo3::exceptions::{PyAttributeError, PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PySlice, PyTuple, PyType};
+
+use crate::errors::to_py_err;
+use crate::reflect::{descriptor, new_message, Reflect, Slot};
+use crate::text::format_message;
+
+/// The top-level message that views point into.
+pub struct Root {
+    msg: Mutex<Box<dyn Reflect>>,
+}
+
+impl Root {
+    pub fn new(msg: Box<dyn Reflect>) -> Arc<Root> {
+        Arc::new(Root {
+            msg: Mutex::new(msg),
+        })
+    }
+
+    /// Locks the root. A poisoned lock (a panic while it was held) still holds a valid
+    /// message: every mutation here leaves the message well-formed at each step.
+    pub fn lock(&self) -> MutexGuard<'_, Box<dyn Reflect>> {
+        self.msg.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// One step from a message to a sub-message.
+#[derive(Clone, Copy, Debug)]
+pub enum Step {
+    /// A singular message field.
+    Field(&'static str),
+    /// Element `index` of a repeated message field.
+    Index(&'static str, usize),
+}
+
+/// Follows `path` from `msg`. With `create`, unset singular sub-messages on the way are
+/// created (a write through a view sets its parents, as in protobuf); without it, an
+/// unset one gives `Ok(None)`. A removed element gives `IndexError`.
+pub fn navigate<'m>(
+    mut msg: &'m mut dyn Reflect,
+    path: &[Step],
+    create: bool,
+) -> PyResult<Option<&'m mut dyn Reflect>> {
+    for step in path {
+        let (name, index) = match *step {
+            Step::Field(name) => (name, None),
+            Step::Index(name, i) => (name, Some(i)),
+        };
+        let next = match (msg.slot(name), index) {
+            (Some(Slot::Message(cell)), None) => cell.into_mut(create),
+            (Some(Slot::RepeatedMessage(cell)), Some(i)) => match cell.into_mut(i) {
+                Some(m) => Some(m),
+                None => {
+                    return Err(PyIndexError::new_err(format!(
+                        "this message was element {i} of `{name}`, which no longer exists"
+                    )))
+                }
+            },
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "bad message path at `{name}`"
+                )))
+            }
+        };
+        match next {
+            Some(m) => msg = m,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(msg))
+}
+
+/// The base class of every ONNX message class.
+#[pyclass(subclass, module = "onnx_light.onnx", name = "Message", weakref)]
+pub struct PyMessage {
+    pub root: Arc<Root>,
+    pub path: Vec<Step>,
+    pub name: &'static str,
+}
+
+impl PyMessage {
+    /// A new, empty root message of type `name`.
+    pub fn new_root(name: &str) -> PyResult<PyMessage> {
+        let msg = new_message(name)
+            .ok_or_else(|| PyTypeError::new_err(format!("unknown message type {name}")))?;
+        Ok(PyMessage::from_box(msg))
+    }
+
+    /// A root message holding `msg`.
+    pub fn from_box(msg: Box<dyn Reflect>) -> PyMessage {
+        let name = msg.proto_name();
+        PyMessage {
+            root: Root::new(msg),
+            path: Vec::new(),
+            name,
+        }
+    }
+
+    /// Runs `f` on the message this view stands for (created if `create`), or on an
+    /// empty message of its type when it is unset and `create` is false.
+    pub fn with<R>(
+        &self,
+        create: bool,
+        f: impl FnOnce(&mut dyn Reflect) -> PyResult<R>,
+    ) -> PyResult<R> {
+        let mut guard = self.root.lock();
+        match navigate(&mut **guard, &self.path, create)? {
+            Some(m) => f(m),
+            None => {
+                drop(guard);
+                let mut empty = new_message(self.name).expect("views have known types");
+                f(&mut *empty)
+            }
+        }
+    }
+
+    /// A deep copy of the message this view stands for.
+    pub fn snapshot(&self) -> PyResult<Box<dyn Reflect>> {
+        self.with(false, |m| Ok(m.boxed_clone()))
+    }
+
+    fn field_name(&self, name: &str) -> PyResult<&'static str> {
+        descriptor(self.name)
+            .and_then(|d| d.field_by_name(name))
+            .map(|f| f.name)
+            .ok_or_else(|| {
+                PyAttributeError::new_err(format!(
+                    "{} has no field `{name}`",
+                    short_name(self.name)
+                ))
+            })
+    }
+
+    fn child(&self, step: Step, name: &'static str) -> PyMessage {
+        let mut path = Vec::with_capacity(self.path.len() + 1);
+        path.extend_from_slice(&self.path);
+        path.push(step);
+        PyMessage {
+            root: self.root.clone(),
+            path,
+            name,
+        }
+    }
+
+    /// Reads field `field` as a Python value (scalars) or a live view (messages and
+    /// repeated fields).
+    pub fn get(&self, py: Python<'_>, field: &'static str) -> PyResult<Py<PyAny>> {
+        enum Got {
+            Value(Py<PyAny>),
+            Msg(&'static str),
+            Repeated(Option<&'static str>),
+        }
+        let got = self.with(false, |m| match m.slot(field) {
+            Some(Slot::Single(c)) => Ok(Got::Value(c.get(py)?)),
+            Some(Slot::Message(c)) => Ok(Got::Msg(c.elem_name())),
+            Some(Slot::Repeated(_)) => Ok(Got::Repeated(None)),
+            Some(Slot::RepeatedMessage(c)) => Ok(Got::Repeated(Some(c.elem_name()))),
+            None => Err(PyAttributeError::new_err(field)),
+        })?;
+        match got {
+            Got::Value(v) => Ok(v),
+            Got::Msg(name) => wrap(py, self.child(Step::Field(field), name)),
+            Got::Repeated(elem) => Ok(Py::new(
+                py,
+                PyRepeated {
+                    owner: PyMessage {
+                        root: self.root.clone(),
+                        path: self.path.clone(),
+                        name: self.name,
+                    },
+                    field,
+                    elem,
+                },
+            )?
+            .into_any()),
+        }
+    }
+
+    /// Writes field `field`: scalars are converted, messages and sequences copied in.
+    pub fn set(&self, field: &'static str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        // Copy message values out first: `value` may be a view of this very root.
+        if let Ok(other) = value.cast::<PyMessage>() {
+            let snap = other.borrow().snapshot()?;
+            return self.with(true, |m| match m.slot(field) {
+                Some(Slot::Message(c)) => {
+                    let target = c.into_mut(true).expect("created");
+                    if target.assign(&*snap) {
+                        Ok(())
+                    } else {
+                        Err(type_mismatch(target.proto_name(), snap.proto_name()))
+                    }
+                }
+                _ => Err(PyTypeError::new_err(format!(
+                    "field `{field}` does not hold a message"
+                ))),
+            });
+        }
+        let is_repeated = self.with(false, |m| {
+            Ok(matches!(
+                m.slot(field),
+                Some(Slot::Repeated(_)) | Some(Slot::RepeatedMessage(_))
+            ))
+        })?;
+        if is_repeated {
+            // Protobuf refuses this assignment; accepting it as "replace the contents"
+            // is what scripts that try it mean.
+            let items = collect_items(value)?;
+            let elems = self.convert_message_items(field, &items)?;
+            return self.with(true, |m| replace_all(m, field, &items, elems));
+        }
+        self.with(true, |m| match m.slot(field) {
+            Some(Slot::Single(mut c)) => c.set(value),
+            Some(Slot::Message(_)) => Err(PyTypeError::new_err(format!(
+                "field `{field}` holds a message; assign a message or use CopyFrom"
+            ))),
+            _ => Err(PyAttributeError::new_err(field)),
+        })
+    }
+
+    /// Snapshots of the message items of a sequence assigned to a repeated message field.
+    fn convert_message_items(
+        &self,
+        field: &'static str,
+        items: &[Bound<'_, PyAny>],
+    ) -> PyResult<Option<Vec<Box<dyn Reflect>>>> {
+        let elem = self.with(false, |m| match m.slot(field) {
+            Some(Slot::RepeatedMessage(c)) => Ok(Some(c.elem_name())),
+            _ => Ok(None),
+        })?;
+        let Some(elem) = elem else { return Ok(None) };
+        items
+            .iter()
+            .map(|it| message_value(it, elem))
+            .collect::<PyResult<Vec<_>>>()
+            .map(Some)
+    }
+}
+
+fn replace_all(
+    m: &mut dyn Reflect,
+    field: &'static str,
+    items: &[Bound<'_, PyAny>],
+    elems: Option<Vec<Box<dyn Reflect>>>,
+) -> PyResult<()> {
+    match (m.slot(field), elems) {
+        (Some(Slot::Repeated(mut c)), _) => {
+            // Convert everything before touching the field, so a bad item changes nothing.
+            let mut scratch = Vec::new();
+            c.clear();
+            for (i, it) in items.iter().enumerate() {
+                if let Err(e) = c.insert(i, it) {
+                    scratch.push(e);
+                    break;
+                }
+            }
+            match scratch.pop() {
+                Some(e) => Err(e),
+                None => Ok(()),
+            }
+        }
+        (Some(Slot::RepeatedMessage(mut c)), Some(elems)) => {
+            c.clear();
+            for (i, e) in elems.iter().enumerate() {
+                c.insert(i, Some(&**e));
+            }
+            Ok(())
+        }
+        _ => Err(PyAttributeError::new_err(field)),
+    }
+}
+
+fn collect_items<'py>(value: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    if value.is_instance_of::<pyo3::types::PyString>() || value.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err(
+            "a repeated field takes a sequence of values, not a single string",
+        ));
+    }
+    value.try_iter()?.collect()
+}
+
+/// A deep copy of `value`, which must be a message of type `elem`.
+fn message_value(value: &Bound<'_, PyAny>, elem: &'static str) -> PyResult<Box<dyn Reflect>> {
+    let msg = value.cast::<PyMessage>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "expected {}, got {}",
+            short_name(elem),
+            value
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
+    let snap = msg.borrow().snapshot()?;
+    if snap.proto_name() != elem {
+        return Err(type_mismatch(elem, snap.proto_name()));
+    }
+    Ok(snap)
+}
+
+fn type_mismatch(expected: &str, got: &str) -> PyErr {
+    PyTypeError::new_err(format!(
+        "expected {}, got {}",
+        short_name(expected),
+        short_name(got)
+    ))
+}
+
+/// `onnx.TensorProto.Segment` -> `Segment`.
+pub fn short_name(name: &str) -> &str {
+    name.rsplit('.').next().unwrap_or(name)
+}
+
+#[pymethods]
+impl PyMessage {
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn py_new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        Err(PyTypeError::new_err(
+            "Message is abstract: create a concrete type such as ModelProto()",
+        ))
+    }
+
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        let field = self.field_name(name)?;
+        self.get(py, field)
+    }
+
+    fn __setattr__(&self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let field = self.field_name(name)?;
+        self.set(field, value)
+    }
+
+    #[pyo3(name = "HasField")]
+    fn has_field(&self, name: &str) -> PyResult<bool> {
+        let field = self.field_name(name).map_err(|_| {
+            PyValueError::new_err(format!("{} has no field `{name}`", short_name(self.name)))
+        })?;
+        self.with(false, |m| match m.slot(field) {
+            Some(Slot::Single(c)) => Ok(c.has()),
+            Some(Slot::Message(mut c)) => Ok(c.has()),
+            _ => Err(PyValueError::new_err(format!(
+                "HasField: `{field}` is a repeated field"
+            ))),
+        })
+    }
+
+    #[pyo3(name = "ClearField")]
+    fn clear_field(&self, name: &str) -> PyResult<()> {
+        let field = self.field_name(name).map_err(|_| {
+            PyValueError::new_err(format!("{} has no field `{name}`", short_name(self.name)))
+        })?;
+        let mut guard = self.root.lock();
+        let Some(m) = navigate(&mut **guard, &self.path, false)? else {
+            return Ok(()); // an unset message has nothing to clear
+        };
+        match m.slot(field) {
+            Some(Slot::Single(mut c)) => c.clear(),
+            Some(Slot::Message(mut c)) => c.clear(),
+            Some(Slot::Repeated(mut c)) => c.clear(),
+            Some(Slot::RepeatedMessage(mut c)) => c.clear(),
+            None => return Err(PyValueError::new_err(field)),
+        }
+        Ok(())
+    }
+
+    #[pyo3(name = "WhichOneof")]
+    fn which_oneof(&self, group: &str) -> PyResult<Option<&'static str>> {
+        let desc = descriptor(self.name).expect("known type");
+        let members: Vec<&'static str> = desc
+            .fields
+            .iter()
+            .filter(|f| f.oneof == Some(group))
+            .map(|f| f.name)
+            .collect();
+        if members.is_empty() {
+            return Err(PyValueError::new_err(format!(
+                "{} has no oneof `{group}`",
+                short_name(self.name)
+            )));
+        }
+        self.with(false, |m| {
+            for name in members {
+                let set = match m.slot(name) {
+                    Some(Slot::Single(c)) => c.has(),
+                    Some(Slot::Message(mut c)) => c.has(),
+                    _ => false,
+                };
+                if set {
+                    return Ok(Some(name));
+                }
+            }
+            Ok(None)
+        })
+    }
+
+    #[pyo3(name = "Clear")]
+    fn clear(&self) -> PyResult<()> {
+        let mut guard = self.root.lock();
+        if let Some(m) = navigate(&mut **guard, &self.path, false)? {
+            m.clear();
+        }
+        Ok(())
+    }
+
+    #[pyo3(name = "CopyFrom")]
+    fn copy_from(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        let snap = message_value(other, self.name)?;
+        self.with(true, |m| {
+            m.assign(&*snap);
+            Ok(())
+        })
+    }
+
+    /// Protobuf's merge is the decode of the two encodings one after the other.
+    #[pyo3(name = "MergeFrom")]
+    fn merge_from(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        let snap = message_value(other, self.name)?;
+        let root = self.root.clone();
+        let path = self.path.clone();
+        py.detach(|| {
+            let mut guard = root.lock();
+            let m = navigate(&mut **guard, &path, true)?.expect("created");
+            let mut bytes = m.encode().map_err(to_py_err)?;
+            bytes.extend_from_slice(&snap.encode().map_err(to_py_err)?);
+            m.decode_into(&bytes).map_err(to_py_err)
+        })
+    }
+
+    #[pyo3(name = "MergeFromString")]
+    fn merge_from_string(&self, py: Python<'_>, data: &[u8]) -> PyResult<usize> {
+        let root = self.root.clone();
+        let path = self.path.clone();
+        let len = data.len();
+        py.detach(|| {
+            let mut guard = root.lock();
+            let m = navigate(&mut **guard, &path, true)?.expect("created");
+            let mut bytes = m.encode().map_err(to_py_err)?;
+            bytes.extend_from_slice(data);
+            m.decode_into(&bytes).map_err(to_py_err)
+        })?;
+        Ok(len)
+    }
+
+    #[pyo3(name = "SerializeToString")]
+    #[pyo3(signature = (**_kwargs))]
+    fn serialize_to_string<'py>(
+        &self,
+        py: Python<'py>,
+        _kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let root = self.root.clone();
+        let path = self.path.clone();
+        let name = self.name;
+        let bytes = py.detach(|| {
+            let mut guard = root.lock();
+            match navigate(&mut **guard, &path, false)? {
+                Some(m) => m.encode().map_err(to_py_err),
+                None => new_message(name)
+                    .expect("known type")
+                    .encode()
+                    .map_err(to_py_err),
+            }
+        })?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    #[pyo3(name = "SerializePartialToString")]
+    #[pyo3(signature = (**kwargs))]
+    fn serialize_partial_to_string<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        self.serialize_to_string(py, kwargs)
+    }
+
+    #[pyo3(name = "ParseFromString")]
+    fn parse_from_string(&self, py: Python<'_>, data: &[u8]) -> PyResult<usize> {
+        let root = self.root.clone();
+        let path = self.path.clone();
+        let len = data.len();
+        py.detach(|| {
+            let mut guard = root.lock();
+            let m = navigate(&mut **guard, &path, true)?.expect("created");
+            m.decode_into(data).map_err(to_py_err)
+        })?;
+        Ok(len)
+    }
+
+    #[classmethod]
+    #[pyo3(name = "FromString")]
+    fn from_string<'py>(cls: &Bound<'py, PyType>, data: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+        let obj = cls.call0()?;
+        {
+            let msg = obj.cast::<PyMessage>()?.borrow();
+            msg.parse_from_string(cls.py(), data)?;
+        }
+        Ok(obj)
+    }
+
+    #[pyo3(name = "ByteSize")]
+    fn byte_size(&self) -> PyResult<u64> {
+        self.with(false, |m| Ok(m.byte_size()))
+    }
+
+    #[pyo3(name = "IsInitialized")]
+    fn is_initialized(&self) -> bool {
+        true
+    }
+
+    #[pyo3(name = "ListFields")]
+    fn list_fields(&self, py: Python<'_>) -> PyResult<Vec<(String, Py<PyAny>)>> {
+        let desc = descriptor(self.name).expect("known type");
+        let mut out = Vec::new();
+        for f in desc.fields {
+            let set = self.with(false, |m| {
+                Ok(match m.slot(f.name) {
+                    Some(Slot::Single(c)) => c.has(),
+                    Some(Slot::Message(mut c)) => c.has(),
+                    Some(Slot::Repeated(c)) => c.len() > 0,
+                    Some(Slot::RepeatedMessage(c)) => c.len() > 0,
+                    None => false,
+                })
+            })?;
+            if set {
+                out.push((f.name.to_string(), self.get(py, f.name)?));
+            }
+        }
+        Ok(out)
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(other) = other.cast::<PyMessage>() else {
+            return Ok(false);
+        };
+        let snap = other.borrow().snapshot()?;
+        self.with(false, |m| Ok(m.eq_dyn(&*snap)))
+    }
+
+    fn __ne__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(!self.__eq__(other)?)
+    }
+
+    fn __repr__(&self) -> PyResult<String> {
+        self.with(false, |m| Ok(format_message(m)))
+    }
+
+    fn __str__(&self) -> PyResult<String> {
+        self.__repr__()
+    }
+
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        wrap(py, PyMessage::from_box(self.snapshot()?))
+    }
+
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.__copy__(py)
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let bytes = slf.borrow().serialize_to_string(py, None)?;
+        let from_string = slf.get_type().getattr("FromString")?;
+        PyTuple::new(
+            py,
+            [
+                from_string.into_any(),
+                PyTuple::new(py, [bytes])?.into_any(),
+            ],
+        )
+    }
+
+    /// The protobuf type name, e.g. `onnx.ModelProto`.
+    #[getter(_proto_name)]
+    fn proto_name(&self) -> &'static str {
+        self.name
+    }
+
+    /// True when this object is a view into another message (not a root).
+    #[getter(_is_view)]
+    fn is_view(&self) -> bool {
+        !self.path.is_empty()
+    }
+}
+
+/// A repeated field of a message: a live, list-like view.
+#[pyclass(module = "onnx_light.onnx", name = "RepeatedField", sequence)]
+pub struct PyRepeated {
+    owner: PyMessage,
+    field: &'static str,
+    /// The element message type, for repeated message fields.
+    elem: Option<&'static str>,
+}
+
+impl PyRepeated {
+    fn len(&self) -> PyResult<usize> {
+        let field = self.field;
+        self.owner.with(false, |m| match m.slot(field) {
+            Some(Slot::Repeated(c)) => Ok(c.len()),
+            Some(Slot::RepeatedMessage(c)) => Ok(c.len()),
+            _ => Err(PyAttributeError::new_err(field)),
+        })
+    }
+
+    fn index(&self, index: isize, len: usize) -> PyResult<usize> {
+        let i = if index < 0 {
+            index + len as isize
+        } else {
+            index
+        };
+        if i < 0 || i as usize >= len {
+            return Err(PyIndexError::new_err(format!(
+                "index {index} out of range for `{}` of length {len}",
+                self.field
+            )));
+        }
+        Ok(i as usize)
+    }
+
+    fn item(&self, py: Python<'_>, i: usize) -> PyResult<Py<PyAny>> {
+        match self.elem {
+            Some(elem) => wrap(py, self.owner.child(Step::Index(self.field, i), elem)),
+            None => {
+                let field = self.field;
+                self.owner.with(false, |m| match m.slot(field) {
+                    Some(Slot::Repeated(c)) if i < c.len() => c.get(py, i),
+                    _ => Err(PyIndexError::new_err(format!("index {i} out of range"))),
+                })
+            }
+        }
+    }
+
+    fn insert_at(&self, index: usize, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let field = self.field;
+        match self.elem {
+            Some(elem) => {
+                let snap = message_value(value, elem)?;
+                self.owner.with(true, |m| match m.slot(field) {
+                    Some(Slot::RepeatedMessage(mut c)) => {
+                        let i = index.min(c.len());
+                        c.insert(i, Some(&*snap));
+                        Ok(())
+                    }
+                    _ => Err(PyAttributeError::new_err(field)),
+                })
+            }
+            None => self.owner.with(true, |m| match m.slot(field) {
+                Some(Slot::Repeated(mut c)) => {
+                    let i = index.min(c.len());
+                    c.insert(i, value)
+                }
+                _ => Err(PyAttributeError::new_err(field)),
+            }),
+        }
+    }
+
+    fn remove_at(&self, index: usize) -> PyResult<()> {
+        let field = self.field;
+        self.owner.with(true, |m| match m.slot(field) {
+            Some(Slot::Repeated(mut c)) if index < c.len() => {
+                c.remove(index);
+                Ok(())
+            }
+            Some(Slot::RepeatedMessage(mut c)) if index < c.len() => {
+                c.remove(index);
+                Ok(())
+            }
+            _ => Err(PyIndexError::new_err(format!("index {index} out of range"))),
+        })
+    }
+
+    fn slice_indices(&self, slice: &Bound<'_, PySlice>) -> PyResult<Vec<usize>> {
+        let len = self.len()?;
+        let ind = slice.indices(len as isize)?;
+        let mut out = Vec::with_capacity(ind.slicelength);
+        let mut i = ind.start;
+        for _ in 0..ind.slicelength {
+            out.push(i as usize);
+            i += ind.step;
+        }
+        Ok(out)
+    }
+
+    fn to_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        if self.elem.is_none() {
+            // Scalars: one lock for the whole list.
+            let field = self.field;
+            let items = self.owner.with(false, |m| match m.slot(field) {
+                Some(Slot::Repeated(c)) => (0..c.len())
+                    .map(|i| c.get(py, i))
+                    .collect::<PyResult<Vec<_>>>(),
+                _ => Err(PyAttributeError::new_err(field)),
+            })?;
+            return PyList::new(py, items);
+        }
+        let n = self.len()?;
+        let items = (0..n)
+            .map(|i| self.item(py, i))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+}
+
+#[pymethods]
+impl PyRepeated {
+    fn __len__(&self) -> PyResult<usize> {
+        self.len()
+    }
+
+    fn __bool__(&self) -> PyResult<bool> {
+        Ok(self.len()? > 0)
+    }
+
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if let Ok(slice) = key.cast::<PySlice>() {
+            let items = self
+                .slice_indices(slice)?
+                .into_iter()
+                .map(|i| self.item(py, i))
+                .collect::<PyResult<Vec<_>>>()?;
+            return Ok(PyList::new(py, items)?.into_any().unbind());
+        }
+        let index: isize = key.extract()?;
+        let i = self.index(index, self.len()?)?;
+        self.item(py, i)
+    }
+
+    fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        if let Ok(slice) = key.cast::<PySlice>() {
+            let indices = self.slice_indices(slice)?;
+            let items = collect_items(value)?;
+            let step = slice.indices(self.len()? as isize)?.step;
+            if step == 1 {
+                // A contiguous slice may change length: delete, then insert.
+                let start = indices.first().copied().unwrap_or_else(|| {
+                    slice
+                        .indices(self.len().unwrap_or(0) as isize)
+                        .map(|i| i.start as usize)
+                        .unwrap_or(0)
+                });
+                for &i in indices.iter().rev() {
+                    self.remove_at(i)?;
+                }
+                for (k, it) in items.iter().enumerate() {
+                    self.insert_at(start + k, it)?;
+                }
+                return Ok(());
+            }
+            if indices.len() != items.len() {
+                return Err(PyValueError::new_err(format!(
+                    "attempt to assign sequence of size {} to extended slice of size {}",
+                    items.len(),
+                    indices.len()
+                )));
+            }
+            for (&i, it) in indices.iter().zip(&items) {
+                self.set_one(i, it)?;
+            }
+            return Ok(());
+        }
+        let index: isize = key.extract()?;
+        let i = self.index(index, self.len()?)?;
+        self.set_one(i, value)
+    }
+
+    fn __delitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        if let Ok(slice) = key.cast::<PySlice>() {
+            let mut indices = self.slice_indices(slice)?;
+            indices.sort_unstable();
+            for &i in indices.iter().rev() {
+                self.remove_at(i)?;
+            }
+            return Ok(());
+        }
+        let index: isize = key.extract()?;
+        let i = self.index(index, self.len()?)?;
+        self.remove_at(i)
+    }
+
+    /// Scalars iterate over a snapshot taken under one lock; messages are produced one
+    /// view at a time, so that iterating a large graph creates no list.
+    fn __iter__(slf: PyRef<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        if slf.elem.is_none() {
+            return Ok(slf.to_list(py)?.try_iter()?.into_any().unbind());
+        }
+        let it = PyRepeatedIter {
+            field: PyRepeated {
+                owner: PyMessage {
+                    root: slf.owner.root.clone(),
+                    path: slf.owner.path.clone(),
+                    name: slf.owner.name,
+                },
+                field: slf.field,
+                elem: slf.elem,
+            },
+            next: 0,
+        };
+        Ok(Py::new(py, it)?.into_any())
+    }
+
+    fn __contains__(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+        self.to_list(py)?.contains(value)
+    }
+
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let mine = self.to_list(py)?;
+        if let Ok(other) = other.cast::<PyRepeated>() {
+            return mine.eq(other.borrow().to_list(py)?);
+        }
+        match other.try_iter() {
+            Ok(it) => {
+                let theirs = PyList::new(py, it.collect::<PyResult<Vec<_>>>()?)?;
+                mine.eq(theirs)
+            }
+            Err(_) => Ok(false),
+        }
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(self.to_list(py)?.repr()?.to_string())
+    }
+
+    fn append(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.insert_at(usize::MAX, value)
+    }
+
+    fn extend(&self, values: &Bound<'_, PyAny>) -> PyResult<()> {
+        // Like protobuf, extending (even with nothing) marks the parents as set.
+        self.owner.with(true, |_| Ok(()))?;
+        for it in collect_items(values)? {
+            self.insert_at(usize::MAX, &it)?;
+        }
+        Ok(())
+    }
+
+    fn insert(&self, index: isize, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let len = self.len()? as isize;
+        let i = if index < 0 {
+            (index + len).max(0)
+        } else {
+            index.min(len)
+        };
+        self.insert_at(i as usize, value)
+    }
+
+    /// Appends a new element (message fields only), sets `fields` on it and returns it.
+    #[pyo3(signature = (**fields))]
+    fn add(&self, py: Python<'_>, fields: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
+        let Some(elem) = self.elem else {
+            return Err(PyTypeError::new_err(format!(
+                "`{}` holds scalars: use append",
+                self.field
+            )));
+        };
+        let field = self.field;
+        let index = self.owner.with(true, |m| match m.slot(field) {
+            Some(Slot::RepeatedMessage(mut c)) => {
+                let i = c.len();
+                c.insert(i, None);
+                Ok(i)
+            }
+            _ => Err(PyAttributeError::new_err(field)),
+        })?;
+        let child = self.owner.child(Step::Index(field, index), elem);
+        if let Some(fields) = fields {
+            for (k, v) in fields.iter() {
+                let name = child.field_name(&k.extract::<String>()?)?;
+                child.set(name, &v)?;
+            }
+        }
+        wrap(py, child)
+    }
+
+    fn remove(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let list = self.to_list(py)?;
+        let i = list.index(value)?;
+        self.remove_at(i)
+    }
+
+    #[pyo3(signature = (index = -1))]
+    fn pop(&self, py: Python<'_>, index: isize) -> PyResult<Py<PyAny>> {
+        let i = self.index(index, self.len()?)?;
+        let item = self.item(py, i)?;
+        // A popped message must not stay a view of a position that now holds another one.
+        let item = match item.bind(py).cast::<PyMessage>() {
+            Ok(m) => wrap(py, PyMessage::from_box(m.borrow().snapshot()?))?,
+            Err(_) => item,
+        };
+        self.remove_at(i)?;
+        Ok(item)
+    }
+
+    fn clear(&self) -> PyResult<()> {
+        let field = self.field;
+        self.owner.with(true, |m| match m.slot(field) {
+            Some(Slot::Repeated(mut c)) => {
+                c.clear();
+                Ok(())
+            }
+            Some(Slot::RepeatedMessage(mut c)) => {
+                c.clear();
+                Ok(())
+            }
+            _ => Err(PyAttributeError::new_err(field)),
+        })
+    }
+
+    fn index_of(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<usize> {
+        self.to_list(py)?.index(value)
+    }
+
+    fn count(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let list = self.to_list(py)?;
+        let mut n = 0;
+        for it in list.iter() {
+            if it.eq(value)? {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// The elements as a Python list (scalars are read under one lock).
+    fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.to_list(py)
+    }
+
+    #[pyo3(name = "MergeFrom")]
+    fn merge_from(&self, values: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.extend(values)
+    }
+}
+
+impl PyRepeated {
+    fn set_one(&self, i: usize, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let field = self.field;
+        match self.elem {
+            Some(elem) => {
+                let snap = message_value(value, elem)?;
+                self.owner.with(true, |m| match m.slot(field) {
+                    Some(Slot::RepeatedMessage(c)) => match c.into_mut(i) {
+                        Some(target) => {
+                            target.assign(&*snap);
+                            Ok(())
+                        }
+                        None => Err(PyIndexError::new_err(i)),
+                    },
+                    _ => Err(PyAttributeError::new_err(field)),
+                })
+            }
+            None => self.owner.with(true, |m| match m.slot(field) {
+                Some(Slot::Repeated(mut c)) if i < c.len() => c.set(i, value),
+                _ => Err(PyIndexError::new_err(i)),
+            }),
+        }
+    }
+}
+
+/// Iterates a repeated field by position; a field that shrinks ends the iteration.
+#[pyclass(module = "onnx_light.onnx")]
+pub struct PyRepeatedIter {
+    field: PyRepeated,
+    next: usize,
+}
+
+#[pymethods]
+impl PyRepeatedIter {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        if self.next >= self.field.len()? {
+            return Ok(None);
+        }
+        let item = self.field.item(py, self.next)?;
+        self.next += 1;
+        Ok(Some(item))
+    }
+}
+
+/// Declares one Python class per message type, subclasses of `Message`, and `wrap`,
+/// which builds the right class for a view.
+macro_rules! message_classes {
+    ($($rust:ident => $py:literal, $proto:literal;)*) => {
+        $(
+            #[pyclass(extends = PyMessage, module = "onnx_light.onnx", name = $py, subclass)]
+            pub struct $rust;
+
+            #[pymethods]
+            impl $rust {
+                #[new]
+                #[pyo3(signature = (*args, **fields))]
+                fn py_new(
+                    args: &Bound<'_, PyTuple>,
+                    fields: Option<&Bound<'_, PyDict>>,
+                ) -> PyResult<(Self, PyMessage)> {
+                    if !args.is_empty() {
+                        return Err(PyTypeError::new_err(concat!(
+                            $py, "() takes keyword arguments only"
+                        )));
+                    }
+                    let base = PyMessage::new_root($proto)?;
+                    if let Some(fields) = fields {
+                        for (k, v) in fields.iter() {
+                            let name = base.field_name(&k.extract::<String>()?)?;
+                            if !v.is_none() {
+                                base.set(name, &v)?;
+                            }
+                        }
+                    }
+                    Ok(($rust, base))
+                }
+            }
+        )*
+
+        /// The Python object for `msg`: an instance of its message class.
+        pub fn wrap(py: Python<'_>, msg: PyMessage) -> PyResult<Py<PyAny>> {
+            let name = msg.name;
+            let init = PyClassInitializer::from(msg);
+            $(
+                if name == $proto {
+                    return Ok(Py::new(py, init.add_subclass($rust))?.into_any());
+                }
+            )*
+            Err(PyTypeError::new_err("unknown message type"))
+        }
+
+        /// Adds every message class to `m`.
+        pub fn add_classes(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            m.add_class::<PyMessage>()?;
+            m.add_class::<PyRepeated>()?;
+            $( m.add_class::<$rust>()?; )*
+            Ok(())
+        }
+
+        /// The protobuf name and Python class of every message type.
+        pub fn classes(py: Python<'_>) -> Vec<(&'static str, Bound<'_, PyType>)> {
+            vec![$(($proto, py.get_type::<$rust>())),*]
+        }
+    };
+}
+
+message_classes! {
+    PyModelProto => "ModelProto", "onnx.ModelProto";
+    PyGraphProto => "GraphProto", "onnx.GraphProto";
+    PyNodeProto => "NodeProto", "onnx.NodeProto";
+    PyValueInfoProto => "ValueInfoProto", "onnx.ValueInfoProto";
+    PyTensorAnnotation => "TensorAnnotation", "onnx.TensorAnnotation";
+    PyIntIntListEntryProto => "IntIntListEntryProto", "onnx.IntIntListEntryProto";
+    PyNodeDeviceConfigurationProto => "NodeDeviceConfigurationProto", "onnx.NodeDeviceConfigurationProto";
+    PyShardingSpecProto => "ShardingSpecProto", "onnx.ShardingSpecProto";
+    PyShardedDimProto => "ShardedDimProto", "onnx.ShardedDimProto";
+    PySimpleShardedDimProto => "SimpleShardedDimProto", "onnx.SimpleShardedDimProto";
+    PyAttributeProto => "AttributeProto", "onnx.AttributeProto";
+    PyTrainingInfoProto => "TrainingInfoProto", "onnx.TrainingInfoProto";
+    PyDeviceConfigurationProto => "DeviceConfigurationProto", "onnx.DeviceConfigurationProto";
+    PyStringStringEntryProto => "StringStringEntryProto", "onnx.StringStringEntryProto";
+    PyOperatorSetIdProto => "OperatorSetIdProto", "onnx.OperatorSetIdProto";
+    PyFunctionProto => "FunctionProto", "onnx.FunctionProto";
+    PyTensorProto => "TensorProto", "onnx.TensorProto";
+    PySegment => "Segment", "onnx.TensorProto.Segment";
+    PySparseTensorProto => "SparseTensorProto", "onnx.SparseTensorProto";
+    PyTensorShapeProto => "TensorShapeProto", "onnx.TensorShapeProto";
+    PyDimension => "Dimension", "onnx.TensorShapeProto.Dimension";
+    PyTypeProto => "TypeProto", "onnx.TypeProto";
+    PyTypeProtoTensor => "Tensor", "onnx.TypeProto.Tensor";
+    PyTypeProtoSequence => "Sequence", "onnx.TypeProto.Sequence";
+    PyTypeProtoMap => "Map", "onnx.TypeProto.Map";
+    PyTypeProtoOptional => "Optional", "onnx.TypeProto.Optional";
+    PyTypeProtoSparseTensor => "SparseTensor", "onnx.TypeProto.SparseTensor";
+    PyTypeProtoOpaque => "Opaque", "onnx.TypeProto.Opaque";
+    PySequenceProto => "SequenceProto", "onnx.SequenceProto";
+    PyMapProto => "MapProto", "onnx.MapProto";
+    PyOptionalProto => "OptionalProto", "onnx.OptionalProto";
+    PyOperatorProto => "OperatorProto", "onnx.OperatorProto";
+    PyOperatorSetProto => "OperatorSetProto", "onnx.OperatorSetProto";
+}

@@ -1,0 +1,825 @@
+//! Field access by protobuf name on the typed ONNX messages of `onnx-light`: each message
+//! type lists its fields once (`reflect!`), and every Python operation (get, set, has,
+//! clear, repeated edits, navigation to a sub-message) goes through the cells defined
+//! here. Nothing here knows about views or roots; it only maps names to struct fields.
+
+use std::any::Any;
+
+use onnx_light::onnx::*;
+use onnx_light::{Bytes, DecodeOwned, EnumValue, Message, ProtoEnum, Str};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+
+/// A message type whose fields can be reached by name.
+pub trait Reflect: Any + Send + Sync {
+    /// The protobuf name (`onnx.ModelProto`).
+    fn proto_name(&self) -> &'static str;
+    /// The field called `name`, or `None` when the type has no such field.
+    fn slot(&mut self, name: &str) -> Option<Slot<'_>>;
+    /// The serialized bytes (protobuf's canonical encoding).
+    fn encode(&self) -> onnx_light::Result<Vec<u8>>;
+    /// The serialized size.
+    fn byte_size(&self) -> u64;
+    /// Replaces the content with the message decoded from `bytes`.
+    fn decode_into(&mut self, bytes: &[u8]) -> onnx_light::Result<()>;
+    /// Resets every field.
+    fn clear(&mut self);
+    /// A deep copy.
+    fn boxed_clone(&self) -> Box<dyn Reflect>;
+    /// Field-by-field equality with another message of any type.
+    fn eq_dyn(&self, other: &dyn Reflect) -> bool;
+    /// Copies `other` into `self` when both have the same type.
+    fn assign(&mut self, other: &dyn Reflect) -> bool;
+    /// Upcast for downcasting to the concrete type.
+    fn as_any(&self) -> &dyn Any;
+    /// Upcast for downcasting to the concrete type.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// One field of a message, borrowed for one operation.
+pub enum Slot<'m> {
+    /// A singular scalar, string or bytes field.
+    Single(Box<dyn SingleCell + 'm>),
+    /// A repeated scalar, string or bytes field.
+    Repeated(Box<dyn RepeatedCell + 'm>),
+    /// A singular message field.
+    Message(Box<dyn MessageCell<'m> + 'm>),
+    /// A repeated message field.
+    RepeatedMessage(Box<dyn RepeatedMessageCell<'m> + 'm>),
+}
+
+/// A singular non-message field.
+pub trait SingleCell {
+    fn get(&self, py: Python<'_>) -> PyResult<Py<PyAny>>;
+    fn set(&mut self, value: &Bound<'_, PyAny>) -> PyResult<()>;
+    fn has(&self) -> bool;
+    fn clear(&mut self);
+    fn text(&self) -> String;
+}
+
+/// A repeated non-message field.
+pub trait RepeatedCell {
+    fn len(&self) -> usize;
+    fn get(&self, py: Python<'_>, index: usize) -> PyResult<Py<PyAny>>;
+    fn set(&mut self, index: usize, value: &Bound<'_, PyAny>) -> PyResult<()>;
+    fn insert(&mut self, index: usize, value: &Bound<'_, PyAny>) -> PyResult<()>;
+    fn remove(&mut self, index: usize);
+    fn clear(&mut self);
+    fn text(&self, index: usize) -> String;
+}
+
+/// A singular message field.
+pub trait MessageCell<'m> {
+    fn has(&mut self) -> bool;
+    fn clear(&mut self);
+    /// The message type's protobuf name.
+    fn elem_name(&self) -> &'static str;
+    /// The sub-message, created empty first when `create` is true.
+    fn into_mut(self: Box<Self>, create: bool) -> Option<&'m mut dyn Reflect>;
+}
+
+/// A repeated message field.
+pub trait RepeatedMessageCell<'m> {
+    fn len(&self) -> usize;
+    fn elem_name(&self) -> &'static str;
+    /// Inserts a copy of `value` (which must be of the element type) at `index`.
+    fn insert(&mut self, index: usize, value: Option<&dyn Reflect>) -> bool;
+    fn remove(&mut self, index: usize);
+    fn clear(&mut self);
+    fn into_mut(self: Box<Self>, index: usize) -> Option<&'m mut dyn Reflect>;
+}
+
+/// A Rust value held in a field, convertible to and from Python.
+pub trait PyScalar: Sized + Default + Clone {
+    fn to_py(&self, py: Python<'_>) -> PyResult<Py<PyAny>>;
+    fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self>;
+    /// The value in protobuf's text format.
+    fn text(&self) -> String;
+}
+
+macro_rules! numeric_scalar {
+    ($($t:ty),*) => {$(
+        impl PyScalar for $t {
+            fn to_py(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+                Ok(self.into_pyobject(py)?.into_any().unbind())
+            }
+            fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+                value.extract::<$t>().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "expected {}, got {}",
+                        stringify!($t),
+                        type_name(value)
+                    ))
+                })
+            }
+            fn text(&self) -> String {
+                self.to_string()
+            }
+        }
+    )*};
+}
+numeric_scalar!(i64, i32, u64);
+
+fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+impl PyScalar for f64 {
+    fn to_py(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(self.into_pyobject(py)?.into_any().unbind())
+    }
+    fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        value
+            .extract::<f64>()
+            .map_err(|_| PyTypeError::new_err(format!("expected float, got {}", type_name(value))))
+    }
+    fn text(&self) -> String {
+        format_f64(*self)
+    }
+}
+
+impl PyScalar for f32 {
+    fn to_py(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok((*self as f64).into_pyobject(py)?.into_any().unbind())
+    }
+    fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        value
+            .extract::<f64>()
+            .map(|v| v as f32)
+            .map_err(|_| PyTypeError::new_err(format!("expected float, got {}", type_name(value))))
+    }
+    fn text(&self) -> String {
+        format_f32(*self)
+    }
+}
+
+/// `printf("%.{precision}g", v)`: `precision` significant digits, trailing zeros
+/// dropped, scientific notation for exponents below -4 or from `precision` up.
+fn format_g(v: f64, precision: usize) -> String {
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let sci = format!("{:.*e}", precision - 1, v);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |t: &str| -> String {
+        if t.contains('.') {
+            t.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            t.to_string()
+        }
+    };
+    if exp < -4 || exp >= precision as i32 {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
+    } else {
+        let decimals = (precision as i32 - 1 - exp).max(0) as usize;
+        trim(&format!("{v:.decimals$}"))
+    }
+}
+
+/// A float as protobuf's text format writes it: 6 significant digits when they read
+/// back to the same `f32`, else 9.
+fn format_f32(v: f32) -> String {
+    let short = format_g(v as f64, 6);
+    if short.parse::<f32>().ok() == Some(v) {
+        short
+    } else {
+        format_g(v as f64, 9)
+    }
+}
+
+/// A double as protobuf's text format writes it: 15 significant digits when they read
+/// back to the same value, else 17.
+fn format_f64(v: f64) -> String {
+    let short = format_g(v, 15);
+    if short.parse::<f64>().ok() == Some(v) {
+        short
+    } else {
+        format_g(v, 17)
+    }
+}
+
+fn quote(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 2);
+    out.push('"');
+    for &b in bytes {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\'' => out.push_str("\\'"),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+impl PyScalar for Str<'static> {
+    fn to_py(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(PyString::new(py, self.as_str()).into_any().unbind())
+    }
+    fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if let Ok(s) = value.cast::<PyString>() {
+            return Ok(Str::from(s.extract::<String>()?));
+        }
+        if let Ok(b) = value.cast::<PyBytes>() {
+            let text = std::str::from_utf8(b.as_bytes())
+                .map_err(|e| PyValueError::new_err(format!("string field: invalid UTF-8: {e}")))?;
+            return Ok(Str::from(text.to_owned()));
+        }
+        Err(PyTypeError::new_err(format!(
+            "expected str, got {}",
+            type_name(value)
+        )))
+    }
+    fn text(&self) -> String {
+        quote(self.as_str().as_bytes())
+    }
+}
+
+impl PyScalar for Bytes<'static> {
+    fn to_py(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(PyBytes::new(py, self.as_slice()).into_any().unbind())
+    }
+    fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if let Ok(b) = value.cast::<PyBytes>() {
+            return Ok(Bytes::from(b.as_bytes().to_vec()));
+        }
+        if let Ok(s) = value.cast::<PyString>() {
+            return Ok(Bytes::from(s.extract::<String>()?.into_bytes()));
+        }
+        // bytearray, memoryview, numpy arrays: anything with the buffer protocol.
+        if let Ok(v) = value.extract::<Vec<u8>>() {
+            return Ok(Bytes::from(v));
+        }
+        let b = value
+            .py()
+            .import("builtins")?
+            .getattr("bytes")?
+            .call1((value,))
+            .map_err(|_| {
+                PyTypeError::new_err(format!("expected bytes, got {}", type_name(value)))
+            })?;
+        Ok(Bytes::from(b.cast::<PyBytes>()?.as_bytes().to_vec()))
+    }
+    fn text(&self) -> String {
+        quote(self.as_slice())
+    }
+}
+
+impl<E: ProtoEnum> PyScalar for EnumValue<E> {
+    fn to_py(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.raw().to_py(py)
+    }
+    fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(EnumValue::from_raw(i32::from_py(value)?))
+    }
+    fn text(&self) -> String {
+        match E::VALUES.iter().find(|(_, v)| *v == self.raw()) {
+            Some((name, _)) => (*name).to_string(),
+            None => self.raw().to_string(),
+        }
+    }
+}
+
+/// An `Option<T>` field (proto2 optional).
+struct Opt<'m, T>(&'m mut Option<T>);
+
+impl<T: PyScalar> SingleCell for Opt<'_, T> {
+    fn get(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.0.as_ref() {
+            Some(v) => v.to_py(py),
+            None => T::default().to_py(py),
+        }
+    }
+    fn set(&mut self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        *self.0 = Some(T::from_py(value)?);
+        Ok(())
+    }
+    fn has(&self) -> bool {
+        self.0.is_some()
+    }
+    fn clear(&mut self) {
+        *self.0 = None;
+    }
+    fn text(&self) -> String {
+        self.0.clone().unwrap_or_default().text()
+    }
+}
+
+/// A member of a oneof holding a scalar.
+struct OneofScalar<'m, O, T> {
+    slot: &'m mut Option<O>,
+    get: fn(&O) -> Option<&T>,
+    make: fn(T) -> O,
+}
+
+impl<O, T: PyScalar> SingleCell for OneofScalar<'_, O, T> {
+    fn get(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.slot.as_ref().and_then(self.get) {
+            Some(v) => v.to_py(py),
+            None => T::default().to_py(py),
+        }
+    }
+    fn set(&mut self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        *self.slot = Some((self.make)(T::from_py(value)?));
+        Ok(())
+    }
+    fn has(&self) -> bool {
+        self.slot.as_ref().and_then(self.get).is_some()
+    }
+    fn clear(&mut self) {
+        if self.has() {
+            *self.slot = None;
+        }
+    }
+    fn text(&self) -> String {
+        self.slot
+            .as_ref()
+            .and_then(self.get)
+            .cloned()
+            .unwrap_or_default()
+            .text()
+    }
+}
+
+/// A `Vec<T>` field of scalars, strings or bytes.
+struct Rep<'m, T>(&'m mut Vec<T>);
+
+impl<T: PyScalar> RepeatedCell for Rep<'_, T> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn get(&self, py: Python<'_>, index: usize) -> PyResult<Py<PyAny>> {
+        self.0[index].to_py(py)
+    }
+    fn set(&mut self, index: usize, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.0[index] = T::from_py(value)?;
+        Ok(())
+    }
+    fn insert(&mut self, index: usize, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let v = T::from_py(value)?;
+        self.0.insert(index, v);
+        Ok(())
+    }
+    fn remove(&mut self, index: usize) {
+        self.0.remove(index);
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+    fn text(&self, index: usize) -> String {
+        self.0[index].text()
+    }
+}
+
+/// A type that `reflect!` describes, with its protobuf name known statically.
+pub trait Named: Reflect + Default + Clone {
+    const NAME: &'static str;
+}
+
+/// An `Option<M>` message field.
+struct OptMsg<'m, M>(&'m mut Option<M>);
+
+impl<'m, M: Named> MessageCell<'m> for OptMsg<'m, M> {
+    fn has(&mut self) -> bool {
+        self.0.is_some()
+    }
+    fn clear(&mut self) {
+        *self.0 = None;
+    }
+    fn elem_name(&self) -> &'static str {
+        M::NAME
+    }
+    fn into_mut(self: Box<Self>, create: bool) -> Option<&'m mut dyn Reflect> {
+        if create {
+            Some(self.0.get_or_insert_with(M::default))
+        } else {
+            self.0.as_mut().map(|m| m as &mut dyn Reflect)
+        }
+    }
+}
+
+/// An `Option<Box<M>>` (recursive) message field.
+struct OptBoxMsg<'m, M>(&'m mut Option<Box<M>>);
+
+impl<'m, M: Named> MessageCell<'m> for OptBoxMsg<'m, M> {
+    fn has(&mut self) -> bool {
+        self.0.is_some()
+    }
+    fn clear(&mut self) {
+        *self.0 = None;
+    }
+    fn elem_name(&self) -> &'static str {
+        M::NAME
+    }
+    fn into_mut(self: Box<Self>, create: bool) -> Option<&'m mut dyn Reflect> {
+        if create {
+            Some(&mut **self.0.get_or_insert_with(Box::default))
+        } else {
+            self.0.as_mut().map(|m| &mut **m as &mut dyn Reflect)
+        }
+    }
+}
+
+/// A member of a oneof holding a message.
+struct OneofMsg<'m, O, M> {
+    slot: &'m mut Option<O>,
+    get: fn(&mut O) -> Option<&mut M>,
+    make: fn(M) -> O,
+}
+
+impl<'m, O, M: Named> MessageCell<'m> for OneofMsg<'m, O, M> {
+    fn has(&mut self) -> bool {
+        self.slot.as_mut().and_then(self.get).is_some()
+    }
+    fn clear(&mut self) {
+        if self.has() {
+            *self.slot = None;
+        }
+    }
+    fn elem_name(&self) -> &'static str {
+        M::NAME
+    }
+    fn into_mut(self: Box<Self>, create: bool) -> Option<&'m mut dyn Reflect> {
+        let OneofMsg { slot, get, make } = *self;
+        let present = slot.as_mut().and_then(get).is_some();
+        if !present {
+            if !create {
+                return None;
+            }
+            *slot = Some(make(M::default()));
+        }
+        slot.as_mut().and_then(get).map(|m| m as &mut dyn Reflect)
+    }
+}
+
+/// A `Vec<M>` message field.
+struct RepMsg<'m, M>(&'m mut Vec<M>);
+
+impl<'m, M: Named> RepeatedMessageCell<'m> for RepMsg<'m, M> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn elem_name(&self) -> &'static str {
+        M::NAME
+    }
+    fn insert(&mut self, index: usize, value: Option<&dyn Reflect>) -> bool {
+        let m = match value {
+            None => M::default(),
+            Some(v) => match v.as_any().downcast_ref::<M>() {
+                Some(m) => m.clone(),
+                None => return false,
+            },
+        };
+        self.0.insert(index, m);
+        true
+    }
+    fn remove(&mut self, index: usize) {
+        self.0.remove(index);
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+    fn into_mut(self: Box<Self>, index: usize) -> Option<&'m mut dyn Reflect> {
+        self.0.get_mut(index).map(|m| m as &mut dyn Reflect)
+    }
+}
+
+fn opt<'m, T: PyScalar + 'm>(f: &'m mut Option<T>) -> Slot<'m> {
+    Slot::Single(Box::new(Opt(f)))
+}
+fn rep<'m, T: PyScalar + 'm>(f: &'m mut Vec<T>) -> Slot<'m> {
+    Slot::Repeated(Box::new(Rep(f)))
+}
+fn msg<'m, M: Named>(f: &'m mut Option<M>) -> Slot<'m> {
+    Slot::Message(Box::new(OptMsg(f)))
+}
+fn bmsg<'m, M: Named>(f: &'m mut Option<Box<M>>) -> Slot<'m> {
+    Slot::Message(Box::new(OptBoxMsg(f)))
+}
+fn rmsg<'m, M: Named>(f: &'m mut Vec<M>) -> Slot<'m> {
+    Slot::RepeatedMessage(Box::new(RepMsg(f)))
+}
+
+/// Implements `Reflect` and `Named` for a message type from its field list, and
+/// `new_message` / `MESSAGE_NAMES` over all of them.
+macro_rules! reflect {
+    ($( $ty:ident { $($name:literal => $kind:ident($($field:tt)+)),* $(,)? } )*) => {
+        $(
+            impl Named for $ty<'static> {
+                const NAME: &'static str = <$ty<'static> as Message>::DESCRIPTOR.name;
+            }
+            impl Reflect for $ty<'static> {
+                fn proto_name(&self) -> &'static str {
+                    <Self as Named>::NAME
+                }
+                fn slot(&mut self, name: &str) -> Option<Slot<'_>> {
+                    #[allow(unreachable_patterns)]
+                    match name {
+                        $($name => Some(reflect!(@slot self, $kind, $($field)+)),)*
+                        _ => custom_slot(self as &mut dyn Any, name),
+                    }
+                }
+                fn encode(&self) -> onnx_light::Result<Vec<u8>> {
+                    self.encode_to_vec()
+                }
+                fn byte_size(&self) -> u64 {
+                    self.encoded_len()
+                }
+                fn decode_into(&mut self, bytes: &[u8]) -> onnx_light::Result<()> {
+                    *self = <$ty<'static>>::decode_owned(bytes)?;
+                    Ok(())
+                }
+                fn clear(&mut self) {
+                    *self = Default::default();
+                }
+                fn boxed_clone(&self) -> Box<dyn Reflect> {
+                    Box::new(self.clone())
+                }
+                fn eq_dyn(&self, other: &dyn Reflect) -> bool {
+                    other.as_any().downcast_ref::<Self>() == Some(self)
+                }
+                fn assign(&mut self, other: &dyn Reflect) -> bool {
+                    match other.as_any().downcast_ref::<Self>() {
+                        Some(o) => {
+                            *self = o.clone();
+                            true
+                        }
+                        None => false,
+                    }
+                }
+                fn as_any(&self) -> &dyn Any {
+                    self
+                }
+                fn as_any_mut(&mut self) -> &mut dyn Any {
+                    self
+                }
+            }
+        )*
+
+        /// A new empty message of the type with protobuf name `name`.
+        pub fn new_message(name: &str) -> Option<Box<dyn Reflect>> {
+            $(
+                if name == <$ty<'static> as Named>::NAME {
+                    return Some(Box::new(<$ty<'static>>::default()));
+                }
+            )*
+            None
+        }
+
+        /// The protobuf names of every message type.
+        pub fn message_names() -> Vec<&'static str> {
+            vec![$(<$ty<'static> as Named>::NAME),*]
+        }
+
+        /// The descriptor of the type with protobuf name `name`.
+        pub fn descriptor(name: &str) -> Option<&'static onnx_light::MessageDescriptor> {
+            $(
+                if name == <$ty<'static> as Named>::NAME {
+                    return Some(<$ty<'static> as Message>::DESCRIPTOR);
+                }
+            )*
+            None
+        }
+    };
+    (@slot $s:ident, $kind:ident, $field:ident) => { $kind(&mut $s.$field) };
+}
+
+/// The oneof members, reached through their enum.
+fn custom_slot<'m>(msg: &'m mut dyn Any, name: &str) -> Option<Slot<'m>> {
+    if msg.is::<Dimension<'static>>() {
+        let d = msg.downcast_mut::<Dimension<'static>>()?;
+        return match name {
+            "dim_value" => Some(Slot::Single(Box::new(OneofScalar {
+                slot: &mut d.value,
+                get: |o| match o {
+                    DimensionValue::DimValue(v) => Some(v),
+                    _ => None,
+                },
+                make: DimensionValue::DimValue,
+            }))),
+            "dim_param" => Some(Slot::Single(Box::new(OneofScalar {
+                slot: &mut d.value,
+                get: |o| match o {
+                    DimensionValue::DimParam(v) => Some(v),
+                    _ => None,
+                },
+                make: DimensionValue::DimParam,
+            }))),
+            _ => None,
+        };
+    }
+    if msg.is::<SimpleShardedDimProto<'static>>() {
+        let d = msg.downcast_mut::<SimpleShardedDimProto<'static>>()?;
+        return match name {
+            "dim_value" => Some(Slot::Single(Box::new(OneofScalar {
+                slot: &mut d.dim,
+                get: |o| match o {
+                    SimpleShardedDim::DimValue(v) => Some(v),
+                    _ => None,
+                },
+                make: SimpleShardedDim::DimValue,
+            }))),
+            "dim_param" => Some(Slot::Single(Box::new(OneofScalar {
+                slot: &mut d.dim,
+                get: |o| match o {
+                    SimpleShardedDim::DimParam(v) => Some(v),
+                    _ => None,
+                },
+                make: SimpleShardedDim::DimParam,
+            }))),
+            _ => None,
+        };
+    }
+    if msg.is::<TypeProto<'static>>() {
+        let t = msg.downcast_mut::<TypeProto<'static>>()?;
+        let slot = &mut t.value;
+        return Some(Slot::Message(match name {
+            "tensor_type" => Box::new(OneofMsg {
+                slot,
+                get: |o| match o {
+                    TypeValue::TensorType(m) => Some(m),
+                    _ => None,
+                },
+                make: TypeValue::TensorType,
+            }),
+            "sequence_type" => Box::new(OneofMsg {
+                slot,
+                get: |o| match o {
+                    TypeValue::SequenceType(m) => Some(&mut **m),
+                    _ => None,
+                },
+                make: |m| TypeValue::SequenceType(Box::new(m)),
+            }),
+            "map_type" => Box::new(OneofMsg {
+                slot,
+                get: |o| match o {
+                    TypeValue::MapType(m) => Some(&mut **m),
+                    _ => None,
+                },
+                make: |m| TypeValue::MapType(Box::new(m)),
+            }),
+            "opaque_type" => Box::new(OneofMsg {
+                slot,
+                get: |o| match o {
+                    TypeValue::OpaqueType(m) => Some(m),
+                    _ => None,
+                },
+                make: TypeValue::OpaqueType,
+            }),
+            "sparse_tensor_type" => Box::new(OneofMsg {
+                slot,
+                get: |o| match o {
+                    TypeValue::SparseTensorType(m) => Some(m),
+                    _ => None,
+                },
+                make: TypeValue::SparseTensorType,
+            }),
+            "optional_type" => Box::new(OneofMsg {
+                slot,
+                get: |o| match o {
+                    TypeValue::OptionalType(m) => Some(&mut **m),
+                    _ => None,
+                },
+                make: |m| TypeValue::OptionalType(Box::new(m)),
+            }),
+            _ => return None,
+        }));
+    }
+    None
+}
+
+reflect! {
+    ModelProto {
+        "ir_version" => opt(ir_version), "producer_name" => opt(producer_name),
+        "producer_version" => opt(producer_version), "domain" => opt(domain),
+        "model_version" => opt(model_version), "doc_string" => opt(doc_string),
+        "graph" => msg(graph), "opset_import" => rmsg(opset_import),
+        "metadata_props" => rmsg(metadata_props), "training_info" => rmsg(training_info),
+        "functions" => rmsg(functions), "configuration" => rmsg(configuration),
+    }
+    GraphProto {
+        "node" => rmsg(node), "name" => opt(name), "initializer" => rmsg(initializer),
+        "doc_string" => opt(doc_string), "input" => rmsg(input), "output" => rmsg(output),
+        "value_info" => rmsg(value_info), "quantization_annotation" => rmsg(quantization_annotation),
+        "sparse_initializer" => rmsg(sparse_initializer), "metadata_props" => rmsg(metadata_props),
+    }
+    NodeProto {
+        "input" => rep(input), "output" => rep(output), "name" => opt(name),
+        "op_type" => opt(op_type), "attribute" => rmsg(attribute), "doc_string" => opt(doc_string),
+        "domain" => opt(domain), "overload" => opt(overload), "metadata_props" => rmsg(metadata_props),
+        "device_configurations" => rmsg(device_configurations),
+    }
+    ValueInfoProto {
+        "name" => opt(name), "type" => msg(r#type), "doc_string" => opt(doc_string),
+        "metadata_props" => rmsg(metadata_props),
+    }
+    TensorAnnotation {
+        "tensor_name" => opt(tensor_name),
+        "quant_parameter_tensor_names" => rmsg(quant_parameter_tensor_names),
+    }
+    IntIntListEntryProto { "key" => opt(key), "value" => rep(value) }
+    NodeDeviceConfigurationProto {
+        "configuration_id" => opt(configuration_id), "sharding_spec" => rmsg(sharding_spec),
+        "pipeline_stage" => opt(pipeline_stage),
+    }
+    ShardingSpecProto {
+        "tensor_name" => opt(tensor_name), "device" => rep(device),
+        "index_to_device_group_map" => rmsg(index_to_device_group_map),
+        "sharded_dim" => rmsg(sharded_dim),
+    }
+    ShardedDimProto { "axis" => opt(axis), "simple_sharding" => rmsg(simple_sharding) }
+    SimpleShardedDimProto { "num_shards" => opt(num_shards) }
+    AttributeProto {
+        "name" => opt(name), "f" => opt(f), "i" => opt(i), "s" => opt(s), "t" => bmsg(t),
+        "g" => bmsg(g), "floats" => rep(floats), "ints" => rep(ints), "strings" => rep(strings),
+        "tensors" => rmsg(tensors), "graphs" => rmsg(graphs), "doc_string" => opt(doc_string),
+        "tp" => bmsg(tp), "type_protos" => rmsg(type_protos), "type" => opt(r#type),
+        "ref_attr_name" => opt(ref_attr_name), "sparse_tensor" => bmsg(sparse_tensor),
+        "sparse_tensors" => rmsg(sparse_tensors),
+    }
+    TrainingInfoProto {
+        "initialization" => msg(initialization), "algorithm" => msg(algorithm),
+        "initialization_binding" => rmsg(initialization_binding),
+        "update_binding" => rmsg(update_binding),
+    }
+    DeviceConfigurationProto {
+        "name" => opt(name), "num_devices" => opt(num_devices), "device" => rep(device),
+    }
+    StringStringEntryProto { "key" => opt(key), "value" => opt(value) }
+    OperatorSetIdProto { "domain" => opt(domain), "version" => opt(version) }
+    FunctionProto {
+        "name" => opt(name), "input" => rep(input), "output" => rep(output),
+        "attribute" => rep(attribute), "node" => rmsg(node), "doc_string" => opt(doc_string),
+        "opset_import" => rmsg(opset_import), "domain" => opt(domain),
+        "attribute_proto" => rmsg(attribute_proto), "value_info" => rmsg(value_info),
+        "overload" => opt(overload), "metadata_props" => rmsg(metadata_props),
+    }
+    TensorProto {
+        "dims" => rep(dims), "data_type" => opt(data_type), "segment" => msg(segment),
+        "float_data" => rep(float_data), "int32_data" => rep(int32_data),
+        "string_data" => rep(string_data), "int64_data" => rep(int64_data), "name" => opt(name),
+        "raw_data" => opt(raw_data), "double_data" => rep(double_data),
+        "uint64_data" => rep(uint64_data), "doc_string" => opt(doc_string),
+        "external_data" => rmsg(external_data), "data_location" => opt(data_location),
+        "metadata_props" => rmsg(metadata_props),
+    }
+    Segment { "begin" => opt(begin), "end" => opt(end) }
+    SparseTensorProto { "values" => msg(values), "indices" => msg(indices), "dims" => rep(dims) }
+    TensorShapeProto { "dim" => rmsg(dim) }
+    Dimension { "denotation" => opt(denotation) }
+    TypeProto { "denotation" => opt(denotation) }
+    TypeProtoTensor { "elem_type" => opt(elem_type_raw), "shape" => msg(shape) }
+    TypeProtoSequence { "elem_type" => bmsg(elem_type) }
+    TypeProtoMap { "key_type" => opt(key_type_raw), "value_type" => bmsg(value_type) }
+    TypeProtoOptional { "elem_type" => bmsg(elem_type) }
+    TypeProtoSparseTensor { "elem_type" => opt(elem_type_raw), "shape" => msg(shape) }
+    TypeProtoOpaque { "domain" => opt(domain), "name" => opt(name) }
+    SequenceProto {
+        "name" => opt(name), "elem_type" => opt(elem_type_raw),
+        "tensor_values" => rmsg(tensor_values), "sparse_tensor_values" => rmsg(sparse_tensor_values),
+        "sequence_values" => rmsg(sequence_values), "map_values" => rmsg(map_values),
+        "optional_values" => rmsg(optional_values),
+    }
+    MapProto {
+        "name" => opt(name), "key_type" => opt(key_type_raw), "keys" => rep(keys),
+        "string_keys" => rep(string_keys), "values" => bmsg(values),
+    }
+    OptionalProto {
+        "name" => opt(name), "elem_type" => opt(elem_type_raw), "tensor_value" => msg(tensor_value),
+        "sparse_tensor_value" => msg(sparse_tensor_value), "sequence_value" => bmsg(sequence_value),
+        "map_value" => bmsg(map_value), "optional_value" => bmsg(optional_value),
+    }
+    OperatorProto {
+        "op_type" => opt(op_type), "since_version" => opt(since_version), "status" => opt(status),
+        "doc_string" => opt(doc_string),
+    }
+    OperatorSetProto {
+        "magic" => opt(magic), "ir_version" => opt(ir_version),
+        "ir_version_prerelease" => opt(ir_version_prerelease), "domain" => opt(domain),
+        "opset_version" => opt(opset_version), "doc_string" => opt(doc_string),
+        "ir_build_metadata" => opt(ir_build_metadata), "operator" => rmsg(operator),
+        "functions" => rmsg(functions),
+    }
+}

@@ -1,0 +1,111 @@
+"""helper / numpy_helper: the same results as `onnx`'s, byte for byte."""
+
+import numpy as np
+import onnx
+import pytest
+
+import onnx_light.onnx as ol
+from onnx_light.onnx import helper, numpy_helper
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+
+def same(ours, theirs):
+    assert ours.SerializeToString() == theirs.SerializeToString()
+
+
+def test_make_functions_match_onnx():
+    same(helper.make_node("Conv", ["x", "w"], ["y"], name="c", kernel_shape=[3, 3], alpha=0.1, mode="same"),
+         onnx.helper.make_node("Conv", ["x", "w"], ["y"], name="c", kernel_shape=[3, 3], alpha=0.1, mode="same"))
+    same(helper.make_tensor_value_info("x", 1, [None, "N", 3]),
+         onnx.helper.make_tensor_value_info("x", 1, [None, "N", 3]))
+    same(helper.make_tensor_value_info("s", 1, []), onnx.helper.make_tensor_value_info("s", 1, []))
+    same(helper.make_opsetid("ai.onnx.ml", 3), onnx.helper.make_opsetid("ai.onnx.ml", 3))
+    for dt, vals in [(1, [1.5, 2.5]), (7, [1, -2]), (6, [3, 4]), (10, [0.5, 1.0]), (16, [1.0, 2.0]),
+                     (11, [1.25, 2.5]), (9, [True, False]), (12, [1, 2]), (8, ["a", "bc"]), (14, [1 + 2j])]:
+        same(helper.make_tensor("t", dt, [len(vals)], vals), onnx.helper.make_tensor("t", dt, [len(vals)], vals))
+    same(helper.make_tensor("r", 1, [2], np.array([1, 2], np.float32).tobytes(), raw=True),
+         onnx.helper.make_tensor("r", 1, [2], np.array([1, 2], np.float32).tobytes(), raw=True))
+    body = [helper.make_node("Relu", ["a"], ["b"])]
+    same(helper.make_function("dom", "f", ["a"], ["b"], body, [helper.make_opsetid("", 17)], attributes=["k"]),
+         onnx.helper.make_function("dom", "f", ["a"], ["b"], [onnx.helper.make_node("Relu", ["a"], ["b"])],
+                                   [onnx.helper.make_opsetid("", 17)], attributes=["k"]))
+
+
+def test_make_model_matches_onnx():
+    def build(h, nh):
+        x = h.make_tensor_value_info("x", 1, [2])
+        w = nh.from_array(np.ones(2, np.float32), "w")
+        g = h.make_graph([h.make_node("Add", ["x", "w"], ["y"])], "g", [x],
+                         [h.make_tensor_value_info("y", 1, [2])], [w], doc_string="d")
+        return h.make_model(g, producer_name="p", model_version=3)
+
+    same(build(helper, numpy_helper), build(onnx.helper, onnx.numpy_helper))
+
+
+def test_attribute_values_round_trip():
+    g = helper.make_graph([], "sub", [], [])
+    for value in [1, 2.5, "s", b"b", [1, 2], [1.5], ["a", "b"], g, numpy_helper.from_array(np.ones(2))]:
+        a = helper.make_attribute("a", value)
+        ref = onnx.helper.make_attribute(
+            "a", onnx.GraphProto.FromString(value.SerializeToString()) if isinstance(value, ol.GraphProto)
+            else onnx.TensorProto.FromString(value.SerializeToString()) if isinstance(value, ol.TensorProto)
+            else value)
+        same(a, ref)
+        got = helper.get_attribute_value(a)
+        want = onnx.helper.get_attribute_value(ref)
+        if hasattr(want, "SerializeToString"):
+            assert got.SerializeToString() == want.SerializeToString()
+        else:
+            assert got == want
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(12, dtype=np.float32).reshape(3, 4),
+        np.arange(6, dtype=np.int64),
+        np.array([True, False]),
+        np.arange(4, dtype=np.float16),
+        np.arange(4, dtype=np.uint8),
+        np.arange(4, dtype=np.int8) - 2,
+        np.arange(4, dtype=np.uint16),
+        np.arange(4, dtype=np.int16),
+        np.arange(4, dtype=np.uint32),
+        np.arange(4, dtype=np.uint64),
+        np.arange(4, dtype=np.float64),
+        np.array([1 + 2j], dtype=np.complex64),
+        np.array([1 + 2j], dtype=np.complex128),
+        np.array(3.5, dtype=np.float32),
+        np.array([b"a", b"bc"], dtype=object),
+    ],
+)
+def test_numpy_round_trip_matches_onnx(array):
+    ours = numpy_helper.from_array(array, "t")
+    theirs = onnx.numpy_helper.from_array(array, "t")
+    same(ours, theirs)
+    back = numpy_helper.to_array(ours)
+    np.testing.assert_array_equal(back, onnx.numpy_helper.to_array(theirs))
+    assert back.dtype == onnx.numpy_helper.to_array(theirs).dtype
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2", "int4", "uint4", "float4_e2m1fn"])
+def test_ml_dtypes_round_trip_matches_onnx(name):
+    dtype = np.dtype(getattr(ml_dtypes, name))
+    array = np.array([0, 1, 2, 3, 4, 5, -1 if "uint" not in name else 6], dtype=np.float32).astype(dtype)
+    ours = numpy_helper.from_array(array, "t")
+    theirs = onnx.numpy_helper.from_array(array, "t")
+    same(ours, theirs)
+    back = numpy_helper.to_array(ours)
+    assert back.dtype == dtype
+    np.testing.assert_array_equal(back.astype(np.float32), array.astype(np.float32))
+
+
+def test_typed_fields_read_like_onnx():
+    for dt, vals in [(1, [1.5, 2.5]), (7, [1, -2]), (6, [3, 4]), (10, [0.5, 1.0]), (16, [1.0, 2.0]),
+                     (11, [1.25, 2.5]), (9, [True, False]), (13, [1, 2]), (3, [-1, 2]), (17, [1.0, 2.0]),
+                     (22, [1, -2, 3]), (21, [1, 2, 3])]:
+        ref = onnx.helper.make_tensor("t", dt, [len(vals)], vals)
+        ours = ol.TensorProto.FromString(ref.SerializeToString())
+        np.testing.assert_array_equal(numpy_helper.to_array(ours).astype(np.float64),
+                                      onnx.numpy_helper.to_array(ref).astype(np.float64))

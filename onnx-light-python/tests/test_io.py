@@ -1,0 +1,247 @@
+"""load / save / external data / encryption / consolidation, checked against `onnx`."""
+
+import io
+import os
+import pathlib
+
+import numpy as np
+import onnx
+import pytest
+
+import onnx_light.onnx as ol
+from onnx_light.onnx import external_data_helper, numpy_helper
+
+
+def test_load_from_path_pathlike_bytes_and_file(tmp_path, ref_bytes):
+    p = tmp_path / "m.onnx"
+    p.write_bytes(ref_bytes)
+    for src in [str(p), p, ref_bytes, io.BytesIO(ref_bytes)]:
+        assert ol.load(src).SerializeToString() == ref_bytes
+    with open(p, "rb") as f:
+        assert ol.load_model(f).SerializeToString() == ref_bytes
+    assert ol.load(p, no_copy=True).SerializeToString() == ref_bytes
+    assert ol.load(p, num_threads=1).SerializeToString() == ref_bytes
+
+
+def test_save_is_readable_by_onnx(tmp_path, ref_bytes):
+    m = ol.load_from_string(ref_bytes)
+    p = tmp_path / "out.onnx"
+    ol.save(m, p)
+    assert p.read_bytes() == ref_bytes
+    buf = io.BytesIO()
+    ol.save_model(m, buf)
+    assert buf.getvalue() == ref_bytes
+
+
+def test_external_data_split_and_aligned_loads_in_onnx(tmp_path, ref_model, ref_bytes):
+    m = ol.load_from_string(ref_bytes)
+    p = tmp_path / "ext.onnx"
+    ol.save(m, p, save_as_external_data=True, max_external_file_size=40000, alignment=4096)
+    files = sorted(os.listdir(tmp_path))
+    assert "ext.onnx.data" in files and "ext.onnx.data.1" in files
+    for name in files:
+        if name.startswith("ext.onnx.data"):
+            assert os.path.getsize(tmp_path / name) <= 40000 + 4096
+    loaded = onnx.load(str(p))
+    for a, b in zip(loaded.graph.initializer, ref_model.graph.initializer):
+        np.testing.assert_array_equal(onnx.numpy_helper.to_array(a), onnx.numpy_helper.to_array(b))
+    back = ol.load(p)
+    assert [numpy_helper.to_array(t).sum() for t in back.graph.initializer] == [
+        onnx.numpy_helper.to_array(t).sum() for t in ref_model.graph.initializer
+    ]
+    offsets = [
+        int(e.value)
+        for t in ol.load(p, load_external_data=False).graph.initializer
+        for e in t.external_data
+        if e.key == "offset"
+    ]
+    assert offsets and all(o % 4096 == 0 for o in offsets)
+    assert all(
+        external_data_helper.uses_external_data(t)
+        for t in ol.load(p, load_external_data=False).graph.initializer
+        if t.name != "small"
+    )
+
+
+def test_reads_external_data_written_by_onnx(tmp_path, ref_model):
+    p = tmp_path / "byonnx.onnx"
+    want = [onnx.numpy_helper.to_array(t) for t in ref_model.graph.initializer]
+    onnx.save(ref_model, str(p), save_as_external_data=True, location="w.bin", size_threshold=0)
+    m = ol.load(p)
+    for a, b in zip(m.graph.initializer, want):
+        np.testing.assert_array_equal(numpy_helper.to_array(a), b)
+    lazy = ol.load(p, load_external_data=False)
+    external_data_helper.load_external_data_for_model(lazy, str(tmp_path))
+    assert lazy.SerializeToString() == m.SerializeToString()
+
+
+def test_convert_model_to_external_data_then_save(tmp_path, ref_bytes):
+    m = ol.load_from_string(ref_bytes)
+    external_data_helper.convert_model_to_external_data(m, location="weights.bin")
+    ol.save_model(m, tmp_path / "c.onnx")
+    assert (tmp_path / "weights.bin").exists()
+    assert onnx.load(str(tmp_path / "c.onnx")).graph.initializer[0].name == "w0"
+
+
+def test_external_paths_escaping_the_directory_are_refused(tmp_path, ref_model):
+    t = ref_model.graph.initializer[0]
+    t.ClearField("raw_data")
+    t.data_location = onnx.TensorProto.EXTERNAL
+    e = t.external_data.add()
+    e.key, e.value = "location", "../outside.bin"
+    p = tmp_path / "bad.onnx"
+    p.write_bytes(ref_model.SerializeToString())
+    with pytest.raises(ol.ExternalDataError) as info:
+        ol.load(p)
+    assert "outside.bin" in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_missing_file_is_an_oserror(tmp_path):
+    with pytest.raises(ol.FileError) as info:
+        ol.load(tmp_path / "nope.onnx")
+    assert isinstance(info.value, OSError)
+    assert "nope.onnx" in str(info.value)
+
+
+def test_encryption_round_trips_and_detects_wrong_key(tmp_path, ref_bytes):
+    m = ol.load_from_string(ref_bytes)
+    p = tmp_path / "m.onnxc"
+    ol.save_encrypted(m, p, key="secret")
+    assert ol.load_encrypted(p, key="secret").SerializeToString() == ref_bytes
+    with pytest.raises(ol.EncryptionError) as info:
+        ol.load_encrypted(p, key="wrong")
+    assert "secret" not in str(info.value)
+    for fmt in ["onnxcry1", "onnxcry2"]:
+        data = ol.save_encrypted_string(m, key="k", format=fmt)
+        assert data[:8] == fmt.upper().encode()
+        assert ol.load_encrypted_string(data, key="k").SerializeToString() == ref_bytes
+    old = ol.save_encrypted_string(m, key="k", format="onnxcry1")
+    with pytest.raises(ol.EncryptionError):
+        ol.load_encrypted_string(old, key="k", allow_unauthenticated=False)
+    with pytest.raises(ol.EncryptionError):
+        ol.load_encrypted_string(ref_bytes, key="k")
+
+
+def test_consolidate_keeps_the_bytes(ref_bytes):
+    m = ol.load_from_string(ref_bytes)
+    out = ol.consolidate_tensors_to_buffer(m, ol.TensorBufferOptions(raw_data_threshold=1024, alignment=64))
+    assert out.tensor_count == 4
+    assert m.SerializeToString() == ref_bytes
+
+
+def test_tensor_save_and_load(tmp_path):
+    t = numpy_helper.from_array(np.arange(10, dtype=np.int32), "t")
+    ol.save_tensor(t, tmp_path / "t.pb")
+    back = ol.load_tensor(tmp_path / "t.pb")
+    assert back == t
+    assert onnx.load_tensor(str(tmp_path / "t.pb")).name == "t"
+
+
+def test_bad_options_name_the_option(tmp_path, ref_bytes):
+    m = ol.load_from_string(ref_bytes)
+    with pytest.raises(ol.OptionError) as info:
+        ol.save(m, tmp_path / "x.onnx", save_as_external_data=True, alignment=3)
+    assert "alignment" in str(info.value)
+
+
+def test_runs_in_onnxruntime(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    from onnx_light.onnx import helper
+
+    x = helper.make_tensor_value_info("x", ol.TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", ol.TensorProto.FLOAT, [2, 3])
+    w = numpy_helper.from_array(np.full((2, 3), 2.0, np.float32), "w")
+    g = helper.make_graph([helper.make_node("Mul", ["x", "w"], ["y"])], "g", [x], [y], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    out = sess.run(None, {"x": np.ones((2, 3), np.float32)})[0]
+    np.testing.assert_array_equal(out, np.full((2, 3), 2.0, np.float32))
+
+
+def test_truncated_file_names_the_problem(tmp_path, ref_bytes):
+    p = tmp_path / "cut.onnx"
+    p.write_bytes(ref_bytes[: len(ref_bytes) // 2])
+    with pytest.raises(ol.DecodeError) as info:
+        ol.load(p)
+    assert isinstance(info.value, ValueError) and str(info.value)
+
+
+def test_threads_share_a_model_while_saving(tmp_path, ref_bytes):
+    import threading
+
+    m = ol.load_from_string(ref_bytes)
+    errors = []
+
+    def reader():
+        try:
+            for _ in range(200):
+                assert m.graph.node[0].op_type == "Add"
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    def saver(i):
+        try:
+            for k in range(5):
+                ol.save(m, tmp_path / f"t{i}-{k}.onnx")
+        except Exception as e:  # pragma: no cover
+            errors.append(e)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    threads += [threading.Thread(target=saver, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert (tmp_path / "t0-4.onnx").read_bytes() == ref_bytes
+
+
+def test_skip_raw_data_keeps_the_structure(tmp_path, ref_bytes):
+    p = tmp_path / "m.onnx"
+    p.write_bytes(ref_bytes)
+    m = ol.load(p, skip_raw_data=True)
+    assert [t.name for t in m.graph.initializer][:2] == ["w0", "w1"]
+    assert [n.op_type for n in m.graph.node][0] == "Add"
+
+
+def test_to_array_after_no_copy_load_is_a_read_only_view(tmp_path, ref_bytes):
+    import gc
+
+    p = tmp_path / "m.onnx"
+    ol.save(ol.load_from_string(ref_bytes), p, save_as_external_data=True, alignment=4096)
+    m = ol.load(p, no_copy=True)  # payloads: 4096-aligned slices of the mapped data file
+    t = m.graph.initializer[0]
+    a = numpy_helper.to_array(t)
+    b = numpy_helper.to_array(m.graph.initializer[0])
+    assert np.shares_memory(a, b)  # no copy: both see the mapped bytes
+    assert not a.flags.writeable
+    with pytest.raises(ValueError):
+        a[0, 0] = 1.0
+    with pytest.raises(ValueError):
+        a.flags.writeable = True
+    expected = onnx.numpy_helper.to_array(onnx.load_model_from_string(ref_bytes).graph.initializer[0])
+    # Replacing the payload leaves the old view as it was; the model sees the new one.
+    t.CopyFrom(numpy_helper.from_array(np.zeros_like(expected), "w0"))
+    assert numpy_helper.to_array(m.graph.initializer[0]).sum() == 0
+    del m, t, b
+    gc.collect()
+    np.testing.assert_array_equal(a, expected)  # the array keeps its storage alive
+
+
+def test_to_array_of_an_owned_payload_shares_it_from_then_on(ref_bytes):
+    m = ol.load_from_string(ref_bytes, alignment=64)  # payloads copied to aligned storage
+    a = numpy_helper.to_array(m.graph.initializer[1])
+    b = numpy_helper.to_array(m.graph.initializer[1])
+    assert np.shares_memory(a, b) and not a.flags.writeable
+    assert m.SerializeToString() == ref_bytes
+
+
+def test_to_array_of_unaligned_bytes_is_a_writable_copy(ref_bytes):
+    m = ol.load_from_string(ref_bytes)
+    arrays = [numpy_helper.to_array(t) for t in m.graph.initializer]
+    for a, t in zip(arrays, onnx.load_model_from_string(ref_bytes).graph.initializer):
+        np.testing.assert_array_equal(a, onnx.numpy_helper.to_array(t))
+        # A view when aligned (read-only), else a copy (writable): never a misaligned view.
+        assert a.flags.aligned

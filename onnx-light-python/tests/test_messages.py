@@ -1,0 +1,270 @@
+"""Message classes: the protobuf Python API, byte-identical to `onnx`, live views."""
+
+import copy
+import pickle
+
+import onnx
+import pytest
+
+import onnx_light.onnx as ol
+
+
+def test_round_trip_is_byte_identical(ref_bytes):
+    m = ol.ModelProto.FromString(ref_bytes)
+    assert m.SerializeToString() == ref_bytes
+    assert m.ByteSize() == len(ref_bytes)
+    assert onnx.ModelProto.FromString(m.SerializeToString()) == onnx.ModelProto.FromString(ref_bytes)
+
+
+def test_field_reads_match_onnx(ref_model, ref_bytes):
+    m = ol.load_model_from_string(ref_bytes)
+    assert m.ir_version == ref_model.ir_version
+    assert m.producer_name == "tests"
+    assert [n.op_type for n in m.graph.node] == [n.op_type for n in ref_model.graph.node]
+    assert list(m.graph.node[0].input) == list(ref_model.graph.node[0].input)
+    assert m.graph.node[-1].attribute[0].ints == [1, 0]
+    assert m.graph.node[-1].attribute[0].type == ol.AttributeProto.INTS
+    assert m.graph.input[0].type.tensor_type.elem_type == ol.TensorProto.FLOAT
+    dims = m.graph.output[0].type.tensor_type.shape.dim
+    assert dims[0].dim_value == 64 and dims[1].dim_param == "N"
+    assert dims[1].WhichOneof("value") == "dim_param"
+    assert m.opset_import[0].version == 17
+    assert m.metadata_props[0].key == "k"
+
+
+def test_nested_writes_change_the_model(ref_bytes):
+    m = ol.load_model_from_string(ref_bytes)
+    m.graph.node[0].input[1] = "renamed"
+    node = m.graph.node[1]
+    node.name = "second"
+    node.attribute.add(name="alpha", f=0.5, type=ol.AttributeProto.FLOAT)
+    m.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch"
+    ref = onnx.ModelProto.FromString(m.SerializeToString())
+    assert ref.graph.node[0].input[1] == "renamed"
+    assert ref.graph.node[1].name == "second"
+    assert ref.graph.node[1].attribute[0].f == 0.5
+    assert ref.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+    # The same edits through onnx give the same bytes.
+    ref2 = onnx.ModelProto.FromString(ref_bytes)
+    ref2.graph.node[0].input[1] = "renamed"
+    ref2.graph.node[1].name = "second"
+    a = ref2.graph.node[1].attribute.add()
+    a.name, a.f, a.type = "alpha", 0.5, onnx.AttributeProto.FLOAT
+    ref2.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch"
+    assert m.SerializeToString() == ref2.SerializeToString()
+
+
+def test_writes_create_unset_parents():
+    m = ol.ModelProto()
+    assert not m.HasField("graph")
+    g = m.graph
+    assert not m.HasField("graph")  # reading does not set it
+    g.name = "g"
+    assert m.HasField("graph") and m.graph.name == "g"
+    ref = onnx.ModelProto()
+    ref.graph.name = "g"
+    assert m.SerializeToString() == ref.SerializeToString()
+
+
+def test_views_outlive_their_parent():
+    m = ol.ModelProto()
+    m.graph.node.add(op_type="Relu", input=["x"])
+    node = m.graph.node[0]
+    del m
+    assert node.op_type == "Relu"
+    node.op_type = "Sigmoid"
+    assert node.op_type == "Sigmoid"
+
+
+def test_view_of_removed_element_raises():
+    g = ol.GraphProto()
+    g.node.add(name="a")
+    g.node.add(name="b")
+    b = g.node[1]
+    del g.node[0]
+    with pytest.raises(IndexError):
+        _ = b.name
+
+
+def test_repeated_scalars_behave_like_lists():
+    n = ol.NodeProto()
+    n.input.append("a")
+    n.input.extend(["b", "c", "d"])
+    n.input.insert(0, "z")
+    assert list(n.input) == ["z", "a", "b", "c", "d"]
+    assert n.input[-1] == "d" and n.input[1:3] == ["a", "b"]
+    del n.input[0]
+    n.input.remove("c")
+    assert n.input == ["a", "b", "d"]
+    n.input[1:2] = ["x", "y"]
+    assert n.input == ["a", "x", "y", "d"]
+    del n.input[::2]
+    assert n.input == ["x", "d"]
+    assert len(n.input) == 2 and "x" in n.input
+    with pytest.raises(IndexError):
+        n.input[5]
+    with pytest.raises(TypeError):
+        n.input.append(3)
+
+
+def test_repeated_messages_copy_on_append():
+    g = ol.GraphProto()
+    n = ol.NodeProto(op_type="Relu")
+    g.node.append(n)
+    n.op_type = "changed"
+    assert g.node[0].op_type == "Relu"
+    g.node.extend([ol.NodeProto(name="a"), ol.NodeProto(name="b")])
+    assert [x.name for x in g.node] == ["", "a", "b"]
+    g.node.insert(0, ol.NodeProto(name="first"))
+    assert g.node[0].name == "first"
+    popped = g.node.pop()
+    assert popped.name == "b" and len(g.node) == 3
+    with pytest.raises(TypeError):
+        g.node.append(ol.TensorProto())
+
+
+def test_has_clear_copy_merge():
+    t = ol.TensorProto(name="t", dims=[2, 3])
+    assert t.HasField("name") and not t.HasField("raw_data")
+    t.ClearField("name")
+    assert not t.HasField("name") and t.name == ""
+    u = ol.TensorProto()
+    u.CopyFrom(t)
+    assert u == t
+    u.MergeFrom(ol.TensorProto(dims=[4], name="x"))
+    ref = onnx.TensorProto(dims=[2, 3])
+    ref.MergeFrom(onnx.TensorProto(dims=[4], name="x"))
+    assert u.SerializeToString() == ref.SerializeToString()
+    with pytest.raises(ValueError):
+        t.HasField("dims")
+    with pytest.raises(AttributeError):
+        t.no_such_field
+
+
+def test_enum_constants_and_wrappers():
+    assert ol.TensorProto.FLOAT == onnx.TensorProto.FLOAT
+    assert ol.TensorProto.EXTERNAL == onnx.TensorProto.EXTERNAL
+    assert ol.AttributeProto.GRAPH == onnx.AttributeProto.GRAPH
+    assert ol.TensorProto.DataType.Name(16) == "BFLOAT16"
+    assert ol.TensorProto.DataType.Value("INT64") == 7
+    assert ol.TensorProto.Segment is not None and ol.TypeProto.Tensor is not None
+
+
+def test_unknown_fields_are_kept():
+    ref = onnx.NodeProto(op_type="Relu")
+    data = ref.SerializeToString() + bytes([0xF8, 0x06, 0x2A])  # field 111, varint 42
+    n = ol.NodeProto.FromString(data)
+    assert n.SerializeToString() == data
+
+
+def test_repr_matches_protobuf_text_format(ref_model, ref_bytes):
+    m = ol.load_model_from_string(ref_bytes)
+    assert str(m.graph.node[0]) == str(ref_model.graph.node[0])
+    assert str(m.graph.input[0]) == str(ref_model.graph.input[0])
+
+
+def test_copy_pickle_and_equality(ref_bytes):
+    m = ol.load_model_from_string(ref_bytes)
+    c = copy.deepcopy(m)
+    assert c == m
+    c.graph.name = "other"
+    assert c != m
+    p = pickle.loads(pickle.dumps(m))
+    assert p.SerializeToString() == ref_bytes
+    assert isinstance(m.graph.node[0], ol.NodeProto)
+
+
+def test_hostile_bytes_raise_typed_errors():
+    with pytest.raises(ol.DecodeError):
+        ol.ModelProto.FromString(b"\x0a\xff\xff\xff\xff\x0f")
+    with pytest.raises(ol.Error):
+        ol.load_model_from_string(b"\x3a\x05\x0a\x03abc\x00")
+    for data in [b"\xff" * 11, b"\x07", b"\x0a", bytes(range(256))]:
+        with pytest.raises(ol.Error):
+            ol.ModelProto.FromString(data)
+
+
+def _backend_models():
+    import pathlib
+
+    root = pathlib.Path(onnx.__file__).parent / "backend" / "test" / "data"
+    return sorted(root.rglob("*.onnx")), sorted(root.rglob("*.pb"))
+
+
+def test_onnx_backend_models_match_onnx_byte_and_text():
+    """Every model the `onnx` package ships for its backend tests: the same bytes back,
+    the same text format as onnx's `str`, and equal after onnx re-parses ours."""
+    paths, tensors = _backend_models()
+    assert len(paths) > 100 and len(tensors) > 100
+    for path in tensors:
+        data = path.read_bytes()
+        try:
+            ref = onnx.TensorProto.FromString(data)
+        except Exception:
+            continue  # a sequence or optional, not a tensor
+        ours = ol.TensorProto.FromString(data)
+        assert ours.SerializeToString() == ref.SerializeToString(), path
+    for path in paths:
+        data = path.read_bytes()
+        ours = ol.load(path)
+        ref = onnx.load_model_from_string(data)
+        assert ours.SerializeToString() == data, path
+        assert str(ours) == str(ref), path
+        assert ours.ByteSize() == ref.ByteSize(), path
+
+
+@pytest.mark.parametrize(
+    "value",
+    [1.0, 0.1, 1e-5, 1e20, 1.5, 100.0, 123456789.0, 1e16, 1e15, 1e-4, -2.0, 3.4028234663852886e38,
+     float("inf"), float("-inf"), 1e-45, -0.0],
+)
+def test_text_format_of_floats_matches_protobuf(value):
+    assert str(ol.AttributeProto(f=value)) == str(onnx.AttributeProto(f=value))
+    assert str(ol.TensorProto(double_data=[value])) == str(onnx.TensorProto(double_data=[value]))
+    s = ol.AttributeProto(s=b"it's \"q\" \xff\n")
+    assert str(s) == str(onnx.AttributeProto(s=b"it's \"q\" \xff\n"))
+
+
+def _varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _ld(field, payload):
+    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
+
+
+def test_deep_nesting_is_an_error_not_a_crash():
+    inner = b""
+    for _ in range(5000):  # graph.node -> node.attribute -> attribute.g -> graph ...
+        inner = _ld(1, _ld(5, _ld(6, inner)))
+    data = _ld(7, inner)
+    with pytest.raises(ol.DecodeError) as info:
+        ol.load_model_from_string(data)
+    assert "recursion" in str(info.value).lower() or "nest" in str(info.value).lower()
+    with pytest.raises(ol.DecodeError):
+        ol.ModelProto.FromString(data)
+
+
+def test_mutated_models_raise_or_round_trip(ref_bytes):
+    import random
+
+    rng = random.Random(1234)
+    for _ in range(400):
+        data = bytearray(ref_bytes[:4000])
+        for _ in range(rng.randint(1, 8)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        try:
+            m = ol.ModelProto.FromString(bytes(data))
+        except ol.Error:
+            continue
+        # Whatever parsed must serialize and parse again to an equal message.
+        assert ol.ModelProto.FromString(m.SerializeToString()) == m
+        str(m)
