@@ -106,6 +106,57 @@ fn info_counts_external_weights_and_lists_their_files() {
 }
 
 #[test]
+fn show_prints_the_text_syntax_with_external_tensors_as_their_entries() {
+    let dir = Scratch::new("show");
+    let mut g = GraphProto::named("g");
+    g.input.push(ValueInfoProto::tensor(
+        "x",
+        DataType::Float,
+        [Dimension::from("n"), 2.into()],
+    ));
+    g.output.push(ValueInfoProto::tensor(
+        "y",
+        DataType::Float,
+        [Dimension::from("n"), 2.into()],
+    ));
+    g.initializer
+        .push(TensorProto::from_vec("b", [2], vec![0.5f32, 1e-4]).unwrap());
+    let big: Vec<f32> = (0..1024).map(|i| i as f32).collect();
+    g.initializer
+        .push(TensorProto::from_vec("w", [1024], big).unwrap());
+    g.node
+        .push(NodeProto::new("Add", ["x", "b"], ["y"]).with_name("add 1"));
+    let p = dir.path("m.onnx");
+    io::save(
+        &ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)]),
+        &p,
+        &SerializeOptions::default(),
+    )
+    .unwrap();
+    let ext = dir.path("ext.onnx");
+    cli()
+        .args(["convert", "--external-data", "w.bin"])
+        .arg(&p)
+        .arg(&ext)
+        .assert()
+        .success();
+    let out = cli()
+        .arg("show")
+        .arg(&ext)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let expected = "<\n   ir_version: 14,\n   opset_import: [\"\" : 21]\n>\n\
+        g (float[n,2] x) => (float[n,2] y) \n   \
+        <float[2] b =  {0.5,1e-04}, float[1024] w = [\"location\": \"w.bin\", \"offset\": \"0\", \"length\": \"4096\"]>\n\
+        {\n   [\"add 1\"] y = Add (x, b)\n}\n";
+    assert_eq!(text, expected);
+}
+
+#[test]
 fn convert_without_options_is_byte_identical_and_round_trips_external_layouts() {
     let dir = Scratch::new("convert");
     let p = write_model(&dir, "m.onnx");
@@ -315,6 +366,7 @@ fn bad_inputs_give_one_error_line_and_exit_1_never_a_panic() {
     for path in [&missing, &dir.0, &garbage, &truncated] {
         for cmd in [
             vec!["info"],
+            vec!["show"],
             vec!["check"],
             vec!["tour"],
             vec!["bench", "--runs", "1"],

@@ -2,6 +2,9 @@
 //! runtime: borrow from the input where the compiler can prove it safe, share slices of
 //! memory maps, and write bytes identical to what protobuf writes.
 //!
+//! [`text`] prints and parses models in the ONNX text syntax, character for character as
+//! `onnx.printer` and `onnx.parser` do.
+//!
 //! # Declaring a message
 //!
 //! ```
@@ -113,6 +116,7 @@ mod message;
 pub mod onnx;
 mod pool;
 pub mod tensor;
+pub mod text;
 pub mod wire;
 
 pub use descriptor::{FieldDescriptor, FieldKind, Label, MessageDescriptor};

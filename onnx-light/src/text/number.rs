@@ -1,0 +1,280 @@
+//! Numbers as the ONNX printer writes them: C++ `std::to_chars` without a format, i.e.
+//! the shortest digits that read back to the same value, written in fixed or scientific
+//! notation, whichever is shorter (fixed on a tie), with an exponent of at least two
+//! digits (`1e+08`, `1e-05`, `0.001`, `123456789012`), and `nan` / `-nan` for NaN.
+
+use std::fmt::Write as _;
+
+/// A fixed-size buffer that `write!` can fill without allocating.
+struct StackBuf {
+    buf: [u8; 40],
+    len: usize,
+}
+
+impl StackBuf {
+    fn new() -> Self {
+        StackBuf {
+            buf: [0; 40],
+            len: 0,
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl std::fmt::Write for StackBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        if end > self.buf.len() {
+            return Err(std::fmt::Error);
+        }
+        self.buf[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Writes `f32` as `std::to_chars(float)` does.
+pub(crate) fn write_f32(out: &mut Vec<u8>, v: f32) {
+    let bits = v.to_bits();
+    let (exp, frac) = ((bits >> 23) & 0xff, u64::from(bits & 0x7f_ffff));
+    let (m, e) = if exp == 0 {
+        (frac, -149)
+    } else {
+        (frac | 1 << 23, exp as i32 - 150)
+    };
+    let mut b = StackBuf::new();
+    let parts = Parts {
+        negative: v.is_sign_negative(),
+        nan: v.is_nan(),
+        infinite: v.is_infinite(),
+        zero: v == 0.0,
+        m,
+        e,
+    };
+    if !parts.nan && !parts.infinite && !parts.zero && write!(b, "{:e}", v.abs()).is_err() {
+        return; // unreachable: `{:e}` of a float is at most 26 bytes
+    }
+    write_float(out, parts, b.as_bytes(), || v.abs() as u128);
+}
+
+/// Writes `f64` as `std::to_chars(double)` does.
+pub(crate) fn write_f64(out: &mut Vec<u8>, v: f64) {
+    let bits = v.to_bits();
+    let (exp, frac) = ((bits >> 52) & 0x7ff, bits & 0xf_ffff_ffff_ffff);
+    let (m, e) = if exp == 0 {
+        (frac, -1074)
+    } else {
+        (frac | 1 << 52, exp as i32 - 1075)
+    };
+    let mut b = StackBuf::new();
+    let parts = Parts {
+        negative: v.is_sign_negative(),
+        nan: v.is_nan(),
+        infinite: v.is_infinite(),
+        zero: v == 0.0,
+        m,
+        e,
+    };
+    if !parts.nan && !parts.infinite && !parts.zero && write!(b, "{:e}", v.abs()).is_err() {
+        return;
+    }
+    write_float(out, parts, b.as_bytes(), || v.abs() as u128);
+}
+
+/// Writes an integer in decimal.
+pub(crate) fn write_int(out: &mut Vec<u8>, v: impl std::fmt::Display) {
+    let mut b = StackBuf::new();
+    // An integer of at most 128 bits always fits the buffer.
+    if write!(b, "{v}").is_ok() {
+        out.extend_from_slice(b.as_bytes());
+    }
+}
+
+/// A float taken apart: its class, and `|value| = m * 2^e` when finite.
+struct Parts {
+    negative: bool,
+    nan: bool,
+    infinite: bool,
+    zero: bool,
+    m: u64,
+    e: i32,
+}
+
+/// True when `2 * m * 2^e == odd * 10^k` exactly (`odd` is odd): the value lies exactly
+/// halfway between two neighbouring decimals of `k`'s last digit.
+fn is_exact_half(m: u64, e: i32, odd: u64, k: i32) -> bool {
+    if m == 0 {
+        return false;
+    }
+    let twos = m.trailing_zeros() as i32;
+    let m_odd = u128::from(m >> twos);
+    // Powers of two: m_odd * 2^(twos + e + 1) against odd * 5^k * 2^k.
+    if twos + e + 1 != k {
+        return false;
+    }
+    let pow5 = |n: i32| -> Option<u128> { 5u128.checked_pow(u32::try_from(n).ok()?) };
+    if k >= 0 {
+        pow5(k).and_then(|p| p.checked_mul(u128::from(odd))) == Some(m_odd)
+    } else {
+        pow5(-k).and_then(|p| p.checked_mul(m_odd)) == Some(u128::from(odd))
+    }
+}
+
+fn write_float(out: &mut Vec<u8>, f: Parts, sci: &[u8], exact_integer: impl FnOnce() -> u128) {
+    if f.nan {
+        out.extend_from_slice(if f.negative { b"-nan" } else { b"nan" });
+        return;
+    }
+    if f.negative {
+        out.push(b'-');
+    }
+    if f.infinite {
+        out.extend_from_slice(b"inf");
+        return;
+    }
+    if f.zero {
+        out.push(b'0');
+        return;
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits, `d[.ddd]e[-]x`, as an integer
+    // `d` times `10^k`.
+    let e_at = sci.iter().position(|&c| c == b'e').unwrap_or(sci.len());
+    let mut d: u64 = 0;
+    let mut n: i32 = 0;
+    for &c in &sci[..e_at] {
+        if c.is_ascii_digit() {
+            d = d * 10 + u64::from(c - b'0');
+            n += 1;
+        }
+    }
+    let sci_exp: i32 = std::str::from_utf8(&sci[(e_at + 1).min(sci.len())..])
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let mut k = sci_exp - (n - 1);
+    // When the value lies exactly halfway between two shortest candidates, C++ takes the
+    // one whose last digit is even (Rust rounds such a tie up).
+    if d % 2 == 1 {
+        if is_exact_half(f.m, f.e, 2 * d - 1, k) {
+            d -= 1;
+        } else if is_exact_half(f.m, f.e, 2 * d + 1, k) {
+            d += 1;
+        }
+        while d > 0 && d.is_multiple_of(10) {
+            d /= 10;
+            k += 1;
+        }
+    }
+    let mut digit_buf = StackBuf::new();
+    write_int_into(&mut digit_buf, d);
+    let digits = digit_buf.as_bytes();
+    let n = digits.len() as i32;
+    let sci_exp = k + n - 1;
+    let fixed_len = if k >= 0 {
+        n + k
+    } else if n + k > 0 {
+        n + 1
+    } else {
+        2 - k
+    };
+    let exp_digits = if sci_exp.abs() >= 100 { 3 } else { 2 };
+    let sci_len = n + i32::from(n > 1) + 2 + exp_digits;
+    if fixed_len <= sci_len {
+        if k > 0 {
+            // Fixed notation of a value with trailing zeros writes its exact integer
+            // value, as `printf("%.0f")` would, not the shortest digits padded with
+            // zeros: such a value is an integer, below 10^22 here.
+            write_int(out, exact_integer());
+        } else if k == 0 {
+            out.extend_from_slice(digits);
+        } else if n + k > 0 {
+            let point = (n + k) as usize;
+            out.extend_from_slice(&digits[..point]);
+            out.push(b'.');
+            out.extend_from_slice(&digits[point..]);
+        } else {
+            out.extend_from_slice(b"0.");
+            out.extend(std::iter::repeat_n(b'0', (-(n + k)) as usize));
+            out.extend_from_slice(digits);
+        }
+    } else {
+        out.push(digits[0]);
+        if digits.len() > 1 {
+            out.push(b'.');
+            out.extend_from_slice(&digits[1..]);
+        }
+        out.push(b'e');
+        out.push(if sci_exp < 0 { b'-' } else { b'+' });
+        let mag = sci_exp.unsigned_abs();
+        if mag < 10 {
+            out.push(b'0');
+        }
+        write_int(out, mag);
+    }
+}
+
+fn write_int_into(b: &mut StackBuf, v: u64) {
+    // A u64 always fits the buffer.
+    let _ = write!(b, "{v}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f32s(v: f32) -> String {
+        let mut out = Vec::new();
+        write_f32(&mut out, v);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn f64s(v: f64) -> String {
+        let mut out = Vec::new();
+        write_f64(&mut out, v);
+        String::from_utf8(out).unwrap()
+    }
+
+    /// Expected strings are what `onnx.printer` (onnx 1.23) prints for the same values.
+    // The tie cases are written out in full: they are exact f32 values.
+    #[allow(clippy::excessive_precision)]
+    #[test]
+    fn floats_print_as_cpp_to_chars() {
+        let cases: &[(f32, &str)] = &[
+            (0.123_456_79, "0.12345679"),
+            (1e20, "1e+20"),
+            (1e-7, "1e-07"),
+            (3.0, "3"),
+            (1.5, "1.5"),
+            (1e8, "1e+08"),
+            (-0.0, "-0"),
+            (0.0, "0"),
+            (1e-45, "1e-45"),
+            (3.402_823_5e38, "3.4028235e+38"),
+            (f32::INFINITY, "inf"),
+            (f32::NEG_INFINITY, "-inf"),
+            (f32::NAN, "nan"),
+            (-f32::NAN, "-nan"),
+            (0.0001, "1e-04"),
+            (0.001, "0.001"),
+            (10000.0, "10000"),
+            (100000.0, "1e+05"),
+            (123456.0, "123456"),
+            (1.5e-5, "1.5e-05"),
+            (-2.5, "-2.5"),
+            (1_056_890_432.0, "1056890432"),
+            (-29_460_752_384.0, "-29460752384"),
+            (312_985.125, "312985.12"),
+            (1_595_310.25, "1595310.2"),
+        ];
+        for &(v, s) in cases {
+            assert_eq!(f32s(v), s, "{v:e}");
+        }
+        assert_eq!(f64s(0.1), "0.1");
+        assert_eq!(f64s(1e300), "1e+300");
+        assert_eq!(f64s(5e-324), "5e-324");
+        assert_eq!(f64s(123_456_789_012.0), "123456789012");
+    }
+}
