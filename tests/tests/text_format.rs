@@ -242,3 +242,312 @@ fn raw_data_of_the_wrong_size_is_refused_like_the_printer_does() {
         expected["bad"]
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// The parser against `onnx.parser`.
+
+/// What `onnx.parser` gives for each text: the serialized model (or graph, for names
+/// starting with `graph_`), or its error message.
+fn onnx_parses(
+    texts: &BTreeMap<String, String>,
+    scratch: &Scratch,
+) -> BTreeMap<String, Result<Vec<u8>, String>> {
+    let in_dir = scratch.path("texts");
+    let out_dir = scratch.path("parsed");
+    fs::create_dir_all(&in_dir).unwrap();
+    fs::create_dir_all(&out_dir).unwrap();
+    for (name, text) in texts {
+        fs::write(in_dir.join(format!("{name}.txt")), text).unwrap();
+    }
+    run_python(
+        &python_dir().join("text_format.py"),
+        &["parse".as_ref(), in_dir.as_os_str(), out_dir.as_os_str()],
+    );
+    texts
+        .keys()
+        .map(|name| {
+            let pb = out_dir.join(format!("{name}.pb"));
+            let r = if pb.exists() {
+                Ok(fs::read(&pb).unwrap())
+            } else {
+                Err(fs::read_to_string(out_dir.join(format!("{name}.err")))
+                    .unwrap_or_else(|_| panic!("text_format.py wrote nothing for {name}")))
+            };
+            (name.clone(), r)
+        })
+        .collect()
+}
+
+/// Our parse of a text, encoded: `Ok(bytes)` or `Err((line, column, message))`.
+fn our_parse(name: &str, text: &str) -> Result<Vec<u8>, (usize, usize, String)> {
+    let r = if name.starts_with("graph_") {
+        text::parse_graph(text).map(|g| g.encode_to_vec().unwrap())
+    } else {
+        text::parse_model(text).map(|m| m.encode_to_vec().unwrap())
+    };
+    r.map_err(|e| (e.line(), e.column(), e.to_string()))
+}
+
+/// `(line, column)` of an `onnx.parser` ParseError message, when it has one.
+fn onnx_error_position(message: &str) -> Option<(usize, usize)> {
+    let rest = message.split("(line: ").nth(1)?;
+    let (line, rest) = rest.split_once(" column: ")?;
+    let (column, _) = rest.split_once(')')?;
+    Some((line.parse().ok()?, column.parse().ok()?))
+}
+
+/// Compares our parse of every text with `onnx.parser`'s: the same bytes when it accepts,
+/// an error when it refuses (at the same line and column when it names one and
+/// `positions` is set). Returns the failures.
+fn compare_parses(
+    texts: &BTreeMap<String, String>,
+    positions: bool,
+    scratch: &Scratch,
+) -> Vec<String> {
+    let expected = onnx_parses(texts, scratch);
+    let mut failures = Vec::new();
+    for (name, text) in texts {
+        match (&expected[name], our_parse(name, text)) {
+            (Ok(want), Ok(got)) => {
+                if *want != got {
+                    failures.push(format!(
+                        "{name}: different bytes: {}\n  text: {text:?}",
+                        onnx_support::describe_diff(want, &got).unwrap_or_default()
+                    ));
+                }
+            }
+            (Err(msg), Err((line, column, ours))) => {
+                if let (true, Some(pos)) = (positions, onnx_error_position(msg)) {
+                    if pos != (line, column) {
+                        failures.push(format!(
+                            "{name}: onnx error at {pos:?}, ours at {:?}\n  onnx: {msg}\n  ours: {ours}\n  text: {text:?}",
+                            (line, column)
+                        ));
+                    }
+                }
+            }
+            (Ok(_), Err(e)) => failures.push(format!(
+                "{name}: onnx accepts, we refuse: {e:?}\n  text: {text:?}"
+            )),
+            (Err(msg), Ok(_)) => failures.push(format!(
+                "{name}: onnx refuses ({msg}), we accept\n  text: {text:?}"
+            )),
+        }
+    }
+    failures
+}
+
+#[test]
+fn corpus_texts_parse_as_onnx_parser_parses_them_and_print_back_identically() {
+    let mut texts = BTreeMap::new();
+    let mut reprinted = Vec::new();
+    for (name, bytes) in corpus_models() {
+        let model = Model::decode_owned(&bytes).unwrap();
+        let Ok(text) = text::to_text(&model) else {
+            continue;
+        };
+        if let Ok(parsed) = text::parse_model(&text) {
+            let again = text::to_text(&parsed).expect("a parsed model prints");
+            if again != text {
+                reprinted.push(format!("{name}: {}", describe_text_diff(&text, &again)));
+            }
+        }
+        texts.insert(name, text);
+    }
+    assert!(
+        reprinted.is_empty(),
+        "{} texts print differently after parsing:\n{}",
+        reprinted.len(),
+        reprinted.join("\n")
+    );
+    let scratch = Scratch::new("text-parse-corpus");
+    let failures = compare_parses(&texts, true, &scratch);
+    assert!(
+        failures.is_empty(),
+        "{} of {} corpus texts:\n{}",
+        failures.len(),
+        texts.len(),
+        failures.join("\n")
+    );
+}
+
+/// Hand-written texts over the whole syntax, the parser's leniencies and its errors.
+const TEXTS: &[(&str, &str)] = &[
+    ("basic", r#"<ir_version: 10, opset_import: ["" : 21, "com.microsoft" : 1], producer_name: "me", producer_version: "1.0", domain: "ai.x", model_version: 3, doc_string: "a \"doc\"", metadata_props: ["k": "v", "k2": "v2"]>
+agraph (float[N, 128] X, float[128, 10] W) => (float[N, 10] C) {
+    T = MatMul(X, W)
+    C = Relu(T)
+}"#),
+    ("comments", "# a comment\n<ir_version: 8 # trailing\n, opset_import: [\"\" : 18]>\ng (float x) => (float y) {\n  y = Identity(x) # done\n}\n# end"),
+    ("types", r#"<ir_version: 9, opset_import: ["" : 18]> g (float[] a, int64 b, seq(float[?]) c, map(int64, seq(double)) d, optional(seq(string[2])) e, sparse_tensor(float[3,n]) f, sparse_tensor(int8) h, opaque() i, opaque(nm) j, opaque(ai.onnx.ml, nm) k, opaque(a.b.c) l, bfloat16["batch size", 3] m, float8e4m3fn[1] n, uint2[?] o, float6e3m2[2] p) => (q) { q = Identity(a) }"#),
+    ("initializers", r#"<ir_version: 9, opset_import: ["" : 18]> g (float[2] x = {1.5, -2}, int64[3] i) => (float[2] y)
+    <float[2] w = {0.1, 1e-5}, int64[2] k = {-9223372036854775808, 9223372036854775807}, uint64[2] u = {18446744073709551615, -1},
+     uint32[1] u32 = {7}, int8[3] i8 = {-1, 127, 300}, bool[2] b = {1, 0}, string[2] s = {"a", "b\"c"}, double[3] d = {1e300, -0, 5e-324},
+     float16[1] h = {15360}, complex64[1] c = {1, 2}, complex128[1] c2 = {3, 4}, float[2] nf = {nan, -inf}, float[1] e = ["location": "w.bin", "offset": "0"],
+     float[0] z = {}, float[2] none, int4[2] i4 = {1, -1}, float t>
+{ y = Add(x, w) }"#),
+    ("attributes", r#"<ir_version: 9, opset_import: ["" : 18, "x" : 1]> g (float x) => (float y) {
+    [n1] a = Foo <i = 1, f = 2.5, f2: float = 3, s = "str", ints = [1, 2, -3], floats = [1.5, 2], floats2: floats = [1, 2], strs = ["a", "b"], empty: ints = [], t = float[2] {1, 2}, t2 = int64 named = {5}, t3 = float[1] = {7}, tp = float[2], tp2 = seq(int64), ref: int = @r, ref2 = @"quoted", inf = inf, ninf = -Infinity, nn = NaN> (x)
+    ["node 2"] b, c = x.y.Bar:ov (a, , "q r", )
+    d = Baz (x) <after = 1>
+    e = Qux <gs: graphs = [g1 () => () {}], ts: tensors = [float[1] {1}], lst = [float, int64[2]]> (x)
+    y = If (c) <then_branch = then () => (float t) { t = Identity(x) }, else_branch = else () => (float t) { t = Neg(x) }>
+}"#),
+    ("functions", r#"<ir_version: 9, opset_import: ["" : 18, "local" : 1]> g (float x) => (float y) { y = local.F <alpha = 2.0> (x) }
+<domain: "local", opset_import: ["" : 18], doc_string: "fn", overload: "o1">
+F <alpha, beta: float = 1.5, "gamma"> (float[N] X, Y) => (Z, float W) <float tmp> {
+    tmp = Mul(X, Y)
+    Z = Add(tmp, X)
+    W = Identity(Z)
+}
+<domain: "local", opset_import: []> G () => () {}"#),
+    ("odd_ids", "<ir_version: 9, opset_import: [\"\" : 18]> \"my graph\" (float \"x 1\") => (float y) { [\"\"] y = Identity(\"x 1\") }"),
+    ("numbers", r#"<ir_version: 9, opset_import: ["" : 18]> g () => () <float[6] a = {1., 1.e5, 00012, 3.4028235e38, 1e-50, -0.0}, double[2] b = {1.7976931348623157e308, 2.5E-3}, int64[1] c = {-0}> {}"#),
+    ("no_header", "g (float x) => (float y) { y = Abs(x) }"),
+    ("graph_ignores_trailing", "g (float x) => (float y) { y = Abs(x) } and then anything"),
+    // Errors.
+    ("err_empty", ""),
+    ("err_unclosed_node", "g (float[N] X) => (float[N] Y) {\n  Y = Relu(X\n}"),
+    ("err_bad_keyword", "<ir_versions: 7> g () => () {}"),
+    ("err_trailing", "g () => () {} trailing"),
+    ("err_float_overflow", "g () => () <float[1] w = {1e39}> {}"),
+    ("err_double_overflow", "g () => () <double[1] w = {1e309}> {}"),
+    ("err_int_range", "g () => () <int32[1] w = {2147483648}> {}"),
+    ("err_int64_range", "g () => () <int64[1] w = {9223372036854775808}> {}"),
+    ("err_uint64_range", "g () => () <uint64[1] w = {18446744073709551616}> {}"),
+    ("err_space_after_minus", "g () => () <int64[1] w = {- 5}> {}"),
+    ("err_exponent", "g () => () <float[1] w = {1e}> {}"),
+    ("err_leading_point", "g (x) => (y) {\n y = F <f = .5> (x)\n}"),
+    ("err_string", "g () => () { y = F <s = \"abc> (x) }"),
+    ("err_mixed_list", "g (x) => (y) { y = F <l = [1, 2.5]> (x) }"),
+    ("err_empty_list", "g (x) => (y) { y = F <l = []> (x) }"),
+    ("err_singleton_list", "g (x) => (y) { y = F <l: int = []> (x) }"),
+    ("err_type_mismatch", "g (x) => (y) { y = F <l: int = \"s\"> (x) }"),
+    ("err_unknown_attr_type", "g (x) => (y) { y = F <l: integer = 1> (x) }"),
+    ("err_map_key", "g (map(seq, float) x) => (y) {}"),
+    ("err_sparse_elem", "g (sparse_tensor(seq(float)) x) => (y) {}"),
+    ("err_unknown_type", "g (x) => (y) { y = F <t: type_proto = floaty> (x) }"),
+    ("err_symbolic_dim", "g () => () <float[N] w = {1}> {}"),
+    ("err_unknown_rank", "g () => () <float[] w = {1}> {}"),
+    ("err_not_tensor", "g (seq(float) x = {1}) => () {}"),
+    ("err_arrow_space", "g () = > () {}"),
+    ("err_sparse_attr", "g (x) => (y) { y = Constant <sparse_value: sparse_tensor = > () }"),
+    ("err_ellipsis", "g () => () <complex64[1] w = ...> {}"),
+    ("err_bad_inf", "g (x) => (y) { y = F <f = infinit> (x) }"),
+    ("err_missing_brace", "<ir_version: 9>\ng (x) => (y)\n  y = F(x)\n"),
+    ("err_unhandled_function_keyword", "g () => () {} <ir_version: 3> f () => () {}"),
+    ("err_function_bad_attr_is_skipped", "g () => () {} <domain: \"d\"> f <a = > () => () {}"),
+    ("err_function_attr_exception", "g () => () {} <domain: \"d\"> f <a = 99999999999999999999> () => () {}"),
+];
+
+#[test]
+fn hand_written_texts_parse_as_onnx_parser_parses_them() {
+    let texts: BTreeMap<String, String> = TEXTS
+        .iter()
+        .map(|(n, t)| (n.to_string(), t.to_string()))
+        .collect();
+    let scratch = Scratch::new("text-parse-hand");
+    let failures = compare_parses(&texts, true, &scratch);
+    assert!(
+        failures.is_empty(),
+        "{} of {} texts:\n{}",
+        failures.len(),
+        texts.len(),
+        failures.join("\n\n")
+    );
+    // The texts are meant to cover both outcomes.
+    assert!(texts.keys().any(|n| n.starts_with("err_")) && our_parse("basic", TEXTS[0].1).is_ok());
+}
+
+/// Corpus texts cut short and edited byte by byte (deterministically): every variant is
+/// accepted or refused as `onnx.parser` does, with the same bytes when accepted, and
+/// nothing panics.
+#[test]
+fn mutated_texts_are_accepted_and_refused_as_onnx_parser_does() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut texts = BTreeMap::new();
+    let models = corpus_models();
+    let edits: &[&str] = &[
+        "", " ", ",", "(", ")", "<", ">", "[", "]", "{", "}", "=", ":", "\"", "-", ".", "@", "#",
+        "\n", "0", "1e", "x", "float", "seq(", "inf", "=>", "?", "\\",
+    ];
+    for (i, (name, bytes)) in models.iter().enumerate().step_by(6) {
+        let model = Model::decode_owned(bytes).unwrap();
+        let Ok(text) = text::to_text(&model) else {
+            continue;
+        };
+        for j in 0..4 {
+            let mut t: Vec<u8> = text.clone().into_bytes();
+            let at = (rng.next() as usize) % t.len().max(1);
+            match j {
+                0 => t.truncate(at),
+                _ => {
+                    let edit = edits[(rng.next() as usize) % edits.len()];
+                    let remove = (rng.next() % 3) as usize;
+                    let end = (at + remove).min(t.len());
+                    t.splice(at..end, edit.bytes());
+                }
+            }
+            // Corpus texts are ASCII, so any cut or splice is still UTF-8.
+            let t = String::from_utf8(t).unwrap();
+            texts.insert(format!("m{i:04}_{j}_{name}"), t);
+        }
+    }
+    let scratch = Scratch::new("text-parse-mutated");
+    // Positions are compared too: both parsers stop at the same character.
+    let failures = compare_parses(&texts, true, &scratch);
+    assert!(
+        failures.is_empty(),
+        "{} of {} mutated texts:\n{}",
+        failures.len(),
+        texts.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn hostile_texts_give_errors_not_panics_or_stack_overflows() {
+    let deep_type = format!(
+        "g ({}float{} x) => () {{}}",
+        "seq(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    let err = text::parse_graph(&deep_type).unwrap_err();
+    assert!(err.message().contains("nest"), "{err}");
+    let mut deep_graph = String::from("g () => () { y = F <b = ");
+    for _ in 0..50_000 {
+        deep_graph.push_str("h () => () { y = F <b = ");
+    }
+    let err = text::parse_model(&deep_graph).unwrap_err();
+    assert!(err.message().contains("nest"), "{err}");
+    // 100 levels are fine: the graph, 98 sequences and the tensor type.
+    let ok = format!(
+        "g ({}float{} x) => () {{}}",
+        "seq(".repeat(98),
+        ")".repeat(98)
+    );
+    text::parse_graph(&ok).unwrap();
+    for t in [
+        "\0",
+        "g () => () {}\0",
+        "\"",
+        "\"\\",
+        "-",
+        "g (float[",
+        "g (float[-",
+        "<",
+        "<ir_version:",
+        "g () => () { y = F <a = [",
+        "g () => () { y = F <a = @",
+        "g () => () { [",
+        "é (x) => () {}",
+        "g (float[\"é\"] x) => () {}",
+    ] {
+        let r = text::parse_model(t);
+        if let Err(e) = &r {
+            assert!(e.line() >= 1 && e.column() >= 1, "{t:?}: {e}");
+        }
+    }
+    let err = text::parse_model("g (x) => (y) {\n  y = é(x)\n}").unwrap_err();
+    assert_eq!((err.line(), err.column()), (2, 7), "{err}");
+}

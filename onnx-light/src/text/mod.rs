@@ -21,6 +21,9 @@
 //! # Ok::<(), onnx_light::Error>(())
 //! ```
 //!
+//! [`parse_model`], [`parse_graph`], [`parse_function`] and [`parse_node`] read the
+//! syntax back; parsing what [`to_text`] prints gives a model that prints the same again.
+//!
 //! # Printing
 //!
 //! [`to_text`] gives the characters `onnx.printer.to_text` (onnx 1.23) gives for the same
@@ -37,10 +40,13 @@
 //! `bytes` fields (string attributes, string tensors) that are not UTF-8 become U+FFFD.
 
 mod number;
+mod parse;
 mod print;
 
 use crate::error::Result;
-use crate::onnx::{FunctionProto, GraphProto, ModelProto, NodeProto};
+use crate::onnx::{FunctionProto, Graph, GraphProto, Model, ModelProto, NodeProto};
+
+pub use parse::ParseError;
 
 use print::Printer;
 
@@ -95,4 +101,59 @@ impl ToText for NodeProto<'_> {
         p.node(self)?;
         Ok(p.finish())
     }
+}
+
+/// Reads a model in the ONNX text syntax, as `onnx.parser.parse_model` reads it: the
+/// result encodes to the bytes `onnx.parser.parse_model(text).SerializeToString()` gives
+/// (field presence included).
+///
+/// ```
+/// use onnx_light::prelude::*;
+/// use onnx_light::text;
+///
+/// let model = text::parse_model(
+///     r#"<ir_version: 10, opset_import: ["" : 21]>
+///        agraph (float[N, 128] X, float[128, 10] W) => (float[N, 10] C) {
+///            T = MatMul(X, W)
+///            C = Relu(T)
+///        }"#,
+/// )?;
+/// let graph = model.graph.as_ref().unwrap();
+/// assert_eq!(graph.node[1].op_type(), "Relu");
+/// assert_eq!(graph.input[0].r#type.as_ref().unwrap().to_string(), "float[N,128]");
+/// // Printing it gives the printer's layout of the same model.
+/// assert!(text::to_text(&model)?.starts_with("<\n   ir_version: 10,"));
+///
+/// let err = text::parse_model("agraph (float[N] X) => (float[N] Y) {\n  Y = Relu(X\n}").unwrap_err();
+/// assert_eq!((err.line(), err.column()), (3, 1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// A [`ParseError`] with the line and column where the text stops making sense. Types and
+/// graphs nested more than 100 levels deep are refused (the official parser has no limit
+/// and overflows its stack instead); a NUL character is refused (the official parser
+/// stops reading there). Everything else the official parser accepts is accepted,
+/// including its leniencies: text after the last function is an error, a list attribute
+/// keeps only its numbers and strings, `uint64` values read as C's `strtoull` reads them.
+pub fn parse_model(text: &str) -> std::result::Result<Model, ParseError> {
+    parse::parse_model(text)
+}
+
+/// Reads a graph in the ONNX text syntax, as `onnx.parser.parse_graph` reads it (text
+/// after the graph is ignored, as it ignores it). Errors as for [`parse_model`].
+pub fn parse_graph(text: &str) -> std::result::Result<Graph, ParseError> {
+    parse::parse_graph(text)
+}
+
+/// Reads a function in the ONNX text syntax, as `onnx.parser.parse_function` reads it.
+/// Errors as for [`parse_model`].
+pub fn parse_function(text: &str) -> std::result::Result<FunctionProto<'static>, ParseError> {
+    parse::parse_function(text)
+}
+
+/// Reads a node in the ONNX text syntax, as `onnx.parser.parse_node` reads it. Errors as
+/// for [`parse_model`].
+pub fn parse_node(text: &str) -> std::result::Result<NodeProto<'static>, ParseError> {
+    parse::parse_node(text)
 }
