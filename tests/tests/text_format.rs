@@ -493,6 +493,10 @@ fn mutated_texts_are_accepted_and_refused_as_onnx_parser_does() {
             texts.insert(format!("m{i:04}_{j}_{name}"), t);
         }
     }
+    // The fuzz target's properties hold on each of them too.
+    for t in texts.values() {
+        onnx_light_tests::fuzz_checks::text_format_is_consistent(t.as_bytes());
+    }
     let scratch = Scratch::new("text-parse-mutated");
     // Positions are compared too: both parsers stop at the same character.
     let failures = compare_parses(&texts, true, &scratch);
