@@ -4,6 +4,9 @@
         LIST holds one `NAME<TAB>PATH` line per model file. Writes `OUT_DIR/NAME.txt`
         with `onnx.printer.to_text` of the model (UTF-8), or `OUT_DIR/NAME.err` with the
         error when the printer refuses it.
+    text_format.py datadir
+        Prints the directory of the test data the `onnx` package ships
+        (`onnx/backend/test/data`): light, simple and pytorch models besides the node tests.
     text_format.py parse IN_DIR OUT_DIR
         For each `NAME.txt` in IN_DIR, writes `OUT_DIR/NAME.pb` with
         `onnx.parser.parse_model(text).SerializeToString()`, or `OUT_DIR/NAME.err` with
@@ -57,6 +60,10 @@ def parse_texts(in_dir, out_dir):
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "print":
         print_models(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 2 and sys.argv[1] == "datadir":
+        import onnx
+
+        sys.stdout.write(os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data"))
     elif len(sys.argv) == 4 and sys.argv[1] == "parse":
         parse_texts(sys.argv[2], sys.argv[3])
     else:

@@ -108,6 +108,87 @@ fn corpus_models_print_as_onnx_printer_prints_them() {
     );
 }
 
+/// Every model file under `dir`, recursively, sorted.
+fn onnx_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            onnx_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "onnx") {
+            out.push(p);
+        }
+    }
+}
+
+/// The other models the `onnx` package ships: real architectures (`light`: ResNet,
+/// Inception, DenseNet, ... with their weights), models converted from PyTorch, simple
+/// ones. They print as the printer prints them and parse as the parser parses that.
+#[test]
+fn shipped_real_models_print_and_parse_as_onnx_does() {
+    let out = run_python(&python_dir().join("text_format.py"), &["datadir".as_ref()]);
+    let data = std::path::PathBuf::from(String::from_utf8(out.stdout).unwrap());
+    let mut files = Vec::new();
+    for sub in ["light", "pytorch-converted", "pytorch-operator", "simple"] {
+        onnx_files(&data.join(sub), &mut files);
+    }
+    assert!(
+        files.len() > 100,
+        "only {} models under {}",
+        files.len(),
+        data.display()
+    );
+    let named: Vec<(String, &Path)> = files
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(&data).unwrap().to_string_lossy();
+            (
+                rel.replace(['/', '\\'], "__")
+                    .trim_end_matches(".onnx")
+                    .to_string(),
+                p.as_path(),
+            )
+        })
+        .collect();
+    let scratch = Scratch::new("text-real");
+    let expected = onnx_prints(&named, &scratch);
+    let mut failures = Vec::new();
+    let mut texts = BTreeMap::new();
+    for (name, path) in &named {
+        let model = Model::decode_owned(&fs::read(path).unwrap()).expect("decode a shipped model");
+        match (&expected[name], text::to_text(&model)) {
+            (Ok(want), Ok(got)) if *want == got => {
+                texts.insert(name.clone(), got);
+            }
+            (Ok(want), Ok(got)) => {
+                failures.push(format!("{name}: {}", describe_text_diff(want, &got)))
+            }
+            (Err(_), Err(_)) => {}
+            (want, got) => {
+                failures.push(format!("{name}: onnx {want:?}, ours {:?}", got.map(|_| ())))
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} models print differently:\n{}",
+        failures.len(),
+        named.len(),
+        failures.join("\n")
+    );
+    let failures = compare_parses(&texts, true, &scratch);
+    assert!(
+        failures.is_empty(),
+        "{} of {} texts parse differently:\n{}",
+        failures.len(),
+        texts.len(),
+        failures.join("\n")
+    );
+}
+
 /// A small deterministic generator (xorshift), so that failures reproduce.
 struct Rng(u64);
 
