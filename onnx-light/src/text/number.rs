@@ -3,40 +3,9 @@
 //! notation, whichever is shorter (fixed on a tie), with an exponent of at least two
 //! digits (`1e+08`, `1e-05`, `0.001`, `123456789012`), and `nan` / `-nan` for NaN.
 
-use std::fmt::Write as _;
-
-/// A fixed-size buffer that `write!` can fill without allocating.
-struct StackBuf {
-    buf: [u8; 40],
-    len: usize,
-}
-
-impl StackBuf {
-    fn new() -> Self {
-        StackBuf {
-            buf: [0; 40],
-            len: 0,
-        }
-    }
-
-    fn as_bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
-    }
-}
-
-impl std::fmt::Write for StackBuf {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let end = self.len + s.len();
-        if end > self.buf.len() {
-            return Err(std::fmt::Error);
-        }
-        self.buf[self.len..end].copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
-}
-
-/// Writes `f32` as `std::to_chars(float)` does.
+/// Writes `f32` as `std::to_chars(float)` does (the digits come from `zmij`, a
+/// Schubfach implementation: the same shortest digits as the Ryu algorithm of the C++
+/// library).
 pub(crate) fn write_f32(out: &mut Vec<u8>, v: f32) {
     let bits = v.to_bits();
     let (exp, frac) = ((bits >> 23) & 0xff, u64::from(bits & 0x7f_ffff));
@@ -45,7 +14,6 @@ pub(crate) fn write_f32(out: &mut Vec<u8>, v: f32) {
     } else {
         (frac | 1 << 23, exp as i32 - 150)
     };
-    let mut b = StackBuf::new();
     let parts = Parts {
         negative: v.is_sign_negative(),
         nan: v.is_nan(),
@@ -54,10 +22,13 @@ pub(crate) fn write_f32(out: &mut Vec<u8>, v: f32) {
         m,
         e,
     };
-    if !parts.nan && !parts.infinite && !parts.zero && write!(b, "{:e}", v.abs()).is_err() {
-        return; // unreachable: `{:e}` of a float is at most 26 bytes
-    }
-    write_float(out, parts, b.as_bytes(), || v.abs() as u128);
+    let mut b = zmij::Buffer::new();
+    let shortest = if v.is_finite() {
+        b.format_finite(v.abs())
+    } else {
+        ""
+    };
+    write_float(out, parts, shortest.as_bytes(), || v.abs() as u128);
 }
 
 /// Writes `f64` as `std::to_chars(double)` does.
@@ -69,7 +40,6 @@ pub(crate) fn write_f64(out: &mut Vec<u8>, v: f64) {
     } else {
         (frac | 1 << 52, exp as i32 - 1075)
     };
-    let mut b = StackBuf::new();
     let parts = Parts {
         negative: v.is_sign_negative(),
         nan: v.is_nan(),
@@ -78,19 +48,54 @@ pub(crate) fn write_f64(out: &mut Vec<u8>, v: f64) {
         m,
         e,
     };
-    if !parts.nan && !parts.infinite && !parts.zero && write!(b, "{:e}", v.abs()).is_err() {
-        return;
-    }
-    write_float(out, parts, b.as_bytes(), || v.abs() as u128);
+    let mut b = zmij::Buffer::new();
+    let shortest = if v.is_finite() {
+        b.format_finite(v.abs())
+    } else {
+        ""
+    };
+    write_float(out, parts, shortest.as_bytes(), || v.abs() as u128);
 }
 
-/// Writes an integer in decimal.
-pub(crate) fn write_int(out: &mut Vec<u8>, v: impl std::fmt::Display) {
-    let mut b = StackBuf::new();
-    // An integer of at most 128 bits always fits the buffer.
-    if write!(b, "{v}").is_ok() {
-        out.extend_from_slice(b.as_bytes());
+/// Writes an integer in decimal (without `core::fmt`, which costs more than the digits).
+pub(crate) fn write_int(out: &mut Vec<u8>, v: impl Into<i128>) {
+    let v: i128 = v.into();
+    if v < 0 {
+        out.push(b'-');
     }
+    write_u128(out, v.unsigned_abs());
+}
+
+/// The decimal digits of `v`, written at the end of `buf`.
+fn decimal_digits(mut v: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            return &buf[i..];
+        }
+    }
+}
+
+fn write_u128(out: &mut Vec<u8>, mut v: u128) {
+    if let Ok(small) = u64::try_from(v) {
+        let mut buf = [0u8; 20];
+        out.extend_from_slice(decimal_digits(small, &mut buf));
+        return;
+    }
+    let mut buf = [0u8; 40];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
 }
 
 /// A float taken apart: its class, and `|value| = m * 2^e` when finite.
@@ -123,7 +128,7 @@ fn is_exact_half(m: u64, e: i32, odd: u64, k: i32) -> bool {
     }
 }
 
-fn write_float(out: &mut Vec<u8>, f: Parts, sci: &[u8], exact_integer: impl FnOnce() -> u128) {
+fn write_float(out: &mut Vec<u8>, f: Parts, shortest: &[u8], exact_integer: impl FnOnce() -> u128) {
     if f.nan {
         out.extend_from_slice(if f.negative { b"-nan" } else { b"nan" });
         return;
@@ -139,24 +144,39 @@ fn write_float(out: &mut Vec<u8>, f: Parts, sci: &[u8], exact_integer: impl FnOn
         out.push(b'0');
         return;
     }
-    // Rust's `{:e}` gives the shortest round-trip digits, `d[.ddd]e[-]x`, as an integer
-    // `d` times `10^k`.
-    let e_at = sci.iter().position(|&c| c == b'e').unwrap_or(sci.len());
+    // `shortest` holds the shortest digits that read back to the value, in some
+    // notation (`123.45`, `0.0001`, `1.5e-7`, `1e20`): take them as an integer `d` times
+    // `10^k`.
+    let e_at = shortest
+        .iter()
+        .position(|&c| c == b'e' || c == b'E')
+        .unwrap_or(shortest.len());
     let mut d: u64 = 0;
-    let mut n: i32 = 0;
-    for &c in &sci[..e_at] {
-        if c.is_ascii_digit() {
-            d = d * 10 + u64::from(c - b'0');
-            n += 1;
+    let mut after_point: i32 = 0; // digits after the decimal point
+    let mut seen_point = false;
+    for &c in &shortest[..e_at] {
+        match c {
+            b'.' => seen_point = true,
+            b'0'..=b'9' => {
+                if seen_point {
+                    after_point += 1;
+                }
+                d = d * 10 + u64::from(c - b'0');
+            }
+            _ => {}
         }
     }
-    let sci_exp: i32 = std::str::from_utf8(&sci[(e_at + 1).min(sci.len())..])
+    let exp10: i32 = std::str::from_utf8(&shortest[(e_at + 1).min(shortest.len())..])
         .ok()
-        .and_then(|s| s.parse().ok())
+        .and_then(|s| s.strip_prefix('+').unwrap_or(s).parse().ok())
         .unwrap_or(0);
-    let mut k = sci_exp - (n - 1);
+    let mut k = exp10 - after_point;
+    while d > 0 && d.is_multiple_of(10) {
+        d /= 10;
+        k += 1;
+    }
     // When the value lies exactly halfway between two shortest candidates, C++ takes the
-    // one whose last digit is even (Rust rounds such a tie up).
+    // one whose last digit is even (whichever the digit generator took).
     if d % 2 == 1 {
         if is_exact_half(f.m, f.e, 2 * d - 1, k) {
             d -= 1;
@@ -168,9 +188,8 @@ fn write_float(out: &mut Vec<u8>, f: Parts, sci: &[u8], exact_integer: impl FnOn
             k += 1;
         }
     }
-    let mut digit_buf = StackBuf::new();
-    write_int_into(&mut digit_buf, d);
-    let digits = digit_buf.as_bytes();
+    let mut digit_buf = [0u8; 20];
+    let digits = decimal_digits(d, &mut digit_buf);
     let n = digits.len() as i32;
     let sci_exp = k + n - 1;
     let fixed_len = if k >= 0 {
@@ -187,7 +206,7 @@ fn write_float(out: &mut Vec<u8>, f: Parts, sci: &[u8], exact_integer: impl FnOn
             // Fixed notation of a value with trailing zeros writes its exact integer
             // value, as `printf("%.0f")` would, not the shortest digits padded with
             // zeros: such a value is an integer, below 10^22 here.
-            write_int(out, exact_integer());
+            write_u128(out, exact_integer());
         } else if k == 0 {
             out.extend_from_slice(digits);
         } else if n + k > 0 {
@@ -212,13 +231,8 @@ fn write_float(out: &mut Vec<u8>, f: Parts, sci: &[u8], exact_integer: impl FnOn
         if mag < 10 {
             out.push(b'0');
         }
-        write_int(out, mag);
+        write_u128(out, u128::from(mag));
     }
-}
-
-fn write_int_into(b: &mut StackBuf, v: u64) {
-    // A u64 always fits the buffer.
-    let _ = write!(b, "{v}");
 }
 
 #[cfg(test)]

@@ -154,7 +154,7 @@ impl Printer {
 
     fn dimension(&mut self, d: &Dimension<'_>) {
         match &d.value {
-            Some(DimensionValue::DimValue(n)) => write_int(&mut self.out, n),
+            Some(DimensionValue::DimValue(n)) => write_int(&mut self.out, *n),
             Some(DimensionValue::DimParam(s)) => self.id(s),
             None => self.raw("?"),
         }
@@ -231,11 +231,15 @@ impl Printer {
 
     fn numbers<T: Copy>(
         &mut self,
-        values: impl IntoIterator<Item = T>,
+        values: impl ExactSizeIterator<Item = T>,
         mut f: impl FnMut(&mut Vec<u8>, T),
     ) {
+        // Room for typical numbers up front: growing a buffer of hundreds of megabytes
+        // by doubling costs more than writing the digits.
+        self.out
+            .reserve(values.len().saturating_mul(12).min(1 << 30));
         self.raw(" {");
-        for (i, v) in values.into_iter().enumerate() {
+        for (i, v) in values.enumerate() {
             if i > 0 {
                 self.out.push(b',');
             }
@@ -252,7 +256,7 @@ impl Printer {
                 if i > 0 {
                     self.raw(",");
                 }
-                write_int(&mut self.out, d);
+                write_int(&mut self.out, *d);
             }
             self.raw("]");
         }
@@ -358,7 +362,7 @@ impl Printer {
         use AttributeType::*;
         match AttributeType::from_i32(ty) {
             Some(Int) => write_int(&mut self.out, a.i()),
-            Some(Ints) => self.list("[", ", ", "]", &a.ints, |p, v| write_int(&mut p.out, v)),
+            Some(Ints) => self.list("[", ", ", "]", &a.ints, |p, v| write_int(&mut p.out, *v)),
             Some(Float) => write_f32(&mut self.out, a.f()),
             Some(Floats) => self.list("[", ", ", "]", &a.floats, |p, v| write_f32(&mut p.out, *v)),
             Some(String) => self.quoted(a.s.as_deref().unwrap_or_default()),
