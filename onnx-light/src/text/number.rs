@@ -145,52 +145,73 @@ fn write_float(out: &mut Vec<u8>, f: Parts, shortest: &[u8], exact_integer: impl
         return;
     }
     // `shortest` holds the shortest digits that read back to the value, in some
-    // notation (`123.45`, `0.0001`, `1.5e-7`, `1e20`): take them as an integer `d` times
-    // `10^k`.
-    let e_at = shortest
-        .iter()
-        .position(|&c| c == b'e' || c == b'E')
-        .unwrap_or(shortest.len());
-    let mut d: u64 = 0;
-    let mut after_point: i32 = 0; // digits after the decimal point
-    let mut seen_point = false;
-    for &c in &shortest[..e_at] {
+    // notation (`123.45`, `0.0001`, `1.5e-7`, `1e20`): take its significant digits,
+    // worth `digits * 10^k`.
+    let mut buf = [0u8; 24];
+    let mut n = 0usize;
+    let mut k: i32 = 0;
+    let mut after_point = false;
+    let mut at = 0;
+    while at < shortest.len() {
+        let c = shortest[at];
         match c {
-            b'.' => seen_point = true,
+            b'.' => after_point = true,
             b'0'..=b'9' => {
-                if seen_point {
-                    after_point += 1;
+                if after_point {
+                    k -= 1;
                 }
-                d = d * 10 + u64::from(c - b'0');
+                if (n > 0 || c != b'0') && n < buf.len() {
+                    buf[n] = c;
+                    n += 1;
+                }
             }
-            _ => {}
+            _ => break, // the exponent
         }
+        at += 1;
     }
-    let exp10: i32 = std::str::from_utf8(&shortest[(e_at + 1).min(shortest.len())..])
-        .ok()
-        .and_then(|s| s.strip_prefix('+').unwrap_or(s).parse().ok())
-        .unwrap_or(0);
-    let mut k = exp10 - after_point;
-    while d > 0 && d.is_multiple_of(10) {
-        d /= 10;
+    if at < shortest.len() {
+        let mut exp: i32 = 0;
+        let mut negative = false;
+        for &c in &shortest[at + 1..] {
+            match c {
+                b'-' => negative = true,
+                b'0'..=b'9' => exp = exp * 10 + i32::from(c - b'0'),
+                _ => {}
+            }
+        }
+        k += if negative { -exp } else { exp };
+    }
+    while n > 1 && buf[n - 1] == b'0' {
+        n -= 1;
         k += 1;
     }
     // When the value lies exactly halfway between two shortest candidates, C++ takes the
-    // one whose last digit is even (whichever the digit generator took).
-    if d % 2 == 1 {
-        if is_exact_half(f.m, f.e, 2 * d - 1, k) {
-            d -= 1;
+    // one whose last digit is even (whichever the digit generator took). A tie needs
+    // the powers of two to match first, so the digits are rarely turned into a number.
+    if n > 0 && buf[n - 1] % 2 == 1 && may_be_half(f.m, f.e, k) {
+        let d = buf[..n]
+            .iter()
+            .fold(0u64, |d, &c| d * 10 + u64::from(c - b'0'));
+        let even = if is_exact_half(f.m, f.e, 2 * d - 1, k) {
+            Some(d - 1)
         } else if is_exact_half(f.m, f.e, 2 * d + 1, k) {
-            d += 1;
-        }
-        while d > 0 && d.is_multiple_of(10) {
-            d /= 10;
-            k += 1;
+            Some(d + 1)
+        } else {
+            None
+        };
+        if let Some(mut d) = even {
+            while d > 0 && d.is_multiple_of(10) {
+                d /= 10;
+                k += 1;
+            }
+            let mut tmp = [0u8; 20];
+            let digits = decimal_digits(d, &mut tmp);
+            n = digits.len();
+            buf[..n].copy_from_slice(digits);
         }
     }
-    let mut digit_buf = [0u8; 20];
-    let digits = decimal_digits(d, &mut digit_buf);
-    let n = digits.len() as i32;
+    let digits = &buf[..n];
+    let n = n as i32;
     let sci_exp = k + n - 1;
     let fixed_len = if k >= 0 {
         n + k
@@ -233,6 +254,11 @@ fn write_float(out: &mut Vec<u8>, f: Parts, shortest: &[u8], exact_integer: impl
         }
         write_u128(out, u128::from(mag));
     }
+}
+
+/// The powers-of-two part of [`is_exact_half`]: false rules a tie out.
+fn may_be_half(m: u64, e: i32, k: i32) -> bool {
+    m != 0 && m.trailing_zeros() as i32 + e + 1 == k
 }
 
 #[cfg(test)]
