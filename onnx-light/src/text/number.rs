@@ -79,23 +79,29 @@ fn decimal_digits(mut v: u64, buf: &mut [u8; 20]) -> &[u8] {
     }
 }
 
-fn write_u128(out: &mut Vec<u8>, mut v: u128) {
-    if let Ok(small) = u64::try_from(v) {
-        let mut buf = [0u8; 20];
-        out.extend_from_slice(decimal_digits(small, &mut buf));
-        return;
-    }
+fn write_u128(out: &mut Vec<u8>, v: u128) {
     let mut buf = [0u8; 40];
+    out.extend_from_slice(decimal_digits_u128(v, &mut buf));
+}
+
+/// The decimal digits of `v`, written at the end of `buf`.
+fn decimal_digits_u128(mut v: u128, buf: &mut [u8; 40]) -> &[u8] {
+    if let Ok(small) = u64::try_from(v) {
+        let mut tmp = [0u8; 20];
+        let digits = decimal_digits(small, &mut tmp);
+        let start = buf.len() - digits.len();
+        buf[start..].copy_from_slice(digits);
+        return &buf[start..];
+    }
     let mut i = buf.len();
     loop {
         i -= 1;
         buf[i] = b'0' + (v % 10) as u8;
         v /= 10;
         if v == 0 {
-            break;
+            return &buf[i..];
         }
     }
-    out.extend_from_slice(&buf[i..]);
 }
 
 /// A float taken apart: its class, and `|value| = m * 2^e` when finite.
@@ -222,38 +228,50 @@ fn write_float(out: &mut Vec<u8>, f: Parts, shortest: &[u8], exact_integer: impl
     };
     let exp_digits = if sci_exp.abs() >= 100 { 3 } else { 2 };
     let sci_len = n + i32::from(n > 1) + 2 + exp_digits;
+    // Either form is at most 24 bytes (fixed is only chosen when it is not longer than
+    // scientific); it is assembled here and appended once.
+    let mut o = [0u8; 32];
+    let mut len = 0;
+    let mut put = |bytes: &[u8]| {
+        o[len..len + bytes.len()].copy_from_slice(bytes);
+        len += bytes.len();
+    };
     if fixed_len <= sci_len {
         if k > 0 {
             // Fixed notation of a value with trailing zeros writes its exact integer
             // value, as `printf("%.0f")` would, not the shortest digits padded with
             // zeros: such a value is an integer, below 10^22 here.
-            write_u128(out, exact_integer());
+            let mut tmp = [0u8; 40];
+            put(decimal_digits_u128(exact_integer(), &mut tmp));
         } else if k == 0 {
-            out.extend_from_slice(digits);
+            put(digits);
         } else if n + k > 0 {
             let point = (n + k) as usize;
-            out.extend_from_slice(&digits[..point]);
-            out.push(b'.');
-            out.extend_from_slice(&digits[point..]);
+            put(&digits[..point]);
+            put(b".");
+            put(&digits[point..]);
         } else {
-            out.extend_from_slice(b"0.");
-            out.extend(std::iter::repeat_n(b'0', (-(n + k)) as usize));
-            out.extend_from_slice(digits);
+            put(b"0.");
+            for _ in 0..-(n + k) {
+                put(b"0");
+            }
+            put(digits);
         }
     } else {
-        out.push(digits[0]);
+        put(&digits[..1]);
         if digits.len() > 1 {
-            out.push(b'.');
-            out.extend_from_slice(&digits[1..]);
+            put(b".");
+            put(&digits[1..]);
         }
-        out.push(b'e');
-        out.push(if sci_exp < 0 { b'-' } else { b'+' });
+        put(if sci_exp < 0 { b"e-" } else { b"e+" });
         let mag = sci_exp.unsigned_abs();
         if mag < 10 {
-            out.push(b'0');
+            put(b"0");
         }
-        write_u128(out, u128::from(mag));
+        let mut tmp = [0u8; 20];
+        put(decimal_digits(u64::from(mag), &mut tmp));
     }
+    out.extend_from_slice(&o[..len]);
 }
 
 /// The powers-of-two part of [`is_exact_half`]: false rules a tie out.
