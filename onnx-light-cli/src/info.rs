@@ -1,4 +1,7 @@
-//! `onnx-light info`: what a model contains, without reading its weights.
+//! `onnx-light info`: what a model contains, without reading its weights. Weights are
+//! every tensor of the model: initializers, sparse initializers and the tensors held in
+//! attributes (`Constant` values and the like), in subgraphs, training graphs and
+//! functions too.
 //!
 //! `--json` prints one object with these keys (stable; more may be added):
 //!
@@ -10,9 +13,12 @@
 //! | `nodes` | integer | nodes of the top-level graph |
 //! | `op_types` | object op type -> count | histogram of the top-level graph |
 //! | `initializers` | integer | initializers of the top-level graph |
-//! | `weight_bytes` | integer | payload bytes of those initializers, external ones included |
+//! | `tensors` | integer | every tensor of the model (initializers, sparse initializers' values and indices, attribute tensors, at any depth) |
+//! | `attribute_tensors` | integer | those held in attributes (`Constant` values and the like) |
+//! | `weight_bytes` | integer | payload bytes of every tensor, external ones included |
 //! | `weight_bytes_by_type` | object data type -> bytes | the same, per element type |
-//! | `inputs`, `outputs` | list of `{name, elem_type, shape}` | graph inputs and outputs; `shape` entries are integers, strings (symbolic) or null (unknown); `shape` is null when unknown |
+//! | `file_bytes` | integer | size of the model file on disk |
+//! | `inputs`, `outputs` | list of `{name, type, elem_type, shape}` | graph inputs and outputs; `type` in ONNX notation (`float[batch,3]`, `seq(map(int64, float))`); `elem_type` and `shape` for tensors (null otherwise): `shape` entries are integers, strings (symbolic) or null (unknown); `shape` is null when unknown |
 //! | `external_files` | list of strings | relative paths of external data files |
 //! | `functions` | list of `{domain, name}` | model-local functions |
 //! | `metadata` | object | `metadata_props` |
@@ -22,7 +28,9 @@ use std::io::{self as stdio, BufWriter, Write};
 use std::path::Path;
 
 use onnx_light::io::{self, ParseOptions};
-use onnx_light::onnx::{DataType, DimensionValue, Model, TensorProto, TypeValue, ValueInfoProto};
+use onnx_light::onnx::{
+    DataType, DimensionValue, Model, TensorProto, TensorSite, TypeValue, ValueInfoProto,
+};
 use onnx_light::ProtoEnum;
 use serde_json::{json, Value};
 
@@ -68,7 +76,30 @@ fn value_info(v: &ValueInfoProto<'_>) -> Value {
                 .collect(),
         )
     });
-    json!({ "name": v.name(), "elem_type": elem, "shape": shape })
+    let ty = v.r#type.as_ref().map_or(String::new(), |t| t.to_string());
+    json!({ "name": v.name(), "type": ty, "elem_type": elem, "shape": shape })
+}
+
+/// `1234567` -> `1,234,567`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `1,234,567 B (1.2 MiB)`; small sizes without the second form.
+fn size(n: u64) -> String {
+    if n < 1024 {
+        format!("{} B", thousands(n))
+    } else {
+        format!("{} B ({})", thousands(n), table::bytes(n))
+    }
 }
 
 /// What `info` reports besides the model's own lists: counts and histograms, each
@@ -76,8 +107,11 @@ fn value_info(v: &ValueInfoProto<'_>) -> Value {
 /// metadata key).
 struct Facts<'m> {
     op_types: BTreeMap<String, u64>,
+    tensors: u64,
+    attribute_tensors: u64,
     weight_bytes: u64,
-    weight_bytes_by_type: BTreeMap<String, u64>,
+    /// Data type -> (tensors, bytes).
+    weight_bytes_by_type: BTreeMap<String, (u64, u64)>,
     external_files: BTreeSet<String>,
     metadata: BTreeMap<&'m str, &'m str>,
 }
@@ -85,6 +119,8 @@ struct Facts<'m> {
 fn facts(model: &Model) -> Facts<'_> {
     let mut f = Facts {
         op_types: BTreeMap::new(),
+        tensors: 0,
+        attribute_tensors: 0,
         weight_bytes: 0,
         weight_bytes_by_type: BTreeMap::new(),
         external_files: BTreeSet::new(),
@@ -104,15 +140,20 @@ fn facts(model: &Model) -> Facts<'_> {
             };
             *f.op_types.entry(op).or_default() += 1;
         }
-        for t in &g.initializer {
-            let len = payload_len(t);
-            f.weight_bytes += len;
-            *f.weight_bytes_by_type
-                .entry(type_name(t.data_type()))
-                .or_default() += len;
-        }
     }
-    model.visit_tensors(|_, t| {
+    model.visit_tensors(|site, t| {
+        let len = payload_len(t);
+        f.tensors += 1;
+        if matches!(site, TensorSite::Attribute | TensorSite::SparseAttribute) {
+            f.attribute_tensors += 1;
+        }
+        f.weight_bytes += len;
+        let entry = f
+            .weight_bytes_by_type
+            .entry(type_name(t.data_type()))
+            .or_default();
+        entry.0 += 1;
+        entry.1 += len;
         if let Some(loc) = t.external_data_value("location") {
             if !f.external_files.contains(loc) {
                 f.external_files.insert(loc.to_string());
@@ -186,7 +227,12 @@ impl<'w> JsonObject<'w> {
 }
 
 /// Writes the facts `info --json` reports (schema above).
-fn write_json(model: &Model, f: &Facts<'_>, out: &mut dyn Write) -> stdio::Result<()> {
+fn write_json(
+    model: &Model,
+    file_bytes: u64,
+    f: &Facts<'_>,
+    out: &mut dyn Write,
+) -> stdio::Result<()> {
     let graph = model.graph.as_ref();
     let mut o = JsonObject::begin(out)?;
     o.value("ir_version", &json!(model.ir_version()))?;
@@ -208,13 +254,16 @@ fn write_json(model: &Model, f: &Facts<'_>, out: &mut dyn Write) -> stdio::Resul
         "initializers",
         &json!(graph.map_or(0, |g| g.initializer.len())),
     )?;
+    o.value("tensors", &json!(f.tensors))?;
+    o.value("attribute_tensors", &json!(f.attribute_tensors))?;
     o.value("weight_bytes", &json!(f.weight_bytes))?;
     o.map(
         "weight_bytes_by_type",
         f.weight_bytes_by_type
             .iter()
-            .map(|(k, &n)| (k.as_str(), json!(n))),
+            .map(|(k, &(_, n))| (k.as_str(), json!(n))),
     )?;
+    o.value("file_bytes", &json!(file_bytes))?;
     let no_values: &[ValueInfoProto<'static>] = &[];
     let inputs = graph.map_or(no_values, |g| &g.input);
     let outputs = graph.map_or(no_values, |g| &g.output);
@@ -246,17 +295,31 @@ fn write_joined<T: std::fmt::Display>(
     Ok(())
 }
 
-/// Writes the human-readable report.
-fn write_text(path: &Path, model: &Model, f: &Facts<'_>, out: &mut dyn Write) -> stdio::Result<()> {
+/// The ONNX name of an element type for the text report (`float`, `int64`, ...); the
+/// number for one this schema does not know.
+fn text_type_name(proto_name: &str) -> String {
+    proto_name.to_ascii_lowercase()
+}
+
+/// Writes the human-readable report: one fact per line, then the tables that have rows.
+fn write_text(
+    path: &Path,
+    file_bytes: u64,
+    model: &Model,
+    f: &Facts<'_>,
+    out: &mut dyn Write,
+) -> stdio::Result<()> {
     let graph = model.graph.as_ref();
     writeln!(out, "model         {}", path.display())?;
+    writeln!(out, "file size     {}", size(file_bytes))?;
     writeln!(out, "ir_version    {}", model.ir_version())?;
-    writeln!(
-        out,
-        "producer      {} {}",
-        model.producer_name(),
-        model.producer_version()
-    )?;
+    if !model.producer_name().is_empty() || !model.producer_version().is_empty() {
+        writeln!(
+            out,
+            "producer      {}",
+            format!("{} {}", model.producer_name(), model.producer_version()).trim()
+        )?;
+    }
     write!(out, "opsets        ")?;
     write_joined(
         out,
@@ -271,42 +334,50 @@ fn write_text(path: &Path, model: &Model, f: &Facts<'_>, out: &mut dyn Write) ->
     )?;
     writeln!(out)?;
     if let Some(g) = graph {
-        for (label, list) in [("inputs", &g.input), ("outputs", &g.output)] {
+        // Names padded to the longest, so that the types line up.
+        let width = g
+            .input
+            .iter()
+            .chain(&g.output)
+            .map(|v| v.name().chars().count())
+            .max()
+            .unwrap_or(0);
+        for (label, list) in [("input", &g.input), ("output", &g.output)] {
             for v in list {
-                let v = value_info(v);
-                writeln!(
-                    out,
-                    "{label:<13} {} {} {}",
-                    v["name"].as_str().unwrap_or(""),
-                    v["elem_type"].as_str().unwrap_or("?"),
-                    v["shape"]
-                )?;
+                let ty = v.r#type.as_ref().map_or(String::new(), |t| t.to_string());
+                let ty = if ty.is_empty() {
+                    "(no type)".into()
+                } else {
+                    ty
+                };
+                writeln!(out, "{label:<13} {:<width$}  {ty}", v.name())?;
             }
         }
     }
-    writeln!(out, "nodes         {}", graph.map_or(0, |g| g.node.len()))?;
     writeln!(
         out,
-        "initializers  {} ({})",
-        graph.map_or(0, |g| g.initializer.len()),
-        table::bytes(f.weight_bytes)
+        "nodes         {}",
+        thousands(graph.map_or(0, |g| g.node.len()) as u64)
     )?;
-    let mut t = Table::new(&["data type", "bytes"]);
-    for (ty, &bytes) in &f.weight_bytes_by_type {
-        t.row(vec![ty.clone(), table::bytes(bytes)]);
+    let initializers = graph.map_or(0, |g| g.initializer.len()) as u64;
+    write!(out, "weights       {}", size(f.weight_bytes))?;
+    if f.tensors > 0 {
+        write!(
+            out,
+            " in {} tensor{}: {} initializer{}, {} in attributes",
+            thousands(f.tensors),
+            if f.tensors == 1 { "" } else { "s" },
+            thousands(initializers),
+            if initializers == 1 { "" } else { "s" },
+            thousands(f.attribute_tensors)
+        )?;
+        let other = f.tensors - f.attribute_tensors;
+        if other > initializers {
+            write!(out, ", {} elsewhere", thousands(other - initializers))?;
+        }
     }
     writeln!(out)?;
-    write!(out, "{}", t.render())?;
-    let mut ops = Table::new(&["op type", "count"]);
-    let mut hist: Vec<_> = f.op_types.iter().collect();
-    hist.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    for (op, n) in hist {
-        ops.row(vec![op.clone(), n.to_string()]);
-    }
-    writeln!(out)?;
-    write!(out, "{}", ops.render())?;
     if !f.external_files.is_empty() {
-        writeln!(out)?;
         write!(out, "external data ")?;
         write_joined(out, f.external_files.iter())?;
         writeln!(out)?;
@@ -325,6 +396,26 @@ fn write_text(path: &Path, model: &Model, f: &Facts<'_>, out: &mut dyn Write) ->
     for p in &model.metadata_props {
         writeln!(out, "metadata      {} = {}", p.key(), p.value())?;
     }
+    if !f.weight_bytes_by_type.is_empty() {
+        let mut t = Table::new(&["data type", "tensors", "bytes"]);
+        let mut rows: Vec<_> = f.weight_bytes_by_type.iter().collect();
+        rows.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(a.0.cmp(b.0)));
+        for (ty, &(count, bytes)) in rows {
+            t.row(vec![text_type_name(ty), thousands(count), size(bytes)]);
+        }
+        writeln!(out)?;
+        write!(out, "{}", t.render())?;
+    }
+    if !f.op_types.is_empty() {
+        let mut ops = Table::new(&["op type", "count"]);
+        let mut hist: Vec<_> = f.op_types.iter().collect();
+        hist.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        for (op, &n) in hist {
+            ops.row(vec![op.clone(), thousands(n)]);
+        }
+        writeln!(out)?;
+        write!(out, "{}", ops.render())?;
+    }
     Ok(())
 }
 
@@ -341,13 +432,14 @@ pub fn run(
         path,
         &load.clone().structure_only(true).load_external_data(false),
     )?;
+    let file_bytes = std::fs::metadata(path).map_or(0, |m| m.len());
     let f = facts(&model);
     let stdout = stdio::stdout();
     let mut out = BufWriter::new(stdout.lock());
     if as_json {
-        write_json(&model, &f, &mut out)?;
+        write_json(&model, file_bytes, &f, &mut out)?;
     } else {
-        write_text(path, &model, &f, &mut out)?;
+        write_text(path, file_bytes, &model, &f, &mut out)?;
     }
     out.flush()?;
     Ok(())

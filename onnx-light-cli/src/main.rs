@@ -8,6 +8,7 @@ mod info;
 mod progress;
 mod sample;
 mod scratch;
+mod show;
 mod size;
 mod table;
 mod tour;
@@ -59,6 +60,13 @@ enum Command {
         /// One JSON object (schema in the README).
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        memory: MemoryLimit,
+    },
+    /// Print a model in the ONNX text syntax, exactly as `onnx.printer.to_text` does
+    /// (external tensors as their `external_data` entries).
+    Show {
+        model: PathBuf,
         #[command(flatten)]
         memory: MemoryLimit,
     },
@@ -257,6 +265,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             json,
             memory,
         }) => info::run(&model, json, &memory.options())?,
+        Some(Command::Show { model, memory }) => show::run(&model, &memory.options())?,
         Some(Command::Convert {
             input,
             output,

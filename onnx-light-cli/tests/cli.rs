@@ -67,6 +67,10 @@ fn info_json_describes_the_model() {
     assert_eq!(v["weight_bytes"], 64 * 64 * 4 + 256);
     assert_eq!(v["inputs"][0]["name"], "x");
     assert_eq!(v["inputs"][0]["elem_type"], "FLOAT");
+    assert_eq!(v["inputs"][0]["type"], "float[1,64]");
+    assert_eq!(v["tensors"], 2);
+    assert_eq!(v["attribute_tensors"], 0);
+    assert_eq!(v["file_bytes"], std::fs::metadata(&p).unwrap().len());
     assert_eq!(v["inputs"][0]["shape"], serde_json::json!([1, 64]));
     assert_eq!(v["outputs"][0]["name"], "y");
     assert_eq!(v["external_files"], serde_json::json!([]));
@@ -79,6 +83,159 @@ fn info_json_describes_the_model() {
         .assert()
         .success()
         .stdout(predicate::str::contains("MatMul").and(predicate::str::contains("ai.onnx:21")));
+}
+
+/// Weights in `Constant` nodes, subgraphs, functions and sparse initializers count; types
+/// print in ONNX notation; counts have thousands separators; empty tables are left out.
+#[test]
+fn info_counts_every_tensor_and_prints_types_in_onnx_notation() {
+    let dir = Scratch::new("info-consts");
+    let mut g = GraphProto::named("g");
+    let dims = [Dimension::from("batch"), 3.into(), 224.into(), 224.into()];
+    g.input
+        .push(ValueInfoProto::tensor("x", DataType::Float, dims));
+    let mut seq = ValueInfoProto::scalar("s", DataType::Float);
+    let map = TypeProto {
+        value: Some(TypeValue::MapType(Box::new(TypeProtoMap {
+            key_type_raw: Some(DataType::Int64.to_i32()),
+            value_type: Some(Box::new(TypeProto::tensor(
+                DataType::Float,
+                Some(TensorShapeProto::default()),
+            ))),
+            ..TypeProtoMap::default()
+        }))),
+        ..TypeProto::default()
+    };
+    seq.r#type = Some(TypeProto {
+        value: Some(TypeValue::SequenceType(Box::new(TypeProtoSequence {
+            elem_type: Some(Box::new(map)),
+            ..TypeProtoSequence::default()
+        }))),
+        ..TypeProto::default()
+    });
+    g.input.push(seq);
+    g.output
+        .push(ValueInfoProto::tensor("y", DataType::Float, [1]));
+    g.initializer
+        .push(TensorProto::from_vec("w", [4], vec![1.0f32; 4]).unwrap()); // 16 B
+    let big = TensorProto::from_vec("", [4000], vec![0.5f32; 4000]).unwrap(); // 16,000 B
+    g.node.push(
+        NodeProto::new("Constant", Vec::<&str>::new(), ["c"])
+            .with_attribute(AttributeProto::tensor("value", big)),
+    );
+    let mut then = GraphProto::named("then");
+    let small = TensorProto::from_vec("", [2], vec![7i64, 8]).unwrap(); // 16 B
+    then.node.push(
+        NodeProto::new("Constant", Vec::<&str>::new(), ["t"])
+            .with_attribute(AttributeProto::tensor("value", small)),
+    );
+    g.node.push(
+        NodeProto::new("If", ["cond"], ["z"])
+            .with_attribute(AttributeProto::graph("then_branch", then)),
+    );
+    for i in 0..1233 {
+        g.node.push(NodeProto::new(
+            "Identity",
+            [format!("a{i}")],
+            [format!("b{i}")],
+        ));
+    }
+    g.sparse_initializer.push(SparseTensorProto {
+        values: Some(TensorProto::from_vec("sp", [2], vec![1.0f32, 2.0]).unwrap()), // 8 B
+        indices: Some(TensorProto::from_vec("", [2], vec![0i64, 3]).unwrap()),      // 16 B
+        dims: vec![10],
+        ..SparseTensorProto::default()
+    });
+    let mut m = ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)]);
+    let mut f = FunctionProto {
+        name: Some("F".into()),
+        domain: Some("local".into()),
+        ..FunctionProto::default()
+    };
+    let d = TensorProto::from_vec("", [1], vec![2.5f64]).unwrap(); // 8 B
+    f.node.push(
+        NodeProto::new("Constant", Vec::<&str>::new(), ["k"])
+            .with_attribute(AttributeProto::tensor("value", d)),
+    );
+    m.functions.push(f);
+    let p = dir.path("m.onnx");
+    io::save(&m, &p, &SerializeOptions::default()).unwrap();
+    let file_bytes = std::fs::metadata(&p).unwrap().len();
+
+    let json = cli()
+        .args(["info", "--json"])
+        .arg(&p)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(v["weight_bytes"], 16 + 16_000 + 16 + 8 + 16 + 8);
+    assert_eq!(v["tensors"], 6);
+    assert_eq!(v["attribute_tensors"], 3);
+    assert_eq!(v["initializers"], 1);
+    assert_eq!(
+        v["weight_bytes_by_type"],
+        serde_json::json!({"FLOAT": 16 + 16_000 + 8, "INT64": 32, "DOUBLE": 8})
+    );
+    assert_eq!(v["file_bytes"], file_bytes);
+    assert_eq!(v["inputs"][0]["type"], "float[batch,3,224,224]");
+    assert_eq!(v["inputs"][1]["type"], "seq(map(int64, float))");
+    assert_eq!(v["inputs"][1]["elem_type"], serde_json::Value::Null);
+    assert_eq!(v["nodes"], 1235);
+
+    let text = cli()
+        .arg("info")
+        .arg(&p)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(text).unwrap();
+    for want in [
+        format!("file size     {} B (", {
+            let s = file_bytes.to_string();
+            let (a, b) = s.split_at(s.len() - 3);
+            format!("{a},{b}")
+        }),
+        "input         x  float[batch,3,224,224]\n".to_string(),
+        "input         s  seq(map(int64, float))\n".to_string(),
+        "nodes         1,235\n".to_string(),
+        "weights       16,064 B (15.7 KiB) in 6 tensors: 1 initializer, 3 in attributes, 2 elsewhere\n".to_string(),
+        "float            3  16,024 B (15.6 KiB)\n".to_string(),
+        "Identity  1,233\n".to_string(),
+        "functions     local:F\n".to_string(),
+    ] {
+        assert!(text.contains(&want), "no {want:?} in\n{text}");
+    }
+
+    // A model with no weights and no nodes prints no empty tables.
+    let empty = dir.path("empty.onnx");
+    io::save(
+        &ModelProto::new(
+            GraphProto::named("e"),
+            vec![OperatorSetIdProto::new("", 21)],
+        ),
+        &empty,
+        &SerializeOptions::default(),
+    )
+    .unwrap();
+    let text = cli()
+        .arg("info")
+        .arg(&empty)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains("weights       0 B\n"), "{text}");
+    assert!(
+        !text.contains("data type") && !text.contains("op type") && !text.contains("---"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -103,6 +260,57 @@ fn info_counts_external_weights_and_lists_their_files() {
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(v["weight_bytes"], 64 * 64 * 4 + 256);
     assert_eq!(v["external_files"], serde_json::json!(["w.bin"]));
+}
+
+#[test]
+fn show_prints_the_text_syntax_with_external_tensors_as_their_entries() {
+    let dir = Scratch::new("show");
+    let mut g = GraphProto::named("g");
+    g.input.push(ValueInfoProto::tensor(
+        "x",
+        DataType::Float,
+        [Dimension::from("n"), 2.into()],
+    ));
+    g.output.push(ValueInfoProto::tensor(
+        "y",
+        DataType::Float,
+        [Dimension::from("n"), 2.into()],
+    ));
+    g.initializer
+        .push(TensorProto::from_vec("b", [2], vec![0.5f32, 1e-4]).unwrap());
+    let big: Vec<f32> = (0..1024).map(|i| i as f32).collect();
+    g.initializer
+        .push(TensorProto::from_vec("w", [1024], big).unwrap());
+    g.node
+        .push(NodeProto::new("Add", ["x", "b"], ["y"]).with_name("add 1"));
+    let p = dir.path("m.onnx");
+    io::save(
+        &ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)]),
+        &p,
+        &SerializeOptions::default(),
+    )
+    .unwrap();
+    let ext = dir.path("ext.onnx");
+    cli()
+        .args(["convert", "--external-data", "w.bin"])
+        .arg(&p)
+        .arg(&ext)
+        .assert()
+        .success();
+    let out = cli()
+        .arg("show")
+        .arg(&ext)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let expected = "<\n   ir_version: 14,\n   opset_import: [\"\" : 21]\n>\n\
+        g (float[n,2] x) => (float[n,2] y) \n   \
+        <float[2] b =  {0.5,1e-04}, float[1024] w = [\"location\": \"w.bin\", \"offset\": \"0\", \"length\": \"4096\"]>\n\
+        {\n   [\"add 1\"] y = Add (x, b)\n}\n";
+    assert_eq!(text, expected);
 }
 
 #[test]
@@ -315,6 +523,7 @@ fn bad_inputs_give_one_error_line_and_exit_1_never_a_panic() {
     for path in [&missing, &dir.0, &garbage, &truncated] {
         for cmd in [
             vec!["info"],
+            vec!["show"],
             vec!["check"],
             vec!["tour"],
             vec!["bench", "--runs", "1"],

@@ -37,6 +37,7 @@
 //! | [`io`] | load (owned, no-copy, structure-only; files, bytes, readers; limits), save (atomic, parallel, to files, bytes, writers), [`io::external`] data files (split, aligned, resolved beneath the model's directory), consolidation |
 //! | [`tensor`] | every ONNX element type, typed views and edits of tensor data, `ndarray` conversions (feature `ndarray`) |
 //! | [`checker`] | the rules of `onnx.checker.check_model`, every problem reported with its path; the operator schemas of every ONNX version |
+//! | [`text`] | the ONNX text format: `to_text` prints as `onnx.printer` does, `parse_model` reads what `onnx.parser` reads |
 //! | [`crypto`] | encrypted models: the authenticated, chunked default format, and onnx_light's `ONNXCRY2` and `ONNXCRY1` |
 //! | [`Error`], [`ErrorKind`] | one error type: what went wrong and where (byte offset, field path, file, tensor) |
 //! | [`prelude`], [`ProtoMessage`] | declaring protobuf messages of your own (below) |
@@ -52,6 +53,9 @@
 //! loads of files read them into one shared buffer), `parallel` (rayon: parallel decode,
 //! save and decryption; without it everything runs on the calling thread), `ndarray`
 //! (`TensorProto::to_ndarray` / `from_ndarray`).
+//!
+//! [`text`] prints and parses models in the ONNX text syntax, character for character as
+//! `onnx.printer` and `onnx.parser` do.
 //!
 //! # Declaring a message
 //!
@@ -175,6 +179,7 @@ pub mod onnx;
 mod par;
 mod pool;
 pub mod tensor;
+pub mod text;
 #[doc(hidden)]
 pub mod wire;
 

@@ -9,13 +9,14 @@ use onnx_light_tests::fuzz_checks::{self, encrypt_options, regressions_dir, PASS
 
 type Check = fn(&[u8]);
 
-const TARGETS: [(&str, Check); 6] = [
+const TARGETS: [(&str, Check); 7] = [
     ("decode", fuzz_checks::decode_every_mode),
     ("reencode", fuzz_checks::reencode_is_stable),
     ("external", fuzz_checks::external_resolution_is_confined),
     ("decrypt", fuzz_checks::decryption_is_consistent),
     ("parallel_load", fuzz_checks::parallel_load_agrees),
     ("check", fuzz_checks::checker_gives_a_verdict),
+    ("text", fuzz_checks::text_format_is_consistent),
 ];
 
 #[test]
@@ -52,6 +53,7 @@ fn external_seeds_pass_the_confinement_check() {
         fuzz_checks::decode_every_mode(&seed);
         fuzz_checks::reencode_is_stable(&seed);
         fuzz_checks::checker_gives_a_verdict(&seed);
+        fuzz_checks::text_format_is_consistent(&seed);
     }
 }
 

@@ -125,15 +125,35 @@ impl<'a, D: Into<Dimension<'a>>> From<Option<D>> for Dimension<'a> {
     }
 }
 
-/// The dimension as `onnx.printer` writes it: the size, the name, or `?`.
+/// The dimension as `onnx.printer` writes it: the size, the name (in double quotes, `\`
+/// and `"` escaped, unless it is an identifier: `batch`, `"batch size"`), or `?`.
 impl fmt::Display for Dimension<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.value {
             Some(DimensionValue::DimValue(n)) => write!(f, "{n}"),
-            Some(DimensionValue::DimParam(s)) => f.write_str(s),
+            Some(DimensionValue::DimParam(s)) if is_identifier(s) => f.write_str(s),
+            Some(DimensionValue::DimParam(s)) => {
+                f.write_str("\"")?;
+                for c in s.chars() {
+                    if c == '\\' || c == '"' {
+                        f.write_str("\\")?;
+                    }
+                    write!(f, "{c}")?;
+                }
+                f.write_str("\"")
+            }
             None => f.write_str("?"),
         }
     }
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`: what the text format writes without quotes.
+fn is_identifier(s: &str) -> bool {
+    let mut bytes = s.bytes();
+    bytes
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && bytes.all(|c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
 /// A tensor shape: a list of dimensions.
@@ -477,6 +497,13 @@ mod tests {
             (tensor(7, None), "int64[]"),
             (tensor(16, Some(TensorShapeProto::default())), "bfloat16"),
             (tensor(1, Some(TensorShapeProto::new([-1]))), "float[-1]"),
+            (
+                tensor(
+                    1,
+                    Some(TensorShapeProto::new(["batch size", "3", "a\"b", "_x1"])),
+                ),
+                r#"float["batch size","3","a\"b",_x1]"#,
+            ),
             (
                 tensor(99, Some(TensorShapeProto::new([None::<i64>]))),
                 "undefined[?]",

@@ -6,6 +6,8 @@
 // Each test binary uses a different part of this module.
 #![allow(dead_code)]
 
+pub mod corpus;
+
 use std::fmt::Write as _;
 
 use onnx_light::prelude::*;
