@@ -999,6 +999,25 @@ fn cases() -> Vec<(&'static str, Case, Setup)> {
         ),
         ("subgraph_name_empty", Model(with_if("x", "", None)), None),
         (
+            "outer_node_uses_subgraph_value",
+            Model(with(|m| {
+                *m = with_if("x", "branch", None);
+                graph(m).node.push(NodeProto::new("Relu", ["t_out"], ["w"]));
+            })),
+            None,
+        ),
+        (
+            "sibling_subgraph_uses_other_branch_value",
+            Model(with(|m| {
+                *m = with_if("x", "branch", None);
+                let g = graph(m);
+                let node = g.node.last_mut().expect("the If node");
+                let else_branch = node.attribute[1].g.as_mut().expect("else_branch");
+                else_branch.node[0].input[0] = "t_out".into();
+            })),
+            None,
+        ),
+        (
             "subgraph_redefines_outer_value",
             Model(with(|m| {
                 let g = graph(m);

@@ -1532,6 +1532,12 @@ fn profile_target<'a>(
             io::save(model, dir.join("model.onnx"), &options).expect("save");
             Kept::Nothing
         }
+        "check" => {
+            if let Err(problems) = onnx_light::checker::check_model(model) {
+                panic!("the model does not pass the checker: {problems}");
+            }
+            Kept::Nothing
+        }
         other => panic!("unknown profile op {other}"),
     }
 }

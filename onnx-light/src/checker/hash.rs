@@ -23,19 +23,28 @@ impl NameHasher {
 }
 
 impl Hasher for NameHasher {
+    /// Whole 8-byte words, then the tail read as one overlapping word (or two
+    /// overlapping halves for short names): no byte-wise copy into a stack buffer,
+    /// whose read back would stall on store forwarding.
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w));
+        let n = bytes.len();
+        if n >= 8 {
+            let mut chunks = bytes.chunks_exact(8);
+            for c in &mut chunks {
+                self.add(word(c));
+            }
+            if !chunks.remainder().is_empty() {
+                self.add(word(&bytes[n - 8..]));
+            }
+        } else if n >= 4 {
+            let lo = u64::from(half(&bytes[..4]));
+            let hi = u64::from(half(&bytes[n - 4..]));
+            self.add(lo | hi << 32);
+        } else if n > 0 {
+            let w =
+                u64::from(bytes[0]) | u64::from(bytes[n / 2]) << 8 | u64::from(bytes[n - 1]) << 16;
+            self.add(w | (n as u64) << 24);
         }
     }
 
@@ -58,6 +67,22 @@ impl Hasher for NameHasher {
         h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
         h ^ (h >> 33)
     }
+}
+
+/// The eight bytes of `c` (exactly eight long) as a little-endian word.
+#[inline]
+fn word(c: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(c);
+    u64::from_le_bytes(w)
+}
+
+/// The four bytes of `c` (exactly four long) as a little-endian word.
+#[inline]
+fn half(c: &[u8]) -> u32 {
+    let mut w = [0u8; 4];
+    w.copy_from_slice(c);
+    u32::from_le_bytes(w)
 }
 
 pub(crate) type NameSet<'a> = HashSet<&'a str, BuildHasherDefault<NameHasher>>;

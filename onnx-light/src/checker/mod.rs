@@ -285,19 +285,51 @@ impl fmt::Display for Loc<'_> {
 
 /// The values defined so far, one set per graph level (the innermost last).
 pub(crate) struct Scope<'m> {
-    levels: Vec<NameSet<'m>>,
+    levels: Vec<Level<'m>>,
+    /// Recently defined names, by hash: a node's inputs are mostly the outputs of the
+    /// nodes just before it, and this small table answers those from cache where a probe
+    /// of a large level set would miss it. Only ever answers "defined".
+    recent: Vec<Option<Recent<'m>>>,
+    generations: u64,
+}
+
+struct Level<'m> {
+    names: NameSet<'m>,
+    /// Distinguishes this level from an earlier one at the same depth.
+    generation: u64,
+}
+
+#[derive(Clone, Copy)]
+struct Recent<'m> {
+    name: &'m str,
+    depth: usize,
+    generation: u64,
+}
+
+const RECENT_SLOTS: usize = 1024;
+
+fn name_hash(name: &str) -> u64 {
+    std::hash::BuildHasher::hash_one(
+        &std::hash::BuildHasherDefault::<hash::NameHasher>::default(),
+        name,
+    )
 }
 
 impl<'m> Scope<'m> {
     fn new() -> Self {
-        Scope { levels: Vec::new() }
+        Scope {
+            levels: Vec::new(),
+            recent: vec![None; RECENT_SLOTS],
+            generations: 0,
+        }
     }
 
     fn push(&mut self, capacity: usize) {
-        self.levels.push(NameSet::with_capacity_and_hasher(
-            capacity,
-            Default::default(),
-        ));
+        self.generations += 1;
+        self.levels.push(Level {
+            names: NameSet::with_capacity_and_hasher(capacity, Default::default()),
+            generation: self.generations,
+        });
     }
 
     fn pop(&mut self) {
@@ -305,16 +337,38 @@ impl<'m> Scope<'m> {
     }
 
     fn this_graph_has(&self, name: &str) -> bool {
-        self.levels.last().is_some_and(|l| l.contains(name))
+        self.levels.last().is_some_and(|l| l.names.contains(name))
     }
 
     fn any_graph_has(&self, name: &str) -> bool {
-        self.levels.iter().rev().any(|l| l.contains(name))
+        let slot = self.recent[name_hash(name) as usize % RECENT_SLOTS];
+        if let Some(r) = slot {
+            let live = self
+                .levels
+                .get(r.depth)
+                .is_some_and(|l| l.generation == r.generation);
+            if live && r.name == name {
+                return true;
+            }
+        }
+        self.levels.iter().rev().any(|l| l.names.contains(name))
+    }
+
+    fn remember(&mut self, name: &'m str) {
+        let depth = self.levels.len() - 1;
+        let generation = self.levels[depth].generation;
+        self.recent[name_hash(name) as usize % RECENT_SLOTS] = Some(Recent {
+            name,
+            depth,
+            generation,
+        });
     }
 
     fn add(&mut self, name: &'m str) {
         if let Some(l) = self.levels.last_mut() {
-            l.insert(name);
+            if l.names.insert(name) {
+                self.remember(name);
+            }
         }
     }
 
@@ -324,8 +378,12 @@ impl<'m> Scope<'m> {
         let Some((this, outer)) = self.levels.split_last_mut() else {
             return true;
         };
-        let fresh = this.insert(name);
-        fresh && !outer.iter().any(|l| l.contains(name))
+        let fresh = this.names.insert(name);
+        let outer_has = fresh && outer.iter().any(|l| l.names.contains(name));
+        if fresh {
+            self.remember(name);
+        }
+        fresh && !outer_has
     }
 }
 
@@ -439,7 +497,9 @@ impl<'o> Checker<'o> {
         for (i, v) in g.output.iter().enumerate() {
             self.check_value_info(v, main_graph, &loc.indexed("output", i, v.name()));
         }
-        scope.push(g.input.len() + g.initializer.len() + g.node.len());
+        // Room for every name this graph defines, so that the set never grows mid-check.
+        let outputs: usize = g.node.iter().map(|n| n.output.len()).sum();
+        scope.push(g.input.len() + g.initializer.len() + g.sparse_initializer.len() + outputs);
         for (i, v) in g.input.iter().enumerate() {
             if scope.this_graph_has(v.name()) {
                 self.report(
