@@ -4,14 +4,17 @@
 //! signatures (paths, file objects, defaults) on top.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use onnx_light::crypto::{self, DecryptOptions, EncryptOptions, EncryptionFormat, Passphrase};
 use onnx_light::io::external::ExternalDataOptions;
 use onnx_light::io::{self, ParseOptions, SerializeOptions, TensorBufferOptions};
 use onnx_light::onnx::{Model, ModelProto};
+use onnx_light::{ByteOwner, SharedOwner};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
 
 use crate::errors::to_py_err;
@@ -110,13 +113,24 @@ pub fn load_path(
     model_object(py, model)
 }
 
+/// The bytes of a Python `bytes` object, kept alive (and unchanged: `bytes` is
+/// immutable) for as long as a model shares them.
+struct PythonBytes(PyBackedBytes);
+
+impl SharedOwner for PythonBytes {
+    fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 #[pyfunction]
-#[pyo3(signature = (data, load_external_data, num_threads, raw_data_threshold, alignment, location, base_dir))]
+#[pyo3(signature = (data, load_external_data, no_copy, num_threads, raw_data_threshold, alignment, location, base_dir))]
 #[allow(clippy::too_many_arguments)]
 pub fn load_bytes(
     py: Python<'_>,
-    data: &[u8],
+    data: &Bound<'_, PyAny>,
     load_external_data: bool,
+    no_copy: bool,
     num_threads: i64,
     raw_data_threshold: usize,
     alignment: usize,
@@ -133,11 +147,27 @@ pub fn load_bytes(
         raw_data_threshold,
         alignment,
         location,
-        base_dir,
+        base_dir.clone(),
     );
-    let model = py
-        .detach(|| io::load_from_bytes(data, &o))
-        .map_err(to_py_err)?;
+    let model = if no_copy {
+        // Large payloads become slices of the `bytes` object itself, which the model
+        // keeps alive; external data is then read as a copying load would.
+        let backed: PyBackedBytes = data.extract()?;
+        let owner: ByteOwner = Arc::new(PythonBytes(backed));
+        let inline = o.clone().load_external_data(false);
+        py.detach(|| {
+            let mut model = io::load_from_owner(owner, &inline)?;
+            if let (true, Some(dir)) = (external, base_dir.as_deref()) {
+                io::load_external_data_for_model(&mut model, dir, &o)?;
+            }
+            Ok(model)
+        })
+    } else {
+        let bytes = data.cast::<PyBytes>()?;
+        let slice = bytes.as_bytes();
+        py.detach(|| io::load_from_bytes(slice, &o))
+    }
+    .map_err(to_py_err)?;
     model_object(py, model)
 }
 

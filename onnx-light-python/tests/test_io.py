@@ -245,3 +245,61 @@ def test_to_array_of_unaligned_bytes_is_a_writable_copy(ref_bytes):
         np.testing.assert_array_equal(a, onnx.numpy_helper.to_array(t))
         # A view when aligned (read-only), else a copy (writable): never a misaligned view.
         assert a.flags.aligned
+
+
+def _address_range(data):
+    base = np.frombuffer(data, dtype=np.uint8).ctypes.data
+    return base, base + len(data)
+
+
+def test_no_copy_load_from_bytes_shares_and_keeps_the_bytes_object(ref_bytes):
+    import gc
+    import sys
+
+    data = bytes(bytearray(ref_bytes))  # an object of this test's own
+    before = sys.getrefcount(data)
+    m = ol.load(data, no_copy=True)
+    assert sys.getrefcount(data) > before  # the model holds the bytes object
+    view = ol.raw_data_view(m.graph.initializer[0])
+    start, end = _address_range(data)
+    address = np.asarray(view).ctypes.data
+    assert start <= address and address + len(view) <= end  # inside `data`: no copy
+    expected = onnx.load_model_from_string(ref_bytes).graph.initializer[0].raw_data
+    del data, view
+    gc.collect()
+    assert m.graph.initializer[0].raw_data == expected  # still valid without our name
+    assert m.SerializeToString() == ref_bytes
+    # A file object's bytes are shared the same way; so is a bytearray's copy.
+    assert ol.load(io.BytesIO(ref_bytes), no_copy=True).SerializeToString() == ref_bytes
+    mutable = bytearray(ref_bytes)
+    m2 = ol.load(mutable, no_copy=True)
+    mutable[:] = bytes(len(mutable))
+    assert m2.SerializeToString() == ref_bytes  # the model never sees later writes
+    del m2
+    data = bytes(bytearray(ref_bytes))
+    before = sys.getrefcount(data)
+    m3 = ol.load(data, no_copy=True)
+    del m3
+    gc.collect()
+    assert sys.getrefcount(data) == before  # dropping the model releases the bytes
+
+
+def test_skip_raw_data_is_refused_for_bytes(ref_bytes):
+    with pytest.raises(ValueError, match="skip_raw_data"):
+        ol.load(ref_bytes, skip_raw_data=True)
+
+
+def test_raw_data_view_is_a_read_only_memoryview_without_a_copy(tmp_path, ref_bytes):
+    p = tmp_path / "m.onnx"
+    ol.save(ol.load_from_string(ref_bytes), p, save_as_external_data=True, alignment=4096)
+    m = ol.load(p, no_copy=True)
+    t = m.graph.initializer[1]
+    view = ol.raw_data_view(t)
+    assert isinstance(view, memoryview) and view.readonly
+    assert bytes(view) == t.raw_data
+    assert np.shares_memory(np.asarray(view), numpy_helper.to_array(t))
+    with pytest.raises(TypeError):
+        view[0] = 1
+    t.raw_data = bytes(len(view))  # replaces the tensor's bytes, not the view's
+    assert bytes(view) != t.raw_data
+    assert ol.raw_data_view(ol.TensorProto()) is None

@@ -179,7 +179,9 @@ def load_model(
 ) -> Any:
     """Loads a model from a path, ``bytes`` or a binary file object.
 
-    ``no_copy``: map the file and share its bytes (no copy). ``skip_raw_data``: leave
+    ``no_copy``: map the file and share its bytes (no copy); for ``bytes`` (or the
+    bytes read from a file object), share that object, which the model keeps alive.
+    ``skip_raw_data``: leave
     large payloads on disk. ``num_threads``: -1 = all cores, 1 = the calling thread.
     ``location``: read all external data from this file (relative to the model).
     """
@@ -203,9 +205,12 @@ def load_model(
         name = getattr(f, "name", None)
         if isinstance(name, str):
             base_dir = os.path.dirname(os.path.abspath(name))
+        if o.skip_raw_data:
+            raise ValueError("skip_raw_data applies to files: bytes hold their payloads already")
         return _native.load_bytes(
             data,
             o.load_external_data,
+            o.no_copy,
             o.num_threads,
             o.raw_data_threshold,
             o.alignment,
@@ -240,7 +245,7 @@ def load_model_from_string(
     to resolve it from)."""
     _check_format(format)
     return _native.load_bytes(
-        bytes(s), False, num_threads, raw_data_threshold, alignment, None, None
+        bytes(s), False, False, num_threads, raw_data_threshold, alignment, None, None
     )
 
 
@@ -438,6 +443,23 @@ def consolidate_tensors_to_buffer(
     return ConsolidatedBuffer(count, nbytes)
 
 
+def raw_data_view(tensor: Any) -> Optional[memoryview]:
+    """A read-only ``memoryview`` of ``tensor.raw_data`` without a copy (``None`` when
+    ``raw_data`` is unset). It shares the bytes the model holds (a mapped file, a
+    ``bytes`` object loaded with ``no_copy=True``, a consolidated buffer) and keeps them
+    alive; assigning ``raw_data`` later replaces the tensor's bytes, not the view's.
+
+    ``tensor.raw_data`` itself reads as ``bytes``, a copy, as in ``onnx``: the buffer
+    protocol on a class of our own needs the stable ABI of Python 3.11, and this
+    package supports 3.9."""
+    import numpy as np
+
+    payload = _native.tensor_payload(tensor)
+    if payload is None:
+        return None
+    return memoryview(np.asarray(payload))
+
+
 from . import external_data_helper, helper, numpy_helper  # noqa: E402
 
 __all__ = [
@@ -468,6 +490,7 @@ __all__ = [
     "load_tensor",
     "load_tensor_from_string",
     "numpy_helper",
+    "raw_data_view",
     "save",
     "save_encrypted",
     "save_encrypted_string",
