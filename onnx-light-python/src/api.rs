@@ -71,7 +71,7 @@ fn with_model<R: Send>(
         .map_err(|_| PyTypeError::new_err("expected a ModelProto"))?;
     let (root, path) = {
         let m = msg.borrow();
-        (m.root.clone(), m.path.clone())
+        m.locate()
     };
     py.detach(|| {
         let mut guard = root.lock();
@@ -337,7 +337,7 @@ pub fn load_external_data_for_model(
 #[pyfunction]
 pub fn decode_message(py: Python<'_>, name: &str, data: &[u8]) -> PyResult<Py<PyAny>> {
     let msg = PyMessage::new_root(name)?;
-    let root = msg.root.clone();
+    let (root, _) = msg.locate();
     py.detach(|| root.lock().decode_into(data))
         .map_err(to_py_err)?;
 

@@ -1,41 +1,227 @@
 //! The Python message objects: a `Message` is a strong reference to a shared root (the
 //! top-level Rust message behind a mutex) plus the path from that root to the message it
 //! stands for. Reads and writes lock the root and walk the path, so a view can never
-//! dangle: if the model object is dropped the view keeps the root alive, and if the
-//! element it addressed was removed, using the view raises `IndexError` instead of
-//! reading freed memory. `docs/design/python-views.md` explains the choice.
+//! dangle: if the model object is dropped the view keeps the root alive. A view whose
+//! path goes through a list element follows that element as protobuf's objects do: when
+//! the list changes, the views of later elements shift, and the view of a removed element
+//! (or of one inside it) takes the element with it, as a message of its own.
+//! `docs/design/python-views.md` explains the choice.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use pyo3::exceptions::{PyAttributeError, PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PySlice, PyTuple, PyType};
 
 use crate::errors::to_py_err;
-use crate::reflect::{descriptor, new_message, Reflect, Slot};
+use crate::reflect::{descriptor, new_message, Reflect, RepeatedMessageCell, Slot};
 use crate::text::format_message;
 
 /// The top-level message that views point into.
 pub struct Root {
     msg: Mutex<Box<dyn Reflect>>,
+    /// The places of live views whose path goes through a list element, for moving them
+    /// when that list changes (dead ones are dropped at the next change).
+    tracked: Mutex<Tracked>,
+}
+
+/// The tracked places of a root. Views die without telling their root, so dead entries
+/// are dropped whenever the list has doubled since the last sweep.
+#[derive(Default)]
+struct Tracked {
+    places: Vec<Weak<Mutex<Place>>>,
+    sweep_at: usize,
+}
+
+impl Tracked {
+    fn push(&mut self, place: Weak<Mutex<Place>>) {
+        self.places.push(place);
+        if self.places.len() >= self.sweep_at {
+            self.places.retain(|w| w.strong_count() > 0);
+            self.sweep_at = (2 * self.places.len()).max(1024);
+        }
+    }
+}
+
+/// Locks `m`; a poisoned lock (a panic while it was held) still holds valid data: every
+/// mutation here leaves it well-formed at each step.
+fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Root {
     pub fn new(msg: Box<dyn Reflect>) -> Arc<Root> {
         Arc::new(Root {
             msg: Mutex::new(msg),
+            tracked: Mutex::new(Tracked::default()),
         })
     }
 
-    /// Locks the root. A poisoned lock (a panic while it was held) still holds a valid
-    /// message: every mutation here leaves the message well-formed at each step.
+    /// Locks the root message.
     pub fn lock(&self) -> MutexGuard<'_, Box<dyn Reflect>> {
-        self.msg.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.msg)
+    }
+
+    /// Before the list `field` of the message at `owner` changes: views of elements that
+    /// go away take their element along (each becomes a root of its own, shared by every
+    /// view into it), and views of elements after an insertion or removal shift.
+    /// `list` is that field, borrowed from the message the caller has locked.
+    fn relocate(
+        self: &Arc<Self>,
+        list: &mut dyn RepeatedMessageCell<'_>,
+        owner: &[Step],
+        field: &'static str,
+        change: Change,
+    ) {
+        let mut tracked = lock(&self.tracked);
+        let mut detached: Vec<(usize, Arc<Root>)> = Vec::new();
+        let mut keep = Vec::with_capacity(tracked.places.len());
+        for weak in tracked.places.drain(..) {
+            let Some(place) = weak.upgrade() else {
+                continue;
+            };
+            let mut p = lock(&place);
+            let d = owner.len();
+            let j = match p.path.get(d) {
+                Some(&Step::Index(f, j)) if f == field && p.path[..d] == *owner => j,
+                _ => {
+                    drop(p);
+                    keep.push(weak);
+                    continue;
+                }
+            };
+            let moved = match change {
+                Change::Insert(i) if j >= i => Some(j + 1),
+                Change::Remove(i) if j > i => Some(j - 1),
+                Change::Remove(i) if j == i => None,
+                Change::Clear => None,
+                _ => Some(j),
+            };
+            if let Some(k) = moved {
+                if k != j {
+                    let mut path = p.path.to_vec();
+                    path[d] = Step::Index(field, k);
+                    p.path = path.into();
+                }
+                drop(p);
+                keep.push(weak);
+                continue;
+            }
+            // The element goes away: the view moves into it, now a root of its own.
+            let root = match detached.iter().find(|(k, _)| *k == j) {
+                Some((_, r)) => r.clone(),
+                None => {
+                    let Some(elem) = list.take(j) else {
+                        drop(p);
+                        keep.push(weak);
+                        continue;
+                    };
+                    let r = Root::new(elem);
+                    detached.push((j, r.clone()));
+                    r
+                }
+            };
+            p.path = p.path[d + 1..].into();
+            p.root = root.clone();
+            if p.path.iter().any(|s| matches!(s, Step::Index(..))) {
+                lock(&root.tracked).push(weak);
+            }
+        }
+        tracked.sweep_at = (2 * keep.len()).max(1024);
+        tracked.places = keep;
+    }
+
+    /// Before the message at `at` (borrowed as `m`) is cleared or replaced as a whole:
+    /// every view inside one of its list elements takes that element along, as in
+    /// [`Root::relocate`]. Views of its singular sub-messages stay where they are.
+    fn detach_under(self: &Arc<Self>, m: &mut dyn Reflect, at: &[Step]) {
+        let mut tracked = lock(&self.tracked);
+        let mut detached: Vec<(Vec<Step>, Arc<Root>)> = Vec::new();
+        let mut keep = Vec::with_capacity(tracked.places.len());
+        for weak in tracked.places.drain(..) {
+            let Some(place) = weak.upgrade() else {
+                continue;
+            };
+            let mut p = lock(&place);
+            let d = at.len();
+            let first_index = p
+                .path
+                .iter()
+                .skip(d)
+                .position(|s| matches!(s, Step::Index(..)));
+            let k = match first_index {
+                Some(k) if p.path.len() > d && p.path[..d] == *at => d + k,
+                _ => {
+                    drop(p);
+                    keep.push(weak);
+                    continue;
+                }
+            };
+            let key = &p.path[..=k];
+            let root = match detached.iter().find(|(prefix, _)| prefix[..] == *key) {
+                Some((_, r)) => r.clone(),
+                None => {
+                    let Step::Index(field, j) = p.path[k] else {
+                        unreachable!("found as an index step")
+                    };
+                    let taken = match navigate(m, &p.path[d..k], false) {
+                        Ok(Some(owner)) => match owner.slot(field) {
+                            Some(Slot::RepeatedMessage(mut c)) => c.take(j),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    let Some(elem) = taken else {
+                        drop(p);
+                        keep.push(weak);
+                        continue;
+                    };
+                    let r = Root::new(elem);
+                    detached.push((key.to_vec(), r.clone()));
+                    r
+                }
+            };
+            p.path = p.path[k + 1..].into();
+            p.root = root.clone();
+            if p.path.iter().any(|s| matches!(s, Step::Index(..))) {
+                lock(&root.tracked).push(weak);
+            }
+        }
+        tracked.sweep_at = (2 * keep.len()).max(1024);
+        tracked.places = keep;
+    }
+
+    /// Whether a live view points inside a list element below `at`.
+    fn tracks_under(&self, at: &[Step]) -> bool {
+        lock(&self.tracked).places.iter().any(|w| {
+            w.upgrade().is_some_and(|p| {
+                let p = lock(&p);
+                p.path.len() > at.len() && p.path[..at.len()] == *at
+            })
+        })
+    }
+
+    fn track(&self, place: &Arc<Mutex<Place>>) {
+        lock(&self.tracked).push(Arc::downgrade(place));
     }
 }
 
+/// How a list changes, for [`Root::relocate`].
+#[derive(Clone, Copy)]
+enum Change {
+    Insert(usize),
+    Remove(usize),
+    Clear,
+}
+
+/// Where a view points: a root and the path from it.
+pub struct Place {
+    root: Arc<Root>,
+    path: Arc<[Step]>,
+}
+
 /// One step from a message to a sub-message.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
     /// A singular message field.
     Field(&'static str),
@@ -83,8 +269,7 @@ pub fn navigate<'m>(
 /// The base class of every ONNX message class.
 #[pyclass(subclass, module = "onnx_light.onnx", name = "Message", weakref)]
 pub struct PyMessage {
-    pub root: Arc<Root>,
-    pub path: Vec<Step>,
+    place: Arc<Mutex<Place>>,
     pub name: &'static str,
 }
 
@@ -99,11 +284,35 @@ impl PyMessage {
     /// A root message holding `msg`.
     pub fn from_box(msg: Box<dyn Reflect>) -> PyMessage {
         let name = msg.proto_name();
-        PyMessage {
-            root: Root::new(msg),
-            path: Vec::new(),
-            name,
+        PyMessage::at(Root::new(msg), Arc::from(Vec::new()), name)
+    }
+
+    /// A view of the message at `path` in `root`, tracked when the path goes through
+    /// a list element.
+    fn at(root: Arc<Root>, path: Arc<[Step]>, name: &'static str) -> PyMessage {
+        let tracked = path.iter().any(|s| matches!(s, Step::Index(..)));
+        let place = Arc::new(Mutex::new(Place {
+            root: root.clone(),
+            path,
+        }));
+        if tracked {
+            root.track(&place);
         }
+        PyMessage { place, name }
+    }
+
+    /// Another handle on the same place (it moves with this one).
+    fn same(&self) -> PyMessage {
+        PyMessage {
+            place: self.place.clone(),
+            name: self.name,
+        }
+    }
+
+    /// The root and the path this view points at now.
+    pub fn locate(&self) -> (Arc<Root>, Arc<[Step]>) {
+        let p = lock(&self.place);
+        (p.root.clone(), p.path.clone())
     }
 
     /// Runs `f` on the message this view stands for (created if `create`), or on an
@@ -113,8 +322,9 @@ impl PyMessage {
         create: bool,
         f: impl FnOnce(&mut dyn Reflect) -> PyResult<R>,
     ) -> PyResult<R> {
-        let mut guard = self.root.lock();
-        match navigate(&mut **guard, &self.path, create)? {
+        let (root, path) = self.locate();
+        let mut guard = root.lock();
+        match navigate(&mut **guard, &path, create)? {
             Some(m) => f(m),
             None => {
                 drop(guard);
@@ -122,6 +332,18 @@ impl PyMessage {
                 f(&mut *empty)
             }
         }
+    }
+
+    /// Runs `f` on the message this view stands for (created if unset), with its root
+    /// and path, for changes that move other views.
+    fn with_place<R>(
+        &self,
+        f: impl FnOnce(&mut dyn Reflect, &Arc<Root>, &[Step]) -> PyResult<R>,
+    ) -> PyResult<R> {
+        let (root, path) = self.locate();
+        let mut guard = root.lock();
+        let m = navigate(&mut **guard, &path, true)?.expect("created");
+        f(m, &root, &path)
     }
 
     /// A deep copy of the message this view stands for.
@@ -142,14 +364,11 @@ impl PyMessage {
     }
 
     fn child(&self, step: Step, name: &'static str) -> PyMessage {
-        let mut path = Vec::with_capacity(self.path.len() + 1);
-        path.extend_from_slice(&self.path);
+        let (root, base) = self.locate();
+        let mut path = Vec::with_capacity(base.len() + 1);
+        path.extend_from_slice(&base);
         path.push(step);
-        PyMessage {
-            root: self.root.clone(),
-            path,
-            name,
-        }
+        PyMessage::at(root, path.into(), name)
     }
 
     /// Reads field `field` as a Python value (scalars) or a live view (messages and
@@ -173,11 +392,7 @@ impl PyMessage {
             Got::Repeated(elem) => Ok(Py::new(
                 py,
                 PyRepeated {
-                    owner: PyMessage {
-                        root: self.root.clone(),
-                        path: self.path.clone(),
-                        name: self.name,
-                    },
+                    owner: self.same(),
                     field,
                     elem,
                 },
@@ -191,9 +406,14 @@ impl PyMessage {
         // Copy message values out first: `value` may be a view of this very root.
         if let Ok(other) = value.cast::<PyMessage>() {
             let snap = other.borrow().snapshot()?;
-            return self.with(true, |m| match m.slot(field) {
+            return self.with_place(|m, root, path| match m.slot(field) {
                 Some(Slot::Message(c)) => {
                     let target = c.into_mut(true).expect("created");
+                    if target.proto_name() == snap.proto_name() {
+                        let mut at = path.to_vec();
+                        at.push(Step::Field(field));
+                        root.detach_under(target, &at);
+                    }
                     if target.assign(&*snap) {
                         Ok(())
                     } else {
@@ -216,7 +436,14 @@ impl PyMessage {
             // is what scripts that try it mean.
             let items = collect_items(value)?;
             let elems = self.convert_message_items(field, &items)?;
-            return self.with(true, |m| replace_all(m, field, &items, elems));
+            return self.with_place(|m, root, path| {
+                if let Some(Slot::RepeatedMessage(mut c)) = m.slot(field) {
+                    if elems.is_some() {
+                        root.relocate(&mut *c, path, field, Change::Clear);
+                    }
+                }
+                replace_all(m, field, &items, elems)
+            });
         }
         self.with(true, |m| match m.slot(field) {
             Some(Slot::Single(mut c)) => c.set(value),
@@ -360,15 +587,24 @@ impl PyMessage {
         let field = self.field_name(name).map_err(|_| {
             PyValueError::new_err(format!("{} has no field `{name}`", short_name(self.name)))
         })?;
-        let mut guard = self.root.lock();
-        let Some(m) = navigate(&mut **guard, &self.path, false)? else {
+        let (root, path) = self.locate();
+        let mut guard = root.lock();
+        let Some(m) = navigate(&mut **guard, &path, false)? else {
             return Ok(()); // an unset message has nothing to clear
         };
+        if let Ok(Some(sub)) = navigate(m, &[Step::Field(field)], false) {
+            let mut at = path.to_vec();
+            at.push(Step::Field(field));
+            root.detach_under(sub, &at);
+        }
         match m.slot(field) {
             Some(Slot::Single(mut c)) => c.clear(),
             Some(Slot::Message(mut c)) => c.clear(),
             Some(Slot::Repeated(mut c)) => c.clear(),
-            Some(Slot::RepeatedMessage(mut c)) => c.clear(),
+            Some(Slot::RepeatedMessage(mut c)) => {
+                root.relocate(&mut *c, &path, field, Change::Clear);
+                c.clear();
+            }
             None => return Err(PyValueError::new_err(field)),
         }
         Ok(())
@@ -406,8 +642,10 @@ impl PyMessage {
 
     #[pyo3(name = "Clear")]
     fn clear(&self) -> PyResult<()> {
-        let mut guard = self.root.lock();
-        if let Some(m) = navigate(&mut **guard, &self.path, false)? {
+        let (root, path) = self.locate();
+        let mut guard = root.lock();
+        if let Some(m) = navigate(&mut **guard, &path, false)? {
+            root.detach_under(m, &path);
             m.clear();
         }
         Ok(())
@@ -416,7 +654,8 @@ impl PyMessage {
     #[pyo3(name = "CopyFrom")]
     fn copy_from(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
         let snap = message_value(other, self.name)?;
-        self.with(true, |m| {
+        self.with_place(|m, root, path| {
+            root.detach_under(m, path);
             m.assign(&*snap);
             Ok(())
         })
@@ -426,8 +665,7 @@ impl PyMessage {
     #[pyo3(name = "MergeFrom")]
     fn merge_from(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
         let snap = message_value(other, self.name)?;
-        let root = self.root.clone();
-        let path = self.path.clone();
+        let (root, path) = self.locate();
         py.detach(|| {
             let mut guard = root.lock();
             let m = navigate(&mut **guard, &path, true)?.expect("created");
@@ -439,8 +677,7 @@ impl PyMessage {
 
     #[pyo3(name = "MergeFromString")]
     fn merge_from_string(&self, py: Python<'_>, data: &[u8]) -> PyResult<usize> {
-        let root = self.root.clone();
-        let path = self.path.clone();
+        let (root, path) = self.locate();
         let len = data.len();
         py.detach(|| {
             let mut guard = root.lock();
@@ -459,8 +696,7 @@ impl PyMessage {
         py: Python<'py>,
         _kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let root = self.root.clone();
-        let path = self.path.clone();
+        let (root, path) = self.locate();
         let name = self.name;
         let bytes = py.detach(|| {
             let mut guard = root.lock();
@@ -487,13 +723,22 @@ impl PyMessage {
 
     #[pyo3(name = "ParseFromString")]
     fn parse_from_string(&self, py: Python<'_>, data: &[u8]) -> PyResult<usize> {
-        let root = self.root.clone();
-        let path = self.path.clone();
+        let (root, path) = self.locate();
         let len = data.len();
+        let name = self.name;
         py.detach(|| {
             let mut guard = root.lock();
             let m = navigate(&mut **guard, &path, true)?.expect("created");
-            m.decode_into(data).map_err(to_py_err)
+            if !root.tracks_under(&path) {
+                return m.decode_into(data).map_err(to_py_err);
+            }
+            // Views inside the old content keep it: decode aside first, so that a
+            // failed parse changes nothing.
+            let mut fresh = new_message(name).expect("known type");
+            fresh.decode_into(data).map_err(to_py_err)?;
+            root.detach_under(m, &path);
+            m.assign(&*fresh);
+            Ok(())
         })?;
         Ok(len)
     }
@@ -590,7 +835,7 @@ impl PyMessage {
     /// True when this object is a view into another message (not a root).
     #[getter(_is_view)]
     fn is_view(&self) -> bool {
-        !self.path.is_empty()
+        !self.locate().1.is_empty()
     }
 }
 
@@ -646,9 +891,12 @@ impl PyRepeated {
         match self.elem {
             Some(elem) => {
                 let snap = message_value(value, elem)?;
-                self.owner.with(true, |m| match m.slot(field) {
+                self.owner.with_place(|m, root, path| match m.slot(field) {
                     Some(Slot::RepeatedMessage(mut c)) => {
                         let i = index.min(c.len());
+                        if i < c.len() {
+                            root.relocate(&mut *c, path, field, Change::Insert(i));
+                        }
                         c.insert(i, Some(&*snap));
                         Ok(())
                     }
@@ -667,12 +915,13 @@ impl PyRepeated {
 
     fn remove_at(&self, index: usize) -> PyResult<()> {
         let field = self.field;
-        self.owner.with(true, |m| match m.slot(field) {
+        self.owner.with_place(|m, root, path| match m.slot(field) {
             Some(Slot::Repeated(mut c)) if index < c.len() => {
                 c.remove(index);
                 Ok(())
             }
             Some(Slot::RepeatedMessage(mut c)) if index < c.len() => {
+                root.relocate(&mut *c, path, field, Change::Remove(index));
                 c.remove(index);
                 Ok(())
             }
@@ -797,11 +1046,7 @@ impl PyRepeated {
         }
         let it = PyRepeatedIter {
             field: PyRepeated {
-                owner: PyMessage {
-                    root: slf.owner.root.clone(),
-                    path: slf.owner.path.clone(),
-                    name: slf.owner.name,
-                },
+                owner: slf.owner.same(),
                 field: slf.field,
                 elem: slf.elem,
             },
@@ -892,24 +1137,21 @@ impl PyRepeated {
     #[pyo3(signature = (index = -1))]
     fn pop(&self, py: Python<'_>, index: isize) -> PyResult<Py<PyAny>> {
         let i = self.index(index, self.len()?)?;
+        // A popped message's view takes the element along when it is removed.
         let item = self.item(py, i)?;
-        // A popped message must not stay a view of a position that now holds another one.
-        let item = match item.bind(py).cast::<PyMessage>() {
-            Ok(m) => wrap(py, PyMessage::from_box(m.borrow().snapshot()?))?,
-            Err(_) => item,
-        };
         self.remove_at(i)?;
         Ok(item)
     }
 
     fn clear(&self) -> PyResult<()> {
         let field = self.field;
-        self.owner.with(true, |m| match m.slot(field) {
+        self.owner.with_place(|m, root, path| match m.slot(field) {
             Some(Slot::Repeated(mut c)) => {
                 c.clear();
                 Ok(())
             }
             Some(Slot::RepeatedMessage(mut c)) => {
+                root.relocate(&mut *c, path, field, Change::Clear);
                 c.clear();
                 Ok(())
             }

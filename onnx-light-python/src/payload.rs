@@ -64,7 +64,7 @@ impl Payload {
 pub fn tensor_payload(py: Python<'_>, tensor: &Bound<'_, PyMessage>) -> PyResult<Option<Payload>> {
     let (root, path) = {
         let t = tensor.borrow();
-        (t.root.clone(), t.path.clone())
+        t.locate()
     };
     py.detach(|| {
         let mut guard = root.lock();

@@ -88,6 +88,9 @@ pub trait RepeatedMessageCell<'m> {
     fn remove(&mut self, index: usize);
     fn clear(&mut self);
     fn into_mut(self: Box<Self>, index: usize) -> Option<&'m mut dyn Reflect>;
+    /// Moves element `index` out (an empty message takes its place until the list
+    /// changes); `None` past the end.
+    fn take(&mut self, index: usize) -> Option<Box<dyn Reflect>>;
 }
 
 /// A Rust value held in a field, convertible to and from Python.
@@ -503,6 +506,10 @@ impl<'m, M: Named> RepeatedMessageCell<'m> for RepMsg<'m, M> {
     }
     fn into_mut(self: Box<Self>, index: usize) -> Option<&'m mut dyn Reflect> {
         self.0.get_mut(index).map(|m| m as &mut dyn Reflect)
+    }
+    fn take(&mut self, index: usize) -> Option<Box<dyn Reflect>> {
+        let m = self.0.get_mut(index)?;
+        Some(Box::new(std::mem::take(m)))
     }
 }
 

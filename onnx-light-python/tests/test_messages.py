@@ -76,14 +76,72 @@ def test_views_outlive_their_parent():
     assert node.op_type == "Sigmoid"
 
 
-def test_view_of_removed_element_raises():
-    g = ol.GraphProto()
-    g.node.add(name="a")
-    g.node.add(name="b")
-    b = g.node[1]
+def _graph(mod, n=5):
+    g = mod.GraphProto(name="g")
+    for i in range(n):
+        node = g.node.add(name=f"n{i}", op_type="Relu", input=[f"x{i}"], output=[f"y{i}"])
+        node.attribute.add(name="alpha", f=float(i), type=mod.AttributeProto.FLOAT)
+    return g
+
+
+def _list_scenarios(mod):
+    """Views held across list changes, observed the same way for any message module."""
+    seen = []
+    g = _graph(mod)
+    later, removed, attr, inputs = g.node[3], g.node[0], g.node[4].attribute[0], g.node[2].input
+    twin = g.node[0]
+    del g.node[0]  # later elements shift; the removed one goes with its views
+    seen.append((later.name, removed.name, attr.f, list(inputs)))
+    later.name = "renamed"  # writes through a shifted view reach the model
+    removed.name = "gone"  # ... and through a removed one, only the removed element
+    seen.append(([n.name for n in g.node], twin.name))
+    g.node.insert(0, mod.NodeProto(name="first"))
+    seen.append((later.name, attr.f, [n.name for n in g.node]))
+    popped = g.node.pop(1)
+    popped.name = "popped"
+    seen.append((popped.name, [n.name for n in g.node], later.name))
+    kept = g.node[1]
+    g.ClearField("node")
+    seen.append((kept.name, len(g.node)))
+    g = _graph(mod)
+    kept, kept_attr = g.node[2], g.node[2].attribute[0]
+    g.CopyFrom(_graph(mod, 2))
+    kept_attr.f = 9.0
+    seen.append((kept.name, kept_attr.f, kept.attribute[0].f, [n.name for n in g.node]))
+    g = _graph(mod)
+    kept = g.node[1]
+    del g.node[1:3]
+    seen.append((kept.name, [n.name for n in g.node]))
+    m = mod.ModelProto()
+    m.graph.CopyFrom(_graph(mod))
+    kept = m.graph.node[4]
+    m.ParseFromString(mod.ModelProto().SerializeToString())
+    seen.append((kept.name, len(m.graph.node)))
+    return seen
+
+
+def test_views_follow_their_element_as_in_onnx():
+    assert _list_scenarios(ol) == _list_scenarios(onnx)
+
+
+def test_a_failed_parse_leaves_the_model_and_its_views_alone():
+    g = _graph(ol)
+    n = g.node[1]
+    with pytest.raises(ol.DecodeError):
+        g.ParseFromString(b"\x0a\xff")  # a field longer than the input
+    assert [x.name for x in g.node] == [f"n{i}" for i in range(5)]
+    n.name = "still live"
+    assert g.node[1].name == "still live"
+
+
+def test_views_of_a_walked_model_do_not_pile_up():
+    g = _graph(ol, 2000)
+    for _ in range(20):
+        for node in g.node:
+            _ = node.attribute[0].f
+    kept = g.node[1999]
     del g.node[0]
-    with pytest.raises(IndexError):
-        _ = b.name
+    assert kept.name == "n1999" and len(g.node) == 1999
 
 
 def test_repeated_scalars_behave_like_lists():

@@ -6,9 +6,9 @@
 split and aligned external data, encrypted models and tensor consolidation.
 
 A message taken from another (``node = model.graph.node[0]``) is a live view: writes
-through it change the model, and it keeps the model's data alive. A view addresses its
-position (field names and list indices from the top-level message): after the list it
-sits in is shortened past it, using it raises ``IndexError``.
+through it change the model, and it keeps the model's data alive. Like protobuf's
+objects, it follows its element when the list changes, and the view of a removed
+element keeps that element as a message of its own.
 """
 
 from __future__ import annotations
