@@ -11,6 +11,7 @@ mod message;
 mod payload;
 mod reflect;
 mod text;
+mod tools;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -78,6 +79,9 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::consolidate, m)?)?;
     m.add_function(wrap_pyfunction!(api::load_external_data_for_model, m)?)?;
     m.add_function(wrap_pyfunction!(api::decode_message, m)?)?;
+    m.add_function(wrap_pyfunction!(tools::check_model, m)?)?;
+    m.add_function(wrap_pyfunction!(tools::to_text, m)?)?;
+    m.add_function(wrap_pyfunction!(tools::parse_text, m)?)?;
     m.add_class::<payload::Payload>()?;
     m.add_function(wrap_pyfunction!(payload::tensor_payload, m)?)?;
     Ok(())

@@ -460,7 +460,12 @@ def raw_data_view(tensor: Any) -> Optional[memoryview]:
     return memoryview(np.asarray(payload))
 
 
-from . import external_data_helper, helper, numpy_helper  # noqa: E402
+from . import checker, external_data_helper, helper, numpy_helper, parser, printer  # noqa: E402
+from .external_data_helper import (  # noqa: E402 (onnx exports these at the top too)
+    convert_model_to_external_data,
+    load_external_data_for_model,
+    write_external_data_tensors,
+)
 
 __all__ = [
     "ConsolidatedBuffer",
@@ -478,11 +483,14 @@ __all__ = [
     "SerializeOptions",
     "TensorBufferOptions",
     "TensorDataError",
+    "checker",
     "consolidate_tensors_to_buffer",
+    "convert_model_to_external_data",
     "external_data_helper",
     "helper",
     "load",
     "load_encrypted",
+    "load_external_data_for_model",
     "load_encrypted_string",
     "load_from_string",
     "load_model",
@@ -490,10 +498,13 @@ __all__ = [
     "load_tensor",
     "load_tensor_from_string",
     "numpy_helper",
+    "parser",
+    "printer",
     "raw_data_view",
     "save",
     "save_encrypted",
     "save_encrypted_string",
     "save_model",
     "save_tensor",
+    "write_external_data_tensors",
 ] + sorted(k.split(".")[-1] for k in _native.MESSAGE_CLASSES if k.count(".") == 1)

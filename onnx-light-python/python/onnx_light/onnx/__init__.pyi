@@ -5,9 +5,15 @@ import os
 from dataclasses import dataclass
 from typing import IO, Any, Generic, Iterable, Iterator, NamedTuple, Optional, TypeVar, Union, overload
 
+from . import checker as checker
 from . import external_data_helper as external_data_helper
 from . import helper as helper
 from . import numpy_helper as numpy_helper
+from . import parser as parser
+from . import printer as printer
+from .external_data_helper import convert_model_to_external_data as convert_model_to_external_data
+from .external_data_helper import load_external_data_for_model as load_external_data_for_model
+from .external_data_helper import write_external_data_tensors as write_external_data_tensors
 from ._errors import DecodeError as DecodeError
 from ._errors import EncryptionError as EncryptionError
 from ._errors import Error as Error

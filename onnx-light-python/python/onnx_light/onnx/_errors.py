@@ -31,3 +31,13 @@ class TensorDataError(Error, ValueError):
 
 class FileError(Error, OSError):
     """A file could not be read or written."""
+
+
+class ValidationError(Error, ValueError):
+    """A model that breaks the ONNX rules (``checker.check_model``): the message lists
+    every problem found, each with its path in the model."""
+
+
+class ParseError(Error, ValueError):
+    """Text that is not valid ONNX text syntax (``parser``): the message gives the line
+    and column."""

@@ -1,0 +1,111 @@
+//! The checker and the ONNX text format for Python: `onnx_light.onnx.checker`,
+//! `printer` and `parser` (in `python/onnx_light/onnx/`) call these.
+
+use std::path::PathBuf;
+
+use onnx_light::checker::{self, CheckOptions};
+use onnx_light::onnx::{FunctionProto, GraphProto, ModelProto, NodeProto};
+use onnx_light::text;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+
+use crate::errors::to_py_err;
+use crate::message::{navigate, wrap, PyMessage};
+use crate::reflect::Reflect;
+
+/// Runs `f` on the message behind `obj` (GIL released).
+fn with_message<R: Send>(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    f: impl FnOnce(&dyn Reflect) -> PyResult<R> + Send,
+) -> PyResult<R> {
+    let msg = obj
+        .cast::<PyMessage>()
+        .map_err(|_| PyTypeError::new_err("expected an ONNX message"))?;
+    let (root, path) = msg.borrow().locate();
+    let name = msg.borrow().name;
+    py.detach(|| {
+        let mut guard = root.lock();
+        match navigate(&mut **guard, &path, false)? {
+            Some(m) => f(m),
+            None => f(&*crate::reflect::new_message(name).expect("known type")),
+        }
+    })
+}
+
+/// The problems `onnx_light::checker` finds in `model`, one line each (empty: valid).
+#[pyfunction]
+#[pyo3(signature = (model, model_dir, skip_opset_compatibility_check, check_custom_domain))]
+pub fn check_model(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    model_dir: Option<PathBuf>,
+    skip_opset_compatibility_check: bool,
+    check_custom_domain: bool,
+) -> PyResult<Vec<String>> {
+    let mut options = CheckOptions::default()
+        .skip_opset_compatibility_check(skip_opset_compatibility_check)
+        .check_custom_domain(check_custom_domain);
+    if let Some(dir) = model_dir {
+        options = options.model_dir(dir);
+    }
+    with_message(py, model, |m| {
+        let model = m
+            .as_any()
+            .downcast_ref::<ModelProto<'static>>()
+            .ok_or_else(|| PyTypeError::new_err("check_model takes a ModelProto"))?;
+        Ok(match checker::check_model_with(model, &options) {
+            Ok(()) => Vec::new(),
+            Err(problems) => problems.iter().map(ToString::to_string).collect(),
+        })
+    })
+}
+
+/// `onnx.printer.to_text` of a model, graph, function or node.
+#[pyfunction]
+pub fn to_text(py: Python<'_>, proto: &Bound<'_, PyAny>) -> PyResult<String> {
+    with_message(py, proto, |m| {
+        let any = m.as_any();
+        let printed = if let Some(x) = any.downcast_ref::<ModelProto<'static>>() {
+            text::to_text(x)
+        } else if let Some(x) = any.downcast_ref::<GraphProto<'static>>() {
+            text::to_text(x)
+        } else if let Some(x) = any.downcast_ref::<FunctionProto<'static>>() {
+            text::to_text(x)
+        } else if let Some(x) = any.downcast_ref::<NodeProto<'static>>() {
+            text::to_text(x)
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "to_text takes a ModelProto, GraphProto, FunctionProto or NodeProto, not {}",
+                m.proto_name()
+            )));
+        };
+        printed.map_err(to_py_err)
+    })
+}
+
+/// Parses the ONNX text format into a message of `kind` (`model`, `graph`, `function`
+/// or `node`); a syntax error raises `onnx_light.onnx.parser.ParseError` with its line
+/// and column.
+#[pyfunction]
+pub fn parse_text(py: Python<'_>, kind: &str, source: &str) -> PyResult<Py<PyAny>> {
+    if !matches!(kind, "model" | "graph" | "function" | "node") {
+        return Err(PyValueError::new_err(format!("unknown text kind {kind:?}")));
+    }
+    let parsed: Result<Box<dyn Reflect>, text::ParseError> = py.detach(|| match kind {
+        "model" => text::parse_model(source).map(|m| Box::new(m) as Box<dyn Reflect>),
+        "graph" => text::parse_graph(source).map(|m| Box::new(m) as Box<dyn Reflect>),
+        "function" => text::parse_function(source).map(|m| Box::new(m) as Box<dyn Reflect>),
+        _ => text::parse_node(source).map(|m| Box::new(m) as Box<dyn Reflect>),
+    });
+    match parsed {
+        Ok(msg) => wrap(py, PyMessage::from_box(msg)),
+        Err(e) => {
+            let class = py
+                .import("onnx_light.onnx._errors")
+                .and_then(|m| m.getattr("ParseError"))
+                .map_err(|_| PyRuntimeError::new_err(e.to_string()))?;
+            Err(PyErr::from_value(class.call1((e.to_string(),))?))
+        }
+    }
+}
