@@ -109,3 +109,55 @@ def test_typed_fields_read_like_onnx():
         ours = ol.TensorProto.FromString(ref.SerializeToString())
         np.testing.assert_array_equal(numpy_helper.to_array(ours).astype(np.float64),
                                       onnx.numpy_helper.to_array(ref).astype(np.float64))
+
+
+def test_type_value_info_sparse_and_training_helpers_match_onnx():
+    for mod_ours, mod_ref in [(helper, onnx.helper)]:
+        same(mod_ours.make_operatorsetid("", 17), mod_ref.make_operatorsetid("", 17))
+        same(mod_ours.make_sparse_tensor_value_info("s", 1, [4, "N"], "doc", ["a", "b"]),
+             mod_ref.make_sparse_tensor_value_info("s", 1, [4, "N"], "doc", ["a", "b"]))
+        same(mod_ours.make_tensor_sequence_value_info("q", 7, [None, 3]),
+             mod_ref.make_tensor_sequence_value_info("q", 7, [None, 3]))
+        same(mod_ours.make_empty_tensor_value_info("e"), mod_ref.make_empty_tensor_value_info("e"))
+        inner = lambda m: m.make_tensor_type_proto(1, [2])  # noqa: E731
+        same(mod_ours.make_optional_type_proto(inner(mod_ours)), mod_ref.make_optional_type_proto(inner(mod_ref)))
+        same(mod_ours.make_map_type_proto(7, inner(mod_ours)), mod_ref.make_map_type_proto(7, inner(mod_ref)))
+        same(mod_ours.make_sequence_type_proto(mod_ours.make_sparse_tensor_type_proto(1, [3])),
+             mod_ref.make_sequence_type_proto(mod_ref.make_sparse_tensor_type_proto(1, [3])))
+    values = [1.5, 2.5]
+    same(helper.make_sparse_tensor(helper.make_tensor("v", 1, [2], values),
+                                   helper.make_tensor("i", 7, [2], [1, 5]), [2, 4]),
+         onnx.helper.make_sparse_tensor(onnx.helper.make_tensor("v", 1, [2], values),
+                                        onnx.helper.make_tensor("i", 7, [2], [1, 5]), [2, 4]))
+    g = lambda m: m.make_graph([m.make_node("Relu", ["x"], ["y"])], "g", [], [])  # noqa: E731
+    same(helper.make_training_info(g(helper), [("a", "b")], g(helper), [("c", "d")]),
+         onnx.helper.make_training_info(g(onnx.helper), [("a", "b")], g(onnx.helper), [("c", "d")]))
+
+
+def test_metadata_doc_strings_and_node_attributes_match_onnx():
+    def build(m, h):
+        node = h.make_node("Conv", ["x"], ["y"], doc_string="node doc", kernel_shape=[3, 3])
+        graph = h.make_graph([node], "g", [], [], doc_string="graph doc")
+        model = h.make_model(graph, doc_string="model doc")
+        h.set_metadata_props(model, {"k": "v", "k2": "v2"})
+        return model
+
+    ours, ref = build(ol, helper), build(onnx, onnx.helper)
+    same(ours, ref)
+    helper.strip_doc_string(ours)
+    onnx.helper.strip_doc_string(ref)
+    same(ours, ref)
+    assert helper.get_node_attr_value(ours.graph.node[0], "kernel_shape") == [3, 3]
+    with pytest.raises(ValueError):
+        helper.get_node_attr_value(ours.graph.node[0], "pads")
+
+
+def test_data_type_tables_match_onnx():
+    assert sorted(helper.get_all_tensor_dtypes()) == sorted(onnx.helper.get_all_tensor_dtypes())
+    for dt in onnx.helper.get_all_tensor_dtypes():
+        assert helper.tensor_dtype_to_string(dt) == onnx.helper.tensor_dtype_to_string(dt)
+        assert helper.tensor_dtype_to_field(dt) == onnx.helper.tensor_dtype_to_field(dt), dt
+        assert helper.tensor_dtype_to_storage_tensor_dtype(dt) == onnx.helper.tensor_dtype_to_storage_tensor_dtype(dt), dt
+    for np_dtype in ["float32", "float64", "int8", "uint16", "int64", "bool", "float16", "complex64",
+                     ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.int4]:
+        assert helper.np_dtype_to_tensor_dtype(np.dtype(np_dtype)) == onnx.helper.np_dtype_to_tensor_dtype(np.dtype(np_dtype))

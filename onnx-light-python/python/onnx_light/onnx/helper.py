@@ -19,10 +19,11 @@ from . import (
     SparseTensorProto,
     StringStringEntryProto,
     TensorProto,
+    TrainingInfoProto,
     TypeProto,
     ValueInfoProto,
 )
-from .numpy_helper import tensor_dtype_to_np_dtype
+from .numpy_helper import _data_type_of, tensor_dtype_to_np_dtype
 
 # The default opset of `make_model`: the newest of the ai.onnx domain that the pinned
 # `onnx` release knows.
@@ -407,25 +408,240 @@ def set_model_props(model: Any, dict_value: dict[str, str]) -> None:
 
 
 
+make_operatorsetid = make_opsetid
+
+
+def set_metadata_props(proto: Any, dict_value: dict[str, str]) -> None:
+    """Replaces the ``metadata_props`` of a model, graph, function, node, tensor or
+    value info."""
+    del proto.metadata_props[:]
+    for k, v in dict_value.items():
+        proto.metadata_props.add(key=k, value=v)
+
+
+def make_sparse_tensor(values: Any, indices: Any, dims: Sequence[int]) -> Any:
+    """A ``SparseTensorProto`` of shape ``dims`` from its non-zero ``values`` and their
+    ``indices`` (both ``TensorProto``)."""
+    sparse = SparseTensorProto()
+    sparse.values.CopyFrom(values)
+    sparse.indices.CopyFrom(indices)
+    sparse.dims.extend(dims)
+    return sparse
+
+
+def _shape_into(shape_proto: Any, shape: Sequence[Union[str, int, None]], denotation: Optional[list[str]]) -> None:
+    if denotation and len(denotation) != len(shape):
+        raise ValueError("Invalid shape_denotation. Must be of the same length as shape.")
+    shape_proto.dim.extend([])
+    for i, d in enumerate(shape):
+        dim = shape_proto.dim.add()
+        if d is None:
+            pass
+        elif isinstance(d, numbers.Integral):
+            dim.dim_value = int(d)
+        elif isinstance(d, str):
+            dim.dim_param = d
+        else:
+            raise ValueError(f"Invalid item in shape: {d}. Needs to be of int or str.")
+        if denotation:
+            dim.denotation = denotation[i]
+
+
+def make_sparse_tensor_type_proto(
+    elem_type: int,
+    shape: Optional[Sequence[Union[str, int, None]]],
+    shape_denotation: Optional[list[str]] = None,
+) -> Any:
+    """A ``TypeProto`` of a sparse tensor type."""
+    type_proto = TypeProto()
+    sparse = type_proto.sparse_tensor_type
+    sparse.elem_type = elem_type
+    if shape is not None:
+        _shape_into(sparse.shape, shape, shape_denotation)
+    return type_proto
+
+
+def make_sequence_type_proto(inner_type_proto: Any) -> Any:
+    """A ``TypeProto`` of a sequence of ``inner_type_proto``."""
+    type_proto = TypeProto()
+    type_proto.sequence_type.elem_type.CopyFrom(inner_type_proto)
+    return type_proto
+
+
+def make_optional_type_proto(inner_type_proto: Any) -> Any:
+    """A ``TypeProto`` of an optional ``inner_type_proto``."""
+    type_proto = TypeProto()
+    type_proto.optional_type.elem_type.CopyFrom(inner_type_proto)
+    return type_proto
+
+
+def make_map_type_proto(key_type: int, value_type: Any) -> Any:
+    """A ``TypeProto`` of a map from ``key_type`` (a data type) to ``value_type``."""
+    type_proto = TypeProto()
+    type_proto.map_type.key_type = key_type
+    type_proto.map_type.value_type.CopyFrom(value_type)
+    return type_proto
+
+
+def make_sparse_tensor_value_info(
+    name: str,
+    elem_type: int,
+    shape: Optional[Sequence[Union[str, int, None]]],
+    doc_string: str = "",
+    shape_denotation: Optional[list[str]] = None,
+) -> Any:
+    """A ``ValueInfoProto`` of a sparse tensor."""
+    return make_value_info(name, make_sparse_tensor_type_proto(elem_type, shape, shape_denotation), doc_string)
+
+
+def make_tensor_sequence_value_info(
+    name: str,
+    elem_type: int,
+    shape: Optional[Sequence[Union[str, int, None]]],
+    doc_string: str = "",
+    elem_shape_denotation: Optional[list[str]] = None,
+) -> Any:
+    """A ``ValueInfoProto`` of a sequence of tensors."""
+    inner = make_tensor_type_proto(elem_type, shape, elem_shape_denotation)
+    return make_value_info(name, make_sequence_type_proto(inner), doc_string)
+
+
+def make_empty_tensor_value_info(name: str) -> Any:
+    """A ``ValueInfoProto`` with a name and no type (an unused optional input)."""
+    value_info = ValueInfoProto()
+    value_info.name = name
+    return value_info
+
+
+def make_training_info(
+    algorithm: Any,
+    algorithm_bindings: Sequence[tuple[str, str]],
+    initialization: Optional[Any],
+    initialization_bindings: Optional[Sequence[tuple[str, str]]],
+) -> Any:
+    """A ``TrainingInfoProto``: the training algorithm and initialization graphs with
+    their ``(key, value)`` update bindings."""
+    info = TrainingInfoProto()
+    info.algorithm.CopyFrom(algorithm)
+    for k, v in algorithm_bindings:
+        info.update_binding.add(key=k, value=v)
+    if initialization:
+        info.initialization.CopyFrom(initialization)
+    for k, v in initialization_bindings or ():
+        info.initialization_binding.add(key=k, value=v)
+    return info
+
+
+def get_node_attr_value(node: Any, attr_name: str) -> Any:
+    """The value of the node's attribute ``attr_name`` (``ValueError`` when it has none
+    or several)."""
+    matching = [a for a in node.attribute if a.name == attr_name]
+    if len(matching) > 1:
+        raise ValueError(f"Node has multiple attributes with name {attr_name}")
+    if not matching:
+        raise ValueError(f"Node has no attribute with name {attr_name}")
+    return get_attribute_value(matching[0])
+
+
+def strip_doc_string(proto: Any) -> None:
+    """Clears ``doc_string`` in ``proto`` and every message inside it."""
+    for name, value in proto.ListFields():
+        if name == "doc_string":
+            proto.ClearField(name)
+        elif hasattr(value, "ListFields"):
+            strip_doc_string(value)
+        elif isinstance(value, (list, tuple)) or type(value).__name__ == "RepeatedField":
+            for item in value:
+                if hasattr(item, "ListFields"):
+                    strip_doc_string(item)
+
+
+def np_dtype_to_tensor_dtype(np_dtype: Any) -> int:
+    """The ``TensorProto`` data type of a numpy dtype (``ml_dtypes`` types included when
+    installed)."""
+    return _data_type_of(np.dtype(np_dtype))
+
+
+_DATA_TYPE_NAMES = {v: k for k, v in TensorProto.DataType.items()}
+
+
+def tensor_dtype_to_string(tensor_dtype: int) -> str:
+    """``TensorProto.FLOAT`` for 1, and so on."""
+    return f"TensorProto.{_DATA_TYPE_NAMES[tensor_dtype]}"
+
+
+def get_all_tensor_dtypes() -> Sequence[int]:
+    """Every ``TensorProto`` data type except ``UNDEFINED``."""
+    return [v for v in TensorProto.DataType.values() if v != TensorProto.UNDEFINED]
+
+
+# The field a data type's values go in when not in raw_data, and the data type that
+# field stores them as.
+_STORAGE = {
+    TensorProto.FLOAT: ("float_data", TensorProto.FLOAT),
+    TensorProto.COMPLEX64: ("float_data", TensorProto.FLOAT),
+    TensorProto.DOUBLE: ("double_data", TensorProto.DOUBLE),
+    TensorProto.COMPLEX128: ("double_data", TensorProto.DOUBLE),
+    TensorProto.INT64: ("int64_data", TensorProto.INT64),
+    TensorProto.UINT32: ("uint64_data", TensorProto.UINT64),
+    TensorProto.UINT64: ("uint64_data", TensorProto.UINT64),
+    TensorProto.STRING: ("string_data", TensorProto.STRING),
+}
+
+
+def tensor_dtype_to_field(tensor_dtype: int) -> str:
+    """The ``TensorProto`` field that holds values of ``tensor_dtype`` outside
+    ``raw_data``."""
+    if tensor_dtype not in _DATA_TYPE_NAMES or tensor_dtype == TensorProto.UNDEFINED:
+        raise KeyError(tensor_dtype)
+    return _STORAGE.get(tensor_dtype, ("int32_data", TensorProto.INT32))[0]
+
+
+def tensor_dtype_to_storage_tensor_dtype(tensor_dtype: int) -> int:
+    """The data type of the values as stored in that field (``INT32`` for the small
+    types packed into ``int32_data``)."""
+    if tensor_dtype not in _DATA_TYPE_NAMES or tensor_dtype == TensorProto.UNDEFINED:
+        raise KeyError(tensor_dtype)
+    return _STORAGE.get(tensor_dtype, ("int32_data", TensorProto.INT32))[1]
+
+
 def printable_graph(graph: Any) -> str:
     """The graph in protobuf text format."""
     return str(graph)
 
 
 __all__ = [
+    "get_all_tensor_dtypes",
     "get_attribute_value",
+    "get_node_attr_value",
     "make_attribute",
     "make_attribute_ref",
+    "make_empty_tensor_value_info",
     "make_function",
     "make_graph",
+    "make_map_type_proto",
     "make_model",
     "make_node",
+    "make_operatorsetid",
     "make_opsetid",
+    "make_optional_type_proto",
+    "make_sequence_type_proto",
+    "make_sparse_tensor",
+    "make_sparse_tensor_type_proto",
+    "make_sparse_tensor_value_info",
     "make_tensor",
+    "make_tensor_sequence_value_info",
     "make_tensor_type_proto",
     "make_tensor_value_info",
+    "make_training_info",
     "make_value_info",
+    "np_dtype_to_tensor_dtype",
     "printable_graph",
+    "set_metadata_props",
     "set_model_props",
+    "strip_doc_string",
+    "tensor_dtype_to_field",
     "tensor_dtype_to_np_dtype",
+    "tensor_dtype_to_storage_tensor_dtype",
+    "tensor_dtype_to_string",
 ]
