@@ -326,3 +326,38 @@ def test_mutated_models_raise_or_round_trip(ref_bytes):
         # Whatever parsed must serialize and parse again to an equal message.
         assert ol.ModelProto.FromString(m.SerializeToString()) == m
         str(m)
+
+
+def test_descriptors_describe_the_schema_as_onnx_does():
+    from onnx_light import _onnx_light as native
+
+    checked = 0
+    for full_name in native.MESSAGE_CLASSES:
+        ours = ol
+        for part in full_name.split(".")[1:]:
+            ours = getattr(ours, part)
+        theirs = onnx
+        for part in full_name.split(".")[1:]:
+            theirs = getattr(theirs, part, None)
+        if theirs is None:
+            continue
+        a, b = ours.DESCRIPTOR, theirs.DESCRIPTOR
+        assert (a.name, a.full_name) == (b.name, b.full_name)
+        assert set(a.fields_by_name) == set(b.fields_by_name), full_name
+        for name, f in a.fields_by_name.items():
+            g = b.fields_by_name[name]
+            assert (f.number, f.type, f.is_repeated, f.full_name) == (g.number, g.type, g.is_repeated, g.full_name), f
+            assert (f.message_type and f.message_type.full_name) == (g.message_type and g.message_type.full_name)
+            assert (f.enum_type and f.enum_type.full_name) == (g.enum_type and g.enum_type.full_name)
+        checked += 1
+    assert checked >= 25
+    assert ol.ModelProto().DESCRIPTOR is ol.ModelProto.DESCRIPTOR
+
+
+def test_list_fields_gives_descriptors_in_number_order(ref_bytes):
+    ours = ol.load_from_string(ref_bytes)
+    theirs = onnx.load_model_from_string(ref_bytes)
+    assert [f.name for f, _ in ours.ListFields()] == [f.name for f, _ in theirs.ListFields()]
+    t = ol.TensorProto(name="t", data_type=1, dims=[2])
+    assert [(f.name, f.number) for f, _ in t.ListFields()] == [("dims", 1), ("data_type", 2), ("name", 8)]
+    assert dict((f.name, v) for f, v in t.ListFields())["name"] == "t"

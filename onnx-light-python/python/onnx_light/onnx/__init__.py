@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import IO, Any, NamedTuple, Optional, Union
 
 from .. import _onnx_light as _native
+from . import _descriptor
 from ._errors import (
     DecodeError,
     EncryptionError,
@@ -80,6 +81,18 @@ def _install_classes() -> None:
             g[parts[0]] = cls
         else:
             setattr(classes["onnx." + ".".join(parts[:-1])], parts[-1], cls)
+    for full_name, cls in classes.items():
+        cls.DESCRIPTOR = _descriptor.descriptor(full_name)
+    list_names = Message.ListFields
+
+    def ListFields(self: Any) -> list[tuple[Any, Any]]:  # noqa: N802 (protobuf's name)
+        """The set fields as ``(FieldDescriptor, value)`` pairs, in field-number order."""
+        by_name = type(self).DESCRIPTOR.fields_by_name
+        pairs = [(by_name[name], value) for name, value in list_names(self)]
+        pairs.sort(key=lambda p: p[0].number)
+        return pairs
+
+    Message.ListFields = ListFields
     for full_name, values in _native.ENUMS.items():
         parts = full_name.split(".")[1:]
         wrapper = EnumTypeWrapper(full_name, values)

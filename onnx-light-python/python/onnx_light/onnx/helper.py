@@ -545,9 +545,9 @@ def get_node_attr_value(node: Any, attr_name: str) -> Any:
 
 def strip_doc_string(proto: Any) -> None:
     """Clears ``doc_string`` in ``proto`` and every message inside it."""
-    for name, value in proto.ListFields():
-        if name == "doc_string":
-            proto.ClearField(name)
+    for field, value in proto.ListFields():
+        if field.name == "doc_string":
+            proto.ClearField(field.name)
         elif hasattr(value, "ListFields"):
             strip_doc_string(value)
         elif isinstance(value, (list, tuple)) or type(value).__name__ == "RepeatedField":
