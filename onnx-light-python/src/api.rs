@@ -172,7 +172,7 @@ pub fn load_bytes(
 }
 
 #[pyfunction]
-#[pyo3(signature = (model, path, external_location, all_tensors_to_one_file, size_threshold, convert_attribute, max_external_file_size, alignment, num_threads))]
+#[pyo3(signature = (model, path, external_location, all_tensors_to_one_file, size_threshold, convert_attribute, max_external_file_size, alignment, num_threads, sync))]
 #[allow(clippy::too_many_arguments)]
 pub fn save_path(
     py: Python<'_>,
@@ -185,8 +185,11 @@ pub fn save_path(
     max_external_file_size: u64,
     alignment: usize,
     num_threads: i64,
+    sync: bool,
 ) -> PyResult<()> {
-    let mut o = SerializeOptions::default().num_threads(threads(num_threads));
+    let mut o = SerializeOptions::default()
+        .num_threads(threads(num_threads))
+        .sync(sync);
     if let Some(location) = external_location {
         let mut e = ExternalDataOptions::new(location)
             .size_threshold(size_threshold)

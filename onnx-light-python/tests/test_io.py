@@ -303,3 +303,10 @@ def test_raw_data_view_is_a_read_only_memoryview_without_a_copy(tmp_path, ref_by
     t.raw_data = bytes(len(view))  # replaces the tensor's bytes, not the view's
     assert bytes(view) != t.raw_data
     assert ol.raw_data_view(ol.TensorProto()) is None
+
+
+def test_save_without_sync_writes_the_same_bytes(tmp_path, ref_bytes):
+    m = ol.load_from_string(ref_bytes)
+    ol.save(m, tmp_path / "a.onnx", sync=False)
+    ol.save(m, tmp_path / "b.onnx", options=ol.SerializeOptions(sync=False))
+    assert (tmp_path / "a.onnx").read_bytes() == ref_bytes == (tmp_path / "b.onnx").read_bytes()

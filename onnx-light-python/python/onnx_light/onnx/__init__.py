@@ -150,6 +150,7 @@ class SerializeOptions:
     max_external_file_size: int = 0
     alignment: int = 4096
     num_threads: int = -1
+    sync: bool = True
 
 
 _UNSET: Any = object()
@@ -325,9 +326,14 @@ def save_model(
     max_external_file_size: int = _UNSET,
     alignment: int = _UNSET,
     num_threads: int = _UNSET,
+    sync: bool = _UNSET,
     options: Optional[SerializeOptions] = None,
 ) -> None:
     """Saves a model to a path or a binary file object, atomically for paths.
+
+    ``sync`` (default True): flush the files to disk before the new model replaces the
+    old one, so a crash leaves one or the other whole; ``onnx.save`` does not, and
+    ``sync=False`` saves the same way, leaving the flush to the system.
 
     With ``save_as_external_data``, tensors of at least ``size_threshold`` bytes go to
     ``location`` (default: the model's file name + ``.data``), split into ``.1``, ``.2``
@@ -345,6 +351,7 @@ def save_model(
         max_external_file_size=max_external_file_size,
         alignment=alignment,
         num_threads=num_threads,
+        sync=sync,
     )
     pending = _pending_settings(model)
     if pending is not None and save_as_external_data is _UNSET:
@@ -370,6 +377,7 @@ def save_model(
         o.max_external_file_size,
         o.alignment,
         o.num_threads,
+        o.sync,
     )
 
 
