@@ -121,11 +121,8 @@ impl Root {
                     r
                 }
             };
-            p.path = p.path[d + 1..].into();
-            p.root = root.clone();
-            if p.path.iter().any(|s| matches!(s, Step::Index(..))) {
-                lock(&root.tracked).push(weak);
-            }
+            let rest = p.path[d + 1..].into();
+            p.move_to(root, rest, weak);
         }
         tracked.sweep_at = (2 * keep.len()).max(1024);
         tracked.places = keep;
@@ -181,11 +178,8 @@ impl Root {
                     r
                 }
             };
-            p.path = p.path[k + 1..].into();
-            p.root = root.clone();
-            if p.path.iter().any(|s| matches!(s, Step::Index(..))) {
-                lock(&root.tracked).push(weak);
-            }
+            let rest = p.path[k + 1..].into();
+            p.move_to(root, rest, weak);
         }
         tracked.sweep_at = (2 * keep.len()).max(1024);
         tracked.places = keep;
@@ -218,6 +212,18 @@ enum Change {
 pub struct Place {
     root: Arc<Root>,
     path: Arc<[Step]>,
+}
+
+impl Place {
+    /// Points this place (known to its old root as `weak`) at `path` in `root`, tracked
+    /// there when the path still goes through a list element.
+    fn move_to(&mut self, root: Arc<Root>, path: Arc<[Step]>, weak: Weak<Mutex<Place>>) {
+        if path.iter().any(|s| matches!(s, Step::Index(..))) {
+            lock(&root.tracked).push(weak);
+        }
+        self.root = root;
+        self.path = path;
+    }
 }
 
 /// One step from a message to a sub-message.

@@ -342,6 +342,25 @@ def make_tensor(
     return tensor
 
 
+def _shape_into(shape_proto: Any, shape: Sequence[Union[str, int, None]], denotation: Optional[list[str]]) -> None:
+    """Fills a ``TensorShapeProto`` (ints are values, strings parameters, None unknown)."""
+    if denotation and len(denotation) != len(shape):
+        raise ValueError("Invalid shape_denotation. Must be of the same length as shape.")
+    shape_proto.dim.extend([])
+    for i, d in enumerate(shape):
+        dim = shape_proto.dim.add()
+        if d is None:
+            pass
+        elif isinstance(d, numbers.Integral):
+            dim.dim_value = int(d)
+        elif isinstance(d, str):
+            dim.dim_param = d
+        else:
+            raise ValueError(f"Invalid item in shape: {d}. Needs to be of int or str.")
+        if denotation:
+            dim.denotation = denotation[i]
+
+
 def make_tensor_type_proto(
     elem_type: int,
     shape: Optional[Sequence[Union[str, int, None]]],
@@ -352,22 +371,7 @@ def make_tensor_type_proto(
     tensor_type = type_proto.tensor_type
     tensor_type.elem_type = elem_type
     if shape is not None:
-        shape_proto = tensor_type.shape
-        shape_proto.dim.extend([])
-        if shape_denotation and len(shape_denotation) != len(shape):
-            raise ValueError("Invalid shape_denotation. Must be of the same length as shape.")
-        for i, d in enumerate(shape):
-            dim = shape_proto.dim.add()
-            if d is None:
-                pass
-            elif isinstance(d, numbers.Integral):
-                dim.dim_value = int(d)
-            elif isinstance(d, str):
-                dim.dim_param = d
-            else:
-                raise ValueError(f"Invalid item in shape: {d}. Needs to be of int or str.")
-            if shape_denotation:
-                dim.denotation = shape_denotation[i]
+        _shape_into(tensor_type.shape, shape, shape_denotation)
     return type_proto
 
 
@@ -427,24 +431,6 @@ def make_sparse_tensor(values: Any, indices: Any, dims: Sequence[int]) -> Any:
     sparse.indices.CopyFrom(indices)
     sparse.dims.extend(dims)
     return sparse
-
-
-def _shape_into(shape_proto: Any, shape: Sequence[Union[str, int, None]], denotation: Optional[list[str]]) -> None:
-    if denotation and len(denotation) != len(shape):
-        raise ValueError("Invalid shape_denotation. Must be of the same length as shape.")
-    shape_proto.dim.extend([])
-    for i, d in enumerate(shape):
-        dim = shape_proto.dim.add()
-        if d is None:
-            pass
-        elif isinstance(d, numbers.Integral):
-            dim.dim_value = int(d)
-        elif isinstance(d, str):
-            dim.dim_param = d
-        else:
-            raise ValueError(f"Invalid item in shape: {d}. Needs to be of int or str.")
-        if denotation:
-            dim.denotation = denotation[i]
 
 
 def make_sparse_tensor_type_proto(
