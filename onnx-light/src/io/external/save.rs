@@ -100,6 +100,13 @@ pub(crate) struct Plan {
     files: Vec<(String, u64)>,
 }
 
+impl Plan {
+    /// True when no data file is written: every tensor stays in the model file.
+    pub(crate) fn writes_no_data_files(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
 /// The bytes a tensor would write: its in-memory payload or its lazy source.
 fn payload_len(t: &TensorProto<'_>) -> Option<u64> {
     match (&t.raw_data, &t.lazy_data) {
@@ -180,9 +187,8 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
         placements.push(Some(Placement { file, offset, len }));
         Ok(())
     })?;
-    // A model with lazily loaded tensors always goes through this path, which fetches
-    // the ones that stay inline. (So `None` also means that every tensor's data is in
-    // memory.)
+    // A model with lazily loaded tensors always gets a plan. (So `None` also means that
+    // every tensor's data is in memory.)
     Ok((any || any_lazy).then_some(Plan { placements, files }))
 }
 
