@@ -261,7 +261,20 @@ pub fn run(
         return Ok(report(output, in_place, &old_data));
     }
     progress.step(format!("reading {}", input.display()));
-    if c.inline || !input_has_external {
+    if !input_has_external {
+        // One file in, one file out: the weights are copied from the input file into the
+        // output file (in the kernel where it can), never read into this process.
+        let model = io::load_with(
+            input,
+            &ParseOptions::clone(&c.load)
+                .structure_only(true)
+                .num_threads(c.threads),
+        )?;
+        progress.step(format!("writing {}", output.display()));
+        io::save(&model, output, &save)?;
+        return Ok(report(output, in_place, &old_data));
+    }
+    if c.inline {
         let model = io::load_with(input, &ParseOptions::clone(&c.load).num_threads(c.threads))?;
         progress.step(format!("writing {}", output.display()));
         io::save(&model, output, &save)?;
