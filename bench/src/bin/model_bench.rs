@@ -19,8 +19,11 @@
 //! weight-heavy model in memory, memcpy references), `save`, `file` (loads from a warm
 //! page cache), `ext` (external data), `struct` (structure-heavy model in memory), `rss`
 //! (peak memory, each load in a fresh process), `check` (`onnx_light::checker` against
-//! `onnx.checker.check_model` on both models in memory). Other options: `--quick` (3 rounds
-//! instead of 7, shorter samples, no 1-thread or `fsync` rows), `--rounds N`, `--keep`.
+//! `onnx.checker.check_model` on both models in memory), `fresh` (each sample a new
+//! process: loads, and the command-line tool as users call it, against `onnx` in a new
+//! Python process and `cp`; see `model_bench/fresh.rs`). Other options: `--quick` (3
+//! rounds instead of 7; shorter samples, no 1-thread or `fsync` rows), `--rounds N`
+//! (`fresh` takes 5 unless given, and never fewer), `--keep`.
 //!
 //! Method: every operation is run once (warm-up and calibration: fast ones are repeated
 //! so that a sample lasts ≥ 20 ms, 5 ms with `--quick`), then the operations of a section
@@ -34,12 +37,14 @@
 //! interpreter start-up is never measured.
 //!
 //! Hidden modes: `--child MODE PATH` (one load in a fresh process, for the peak-memory
-//! table) and `--profile OP PATH [ITERS]` (one operation in a loop, for `valgrind
-//! --tool=callgrind --toggle-collect='*profile_target*'` or `perf record`; prints the
-//! median iteration).
+//! table), `--fresh MODE PATH` (a load timed twice in a fresh process) and `--profile OP
+//! PATH [ITERS]` (one operation in a loop, for `valgrind --tool=callgrind
+//! --toggle-collect='*profile_target*'` or `perf record`; prints the median iteration).
 
 #[path = "model_bench/child.rs"]
 mod child;
+#[path = "model_bench/fresh.rs"]
+mod fresh;
 #[path = "model_bench/harness.rs"]
 mod harness;
 #[path = "model_bench/models.rs"]
@@ -109,6 +114,8 @@ struct Config {
     quick: bool,
     keep: bool,
     sampling: Sampling,
+    /// `--rounds N` was given (else the fresh-process section takes 5 rounds).
+    rounds_given: bool,
     only: Option<Vec<String>>,
 }
 
@@ -158,6 +165,12 @@ fn parse_args() -> Config {
         profile(op, Path::new(path), iters);
         std::process::exit(0);
     }
+    if args.first().map(String::as_str) == Some("--fresh") {
+        let mode = args.get(1).expect("--fresh MODE PATH");
+        let path = args.get(2).expect("--fresh MODE PATH");
+        fresh::child(mode, Path::new(path));
+        std::process::exit(0);
+    }
     if args.first().map(String::as_str) == Some("--child") {
         let mode = args.get(1).expect("--child MODE PATH");
         let path = args.get(2).expect("--child MODE PATH");
@@ -187,13 +200,14 @@ fn parse_args() -> Config {
             }
             "-h" | "--help" => {
                 println!(
-                    "model-bench [--quick] [--rounds N] [--keep] [--only mem,struct,file,save,ext,rss,check]"
+                    "model-bench [--quick] [--rounds N] [--keep] [--only mem,struct,file,save,ext,rss,check,fresh]"
                 );
                 std::process::exit(0);
             }
             other => panic!("unknown argument {other:?} (try --help)"),
         }
     }
+    let rounds_given = rounds.is_some();
     let rounds = rounds.unwrap_or(if quick { 3 } else { 7 });
     Config {
         quick,
@@ -202,6 +216,7 @@ fn parse_args() -> Config {
             rounds,
             min_sample: Duration::from_millis(if quick { 5 } else { 20 }),
         },
+        rounds_given,
         only,
     }
 }
@@ -868,13 +883,20 @@ fn section_ext(cx: &mut Ctx, inp: &Inputs) {
 }
 
 /// Section: the structure-heavy model in memory.
+/// Writes the structure-heavy model to `structure.onnx` in the data directory.
+fn write_structure(cx: &Ctx, model: &Model) -> PathBuf {
+    let bytes = io::save_to_vec(model, &SerializeOptions::default()).expect("encode");
+    let path = cx.dir.join("structure.onnx");
+    std::fs::write(&path, &bytes).expect("write structure.onnx");
+    path
+}
+
 fn section_struct(cx: &mut Ctx) -> PathBuf {
     cx.progress("generating the structure-heavy model");
     let model = models::structure_heavy(10_000);
     let nodes = count_nodes(&model);
-    let bytes = Arc::new(io::save_to_vec(&model, &SerializeOptions::default()).expect("encode"));
-    let path = cx.dir.join("structure.onnx");
-    std::fs::write(&path, &*bytes).expect("write structure.onnx");
+    let path = write_structure(cx, &model);
+    let bytes = Arc::new(std::fs::read(&path).expect("read structure.onnx"));
     cx.progress("structure-heavy in memory: decode, encode");
     {
         let mut w = cx.worker.borrow_mut();
@@ -1357,6 +1379,7 @@ fn scaling_table(results: &Results) -> String {
          Speed-up = time with 1 thread ÷ time with 2 threads, from the rows above.\n\n\
          | operation | 1 thread | 2 threads | speed-up |\n|---|--:|--:|--:|\n",
     );
+    let mut rows = 0;
     for (label, one, two) in [
         (
             "copy decode in memory (`load_from_bytes`)",
@@ -1393,6 +1416,7 @@ fn scaling_table(results: &Results) -> String {
         ),
     ] {
         if let (Some(a), Some(b)) = (results.median(one), results.median(two)) {
+            rows += 1;
             let _ = writeln!(
                 s,
                 "| {label} | {} | {} | {} |",
@@ -1401,6 +1425,9 @@ fn scaling_table(results: &Results) -> String {
                 fmt_ratio(a / b)
             );
         }
+    }
+    if rows == 0 {
+        return String::new();
     }
     s.push('\n');
     s
@@ -1576,11 +1603,40 @@ fn main() {
     }
     let structure = if cx.cfg.wants("struct") || cx.cfg.wants("rss") {
         Some(section_struct(&mut cx))
+    } else if cx.cfg.wants("fresh") {
+        cx.progress("generating the structure-heavy model");
+        Some(write_structure(&cx, &models::structure_heavy(10_000)))
     } else {
         None
     };
     let rss = if cx.cfg.wants("rss") {
         section_rss(&mut cx, &inputs, structure.as_deref())
+    } else {
+        String::new()
+    };
+    let mut fresh_card = Scorecard::default();
+    let fresh = if cx.cfg.wants("fresh") {
+        cx.progress("fresh processes: loads and the command-line tool");
+        // Each sample is a new process: 5 rounds (at least 5 with `--rounds`).
+        let rounds = if cx.cfg.rounds_given {
+            cx.cfg.sampling.rounds.max(5)
+        } else {
+            5
+        };
+        let sampling = Sampling {
+            rounds,
+            ..cx.cfg.sampling
+        };
+        fresh::section(
+            &fresh::FreshInputs {
+                dir: &cx.dir,
+                py: &cx.py,
+                weights: &inputs.weights_path,
+                structure: structure.as_deref(),
+            },
+            sampling,
+            &mut fresh_card,
+        )
     } else {
         String::new()
     };
@@ -1613,6 +1669,8 @@ fn main() {
         out.push_str(&harness::render(t, &cx.results, &mut card));
     }
     out.push_str(&rss);
+    out.push_str(&fresh);
+    card.items.append(&mut fresh_card.items);
     out.push_str(&scaling_table(&cx.results));
     let _ = writeln!(
         out,
