@@ -383,8 +383,9 @@ fn saving_keeps_the_permissions_of_the_replaced_file() {
 
 /// A file save of a structure-only model copies the weights left on disk from their file
 /// into the new one (not through memory): the same bytes as saving the owned model, in
-/// every thread count, when saving over the input itself, and next to tensors kept in
-/// external data; a file truncated before the copy is an error that leaves no file.
+/// every thread count, when saving over the input itself, next to tensors kept in
+/// external data, and into split data files; a file truncated before the copy is an
+/// error that leaves no file.
 #[test]
 fn weights_left_on_disk_are_copied_file_to_file_with_the_same_bytes() {
     let dir = Scratch::new("copy-lazy");
@@ -429,6 +430,22 @@ fn weights_left_on_disk_are_copied_file_to_file_with_the_same_bytes() {
     let out = dir.path("ext_out.onnx");
     io::save(&lazy, &out, &SerializeOptions::default()).unwrap();
     assert_eq!(io::load(&out).unwrap(), io::load(&ext).unwrap());
+    // Weights left on disk moved into split, aligned data files: copied there too.
+    let lazy = io::load_with(&path, &lazy_load).unwrap();
+    let split = dir.path("split.onnx");
+    let split_options = onnx_light::io::external::ExternalDataOptions::new("split.bin")
+        .alignment(4096)
+        .max_file_size(1 << 20);
+    io::save(
+        &lazy,
+        &split,
+        &SerializeOptions::default()
+            .num_threads(2)
+            .external_data(split_options),
+    )
+    .unwrap();
+    assert!(dir.path("split.bin").exists());
+    assert_eq!(io::load(&split).unwrap(), original);
     // Truncated after the load: the save fails, naming the truncated file, and leaves
     // neither the output nor a temporary file.
     let lazy = io::load_with(&path, &lazy_load).unwrap();
