@@ -82,8 +82,16 @@ impl PayloadSource for DataFile {
 
     fn copy_into(&self, offset: u64, len: u64, out: &std::fs::File, at: u64) -> Result<()> {
         self.check_range(offset, len)?;
-        crate::io::copy::copy_range(&self.file, offset, len, out, at)
-            .map_err(|e| Error::io(e, Some(&self.path)))
+        crate::io::copy::copy_range(&self.file, offset, len, out, at).map_err(|e| {
+            // A full disk, a quota or a size limit is the output's: the caller names it.
+            let output_side = matches!(
+                e.kind(),
+                std::io::ErrorKind::StorageFull
+                    | std::io::ErrorKind::QuotaExceeded
+                    | std::io::ErrorKind::FileTooLarge
+            );
+            Error::io(e, (!output_side).then_some(self.path.as_path()))
+        })
     }
 
     fn describe(&self) -> String {

@@ -326,8 +326,9 @@ pub(crate) fn save_external(
                                 offset: *offset,
                                 len: lazy.len(),
                             })?;
-                            lazy.copy_into(&target.file, *offset)
-                                .map_err(|e| e.in_tensor(name))?;
+                            lazy.copy_into(&target.file, *offset).map_err(|e| {
+                                e.in_file(&dir.join(&final_names[*file])).in_tensor(name)
+                            })?;
                         }
                     }
                     Ok(())
