@@ -391,10 +391,14 @@ fn weights_left_on_disk_are_copied_file_to_file_with_the_same_bytes() {
     let dir = Scratch::new("copy-lazy");
     let path = dir.path("m.onnx");
     let mut original = model(21);
-    // Without the long `string_data` entry: a structure-only load keeps it as a slice of
-    // the map, which the truncation below would pull from under it.
+    // Long bytes outside `raw_data` (the 2000-byte `string_data` entry of `model`, an
+    // attribute's bytes) are copied by the structure-only load: the truncation below
+    // must not pull them from under the model.
     if let Some(g) = original.graph.as_mut() {
-        g.initializer.retain(|t| t.name() != "strings");
+        g.node.push(
+            NodeProto::new("Custom", ["x"], ["z"])
+                .with_attribute(AttributeProto::string("blob", vec![0xabu8; 4000])),
+        );
     }
     io::save(&original, &path, &SerializeOptions::default()).unwrap();
     let expected = std::fs::read(&path).unwrap();
@@ -456,6 +460,14 @@ fn weights_left_on_disk_are_copied_file_to_file_with_the_same_bytes() {
         .set_len(expected.len() as u64 / 2)
         .unwrap();
     let before: Vec<_> = std::fs::read_dir(dir.path(".")).unwrap().collect();
+    let strings = lazy
+        .tensors()
+        .into_iter()
+        .find(|t| t.name() == "strings")
+        .unwrap()
+        .string_data[1]
+        .to_vec();
+    assert_eq!(strings, vec![0xffu8; 2000]);
     let out = dir.path("truncated_out.onnx");
     let e = io::save(&lazy, &out, &SerializeOptions::default()).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{e}");
