@@ -19,6 +19,10 @@ Commands (`{"cmd": ...}`):
      op = save              key, path                onnx.save(parsed, path)
   quit
 
+`--fresh load PATH` times `onnx.load(PATH)` twice in this fresh process (the module
+already imported) and prints {"first", "second"} in seconds: the first load is what a
+process that loads a model once pays, the second what a long-lived one pays.
+
 `--peak MODE PATH` instead measures the peak memory of one operation in a fresh process
 and prints {"baseline_kb", "peak_kb"}: MODE is `load` (onnx.load of PATH, external data
 included) or `load_from_string` (PATH read first, then parsed: the decode alone).
@@ -61,6 +65,18 @@ def peak(mode, path):
     hwm = status_kb("VmHWM")
     assert model.graph is not None
     print(json.dumps({"baseline_kb": baseline, "peak_kb": hwm}))
+
+
+def fresh(mode, path):
+    if mode != "load":
+        raise SystemExit("unknown fresh mode " + mode)
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        model = onnx.load(path, load_external_data=True)
+        times.append(time.perf_counter() - start)
+        del model
+    print(json.dumps({"first": times[0], "second": times[1]}))
 
 
 def timed(op, cmd, store, models):
@@ -146,6 +162,8 @@ def serve():
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--peak":
         peak(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "--fresh":
+        fresh(sys.argv[2], sys.argv[3])
     else:
         print(json.dumps({"ready": True, "onnx": onnx.__version__}), flush=True)
         serve()

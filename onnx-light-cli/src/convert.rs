@@ -1,6 +1,7 @@
 //! `onnx-light convert IN OUT`: rewrite a model, optionally moving weights into or out
-//! of external data files. External-to-external conversions stream one tensor at a
-//! time, so models larger than memory convert.
+//! of external data files. Unless weights move from external files into the model
+//! (`--inline`), the weights are copied file to file, never held in memory, so models
+//! larger than memory convert.
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::MetadataExt;
@@ -31,20 +32,6 @@ fn has_external(model: &Model) -> bool {
     let mut any = false;
     model.visit_tensors(|_, t| any |= t.is_external());
     any
-}
-
-/// Fetches the lazily loaded tensors that stay inline (not marked external).
-fn fetch_inline(model: &mut Model) -> onnx_light::Result<()> {
-    model.try_visit_tensors_mut(|_, t| {
-        if t.is_external() {
-            return Ok(());
-        }
-        if let Some(lazy) = &t.lazy_data {
-            t.raw_data = Some(lazy.fetch().map_err(|e| e.in_tensor(t.name()))?);
-            t.lazy_data = None;
-        }
-        Ok(())
-    })
 }
 
 type Failure = Box<dyn std::error::Error>;
@@ -261,21 +248,33 @@ pub fn run(
         return Ok(report(output, in_place, &old_data));
     }
     progress.step(format!("reading {}", input.display()));
-    if c.inline || !input_has_external {
+    if !input_has_external {
+        // One file in, one file out: the weights are copied from the input file into the
+        // output file (in the kernel where it can), never read into this process.
+        let model = io::load_with(
+            input,
+            &ParseOptions::clone(&c.load)
+                .structure_only(true)
+                .num_threads(c.threads),
+        )?;
+        progress.step(format!("writing {}", output.display()));
+        io::save(&model, output, &save)?;
+        return Ok(report(output, in_place, &old_data));
+    }
+    if c.inline {
         let model = io::load_with(input, &ParseOptions::clone(&c.load).num_threads(c.threads))?;
         progress.step(format!("writing {}", output.display()));
         io::save(&model, output, &save)?;
         return Ok(report(output, in_place, &old_data));
     }
-    // Keep the external layout: external tensors stream to files of the same names next
-    // to the output; large inline tensors are read back.
-    let mut model = io::load_with(
+    // Keep the external layout: external tensors go to files of the same names next to
+    // the output, inline ones into the model file, all copied from their files.
+    let model = io::load_with(
         input,
         &ParseOptions::clone(&c.load)
             .structure_only(true)
             .num_threads(c.threads),
     )?;
-    fetch_inline(&mut model)?;
     progress.step(format!(
         "writing {} and its external data",
         output.display()

@@ -320,6 +320,18 @@ fn convert_without_options_is_byte_identical_and_round_trips_external_layouts() 
     let same = dir.path("same.onnx");
     cli().arg("convert").arg(&p).arg(&same).assert().success();
     assert_eq!(std::fs::read(&p).unwrap(), std::fs::read(&same).unwrap());
+    // The weights are copied from the input file: over the input itself too, with any
+    // thread count.
+    let original = std::fs::read(&p).unwrap();
+    for threads in ["1", "2"] {
+        cli()
+            .args(["convert", "--force", "--no-sync", "--threads", threads])
+            .arg(&same)
+            .arg(&same)
+            .assert()
+            .success();
+        assert_eq!(std::fs::read(&same).unwrap(), original);
+    }
     let ext = dir.path("ext.onnx");
     cli()
         .args([

@@ -381,6 +381,104 @@ fn saving_keeps_the_permissions_of_the_replaced_file() {
     );
 }
 
+/// A file save of a structure-only model copies the weights left on disk from their file
+/// into the new one (not through memory): the same bytes as saving the owned model, in
+/// every thread count, when saving over the input itself, next to tensors kept in
+/// external data, and into split data files; a file truncated before the copy is an
+/// error that leaves no file.
+#[test]
+fn weights_left_on_disk_are_copied_file_to_file_with_the_same_bytes() {
+    let dir = Scratch::new("copy-lazy");
+    let path = dir.path("m.onnx");
+    let mut original = model(21);
+    // Long bytes outside `raw_data` (the 2000-byte `string_data` entry of `model`, an
+    // attribute's bytes) are copied by the structure-only load: the truncation below
+    // must not pull them from under the model.
+    if let Some(g) = original.graph.as_mut() {
+        g.node.push(
+            NodeProto::new("Custom", ["x"], ["z"])
+                .with_attribute(AttributeProto::string("blob", vec![0xabu8; 4000])),
+        );
+    }
+    io::save(&original, &path, &SerializeOptions::default()).unwrap();
+    let expected = std::fs::read(&path).unwrap();
+    let lazy_load = ParseOptions::default().structure_only(true);
+    for threads in [1, 2, 4] {
+        let lazy = io::load_with(&path, &lazy_load).unwrap();
+        assert!(lazy.tensors().iter().any(|t| t.lazy_data.is_some()));
+        let out = dir.path(&format!("out{threads}.onnx"));
+        io::save(
+            &lazy,
+            &out,
+            &SerializeOptions::default().num_threads(threads),
+        )
+        .unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), expected, "{threads} threads");
+    }
+    // Over the file the weights are read from: the copy is made before the rename.
+    let lazy = io::load_with(&path, &lazy_load).unwrap();
+    io::save(&lazy, &path, &SerializeOptions::default().sync(false)).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), expected);
+    // Tensors kept in an external data file, others inline and left on disk: the same
+    // model as the owned load gives.
+    let ext = dir.path("ext.onnx");
+    let ext_options =
+        onnx_light::io::external::ExternalDataOptions::new("ext.bin").size_threshold(3_000_000);
+    io::save(
+        &original,
+        &ext,
+        &SerializeOptions::default().external_data(ext_options),
+    )
+    .unwrap();
+    let lazy = io::load_with(&ext, &lazy_load.clone().keep_external_metadata(true)).unwrap();
+    let out = dir.path("ext_out.onnx");
+    io::save(&lazy, &out, &SerializeOptions::default()).unwrap();
+    assert_eq!(io::load(&out).unwrap(), io::load(&ext).unwrap());
+    // Weights left on disk moved into split, aligned data files: copied there too.
+    let lazy = io::load_with(&path, &lazy_load).unwrap();
+    let split = dir.path("split.onnx");
+    let split_options = onnx_light::io::external::ExternalDataOptions::new("split.bin")
+        .alignment(4096)
+        .max_file_size(1 << 20);
+    io::save(
+        &lazy,
+        &split,
+        &SerializeOptions::default()
+            .num_threads(2)
+            .external_data(split_options),
+    )
+    .unwrap();
+    assert!(dir.path("split.bin").exists());
+    assert_eq!(io::load(&split).unwrap(), original);
+    // Truncated after the load: the save fails, naming the truncated file, and leaves
+    // neither the output nor a temporary file.
+    let lazy = io::load_with(&path, &lazy_load).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(expected.len() as u64 / 2)
+        .unwrap();
+    let before: Vec<_> = std::fs::read_dir(dir.path(".")).unwrap().collect();
+    let strings = lazy
+        .tensors()
+        .into_iter()
+        .find(|t| t.name() == "strings")
+        .unwrap()
+        .string_data[1]
+        .to_vec();
+    assert_eq!(strings, vec![0xffu8; 2000]);
+    let out = dir.path("truncated_out.onnx");
+    let e = io::save(&lazy, &out, &SerializeOptions::default()).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{e}");
+    assert_eq!(e.file(), Some(path.as_path()));
+    assert!(!out.exists());
+    assert_eq!(
+        std::fs::read_dir(dir.path(".")).unwrap().count(),
+        before.len()
+    );
+}
+
 #[test]
 fn structure_only_loads_leave_weights_on_disk_until_fetched() {
     let dir = Scratch::new("structure");

@@ -19,8 +19,11 @@
 //! weight-heavy model in memory, memcpy references), `save`, `file` (loads from a warm
 //! page cache), `ext` (external data), `struct` (structure-heavy model in memory), `rss`
 //! (peak memory, each load in a fresh process), `check` (`onnx_light::checker` against
-//! `onnx.checker.check_model` on both models in memory). Other options: `--quick` (3 rounds
-//! instead of 7, shorter samples, no 1-thread or `fsync` rows), `--rounds N`, `--keep`.
+//! `onnx.checker.check_model` on both models in memory), `fresh` (each sample a new
+//! process: loads, and the command-line tool as users call it, against `onnx` in a new
+//! Python process and `cp`; see `model_bench/fresh.rs`). Other options: `--quick` (3
+//! rounds instead of 7; shorter samples, no 1-thread or `fsync` rows), `--rounds N`
+//! (`fresh` takes 5 unless given, and never fewer), `--keep`.
 //!
 //! Method: every operation is run once (warm-up and calibration: fast ones are repeated
 //! so that a sample lasts ≥ 20 ms, 5 ms with `--quick`), then the operations of a section
@@ -34,12 +37,14 @@
 //! interpreter start-up is never measured.
 //!
 //! Hidden modes: `--child MODE PATH` (one load in a fresh process, for the peak-memory
-//! table) and `--profile OP PATH [ITERS]` (one operation in a loop, for `valgrind
-//! --tool=callgrind --toggle-collect='*profile_target*'` or `perf record`; prints the
-//! median iteration).
+//! table), `--fresh MODE PATH` (a load timed twice in a fresh process) and `--profile OP
+//! PATH [ITERS]` (one operation in a loop, for `valgrind --tool=callgrind
+//! --toggle-collect='*profile_target*'` or `perf record`; prints the median iteration).
 
 #[path = "model_bench/child.rs"]
 mod child;
+#[path = "model_bench/fresh.rs"]
+mod fresh;
 #[path = "model_bench/harness.rs"]
 mod harness;
 #[path = "model_bench/models.rs"]
@@ -109,6 +114,8 @@ struct Config {
     quick: bool,
     keep: bool,
     sampling: Sampling,
+    /// `--rounds N` was given (else the fresh-process section takes 5 rounds).
+    rounds_given: bool,
     only: Option<Vec<String>>,
 }
 
@@ -128,6 +135,7 @@ const QUICK_SKIP: &[&str] = &[
     "x.write_sync",
     "x.atomic",
     "s.enc.ours1",
+    "s.enc.decoded1",
 ];
 
 impl Config {
@@ -156,6 +164,12 @@ fn parse_args() -> Config {
         let path = args.get(2).expect("--profile OP PATH [ITERS]");
         let iters = args.get(3).and_then(|n| n.parse().ok()).unwrap_or(1);
         profile(op, Path::new(path), iters);
+        std::process::exit(0);
+    }
+    if args.first().map(String::as_str) == Some("--fresh") {
+        let mode = args.get(1).expect("--fresh MODE PATH");
+        let path = args.get(2).expect("--fresh MODE PATH");
+        fresh::child(mode, Path::new(path));
         std::process::exit(0);
     }
     if args.first().map(String::as_str) == Some("--child") {
@@ -187,13 +201,14 @@ fn parse_args() -> Config {
             }
             "-h" | "--help" => {
                 println!(
-                    "model-bench [--quick] [--rounds N] [--keep] [--only mem,struct,file,save,ext,rss,check]"
+                    "model-bench [--quick] [--rounds N] [--keep] [--only mem,struct,file,save,ext,rss,check,fresh]"
                 );
                 std::process::exit(0);
             }
             other => panic!("unknown argument {other:?} (try --help)"),
         }
     }
+    let rounds_given = rounds.is_some();
     let rounds = rounds.unwrap_or(if quick { 3 } else { 7 });
     Config {
         quick,
@@ -202,6 +217,7 @@ fn parse_args() -> Config {
             rounds,
             min_sample: Duration::from_millis(if quick { 5 } else { 20 }),
         },
+        rounds_given,
         only,
     }
 }
@@ -868,13 +884,20 @@ fn section_ext(cx: &mut Ctx, inp: &Inputs) {
 }
 
 /// Section: the structure-heavy model in memory.
+/// Writes the structure-heavy model to `structure.onnx` in the data directory.
+fn write_structure(cx: &Ctx, model: &Model) -> PathBuf {
+    let bytes = io::save_to_vec(model, &SerializeOptions::default()).expect("encode");
+    let path = cx.dir.join("structure.onnx");
+    std::fs::write(&path, &bytes).expect("write structure.onnx");
+    path
+}
+
 fn section_struct(cx: &mut Ctx) -> PathBuf {
     cx.progress("generating the structure-heavy model");
     let model = models::structure_heavy(10_000);
     let nodes = count_nodes(&model);
-    let bytes = Arc::new(io::save_to_vec(&model, &SerializeOptions::default()).expect("encode"));
-    let path = cx.dir.join("structure.onnx");
-    std::fs::write(&path, &*bytes).expect("write structure.onnx");
+    let path = write_structure(cx, &model);
+    let bytes = Arc::new(std::fs::read(&path).expect("read structure.onnx"));
     cx.progress("structure-heavy in memory: decode, encode");
     {
         let mut w = cx.worker.borrow_mut();
@@ -897,6 +920,10 @@ fn section_struct(cx: &mut Ctx) -> PathBuf {
     let opts = ParseOptions::default();
     let opts1 = ParseOptions::default().num_threads(1);
     let m = &model;
+    // The model as a load gives it (each peer also encodes a model it decoded), beside
+    // the model built in memory above: the same bytes out, a different memory layout.
+    let decoded = io::load_from_bytes(b, &ParseOptions::default()).expect("decode");
+    let d = &decoded;
     let ops = vec![
         Op::rust("s.dec.borrow", || {
             io::load_from_slice(b, &opts).expect("borrow")
@@ -926,6 +953,12 @@ fn section_struct(cx: &mut Ctx) -> PathBuf {
         }),
         Op::rust("s.enc.ours1", || {
             io::save_to_vec(m, &SerializeOptions::default().num_threads(1)).expect("encode")
+        }),
+        Op::rust("s.enc.decoded", || {
+            io::save_to_vec(d, &SerializeOptions::default()).expect("encode")
+        }),
+        Op::rust("s.enc.decoded1", || {
+            io::save_to_vec(d, &SerializeOptions::default().num_threads(1)).expect("encode")
         }),
         Op::rust("s.enc.prost", || prost_model.encode_to_vec()),
         Op::timed("s.enc.onnx", |iters| {
@@ -972,7 +1005,7 @@ fn section_struct(cx: &mut Ctx) -> PathBuf {
                 .target(Target::Faster("s.dec.onnx", 1.0)),
             Row::new("decode, ours: copy, 1 thread", "s.dec.copy1")
                 .bytes(len as u64)
-                .note("no target: the targets apply to the default (all cores)"),
+                .target(Target::Faster("s.dec.onnx", 1.2)),
             Row::new("decode, ours: shared", "s.dec.shared").bytes(len as u64),
             Row::new("decode, prost", "s.dec.prost").bytes(len as u64),
             Row::new("decode, onnx: `load_from_string`", "s.dec.onnx").bytes(len as u64),
@@ -981,18 +1014,38 @@ fn section_struct(cx: &mut Ctx) -> PathBuf {
     cx.tables.push(Table {
         short: "structure-heavy encode",
         title: "Structure-heavy model: encode".into(),
-        intro: String::new(),
+        intro: "The same bytes from two models: one decoded from the file \
+            (`load_from_bytes`: allocated in the order it is read, as onnx's arena and \
+            prost's decoded model are) and the one the benchmark built in memory (nodes, \
+            attributes and strings allocated while building, scattered over the heap). \
+            Both encodes walk the model twice (sizes, then bytes); on the built one the \
+            walks wait on memory."
+            .into(),
         peers: vec![("s.enc.prost", "prost"), ("s.enc.onnx", "onnx")],
         rows: vec![
             Row::new(
-                "encode, ours: `save_to_vec`, 2 threads (default)",
+                "encode, ours: `save_to_vec` of the decoded model, 2 threads (default)",
+                "s.enc.decoded",
+            )
+            .bytes(len as u64)
+            .target(Target::Faster("s.enc.prost", 1.0))
+            .target(Target::Faster("s.enc.onnx", 1.0)),
+            Row::new(
+                "encode, ours: `save_to_vec` of the decoded model, 1 thread",
+                "s.enc.decoded1",
+            )
+            .bytes(len as u64),
+            Row::new(
+                "encode, ours: `save_to_vec` of the built model, 2 threads (default)",
                 "s.enc.ours",
             )
             .bytes(len as u64)
             .target(Target::Faster("s.enc.prost", 1.0)),
-            Row::new("encode, ours: `save_to_vec`, 1 thread", "s.enc.ours1")
-                .bytes(len as u64)
-                .note("no target: the targets apply to the default (all cores)"),
+            Row::new(
+                "encode, ours: `save_to_vec` of the built model, 1 thread",
+                "s.enc.ours1",
+            )
+            .bytes(len as u64),
             Row::new("encode, prost: `encode_to_vec`", "s.enc.prost").bytes(len as u64),
             Row::new("encode, onnx: `SerializeToString`", "s.enc.onnx").bytes(len as u64),
         ],
@@ -1357,6 +1410,7 @@ fn scaling_table(results: &Results) -> String {
          Speed-up = time with 1 thread ÷ time with 2 threads, from the rows above.\n\n\
          | operation | 1 thread | 2 threads | speed-up |\n|---|--:|--:|--:|\n",
     );
+    let mut rows = 0;
     for (label, one, two) in [
         (
             "copy decode in memory (`load_from_bytes`)",
@@ -1393,6 +1447,7 @@ fn scaling_table(results: &Results) -> String {
         ),
     ] {
         if let (Some(a), Some(b)) = (results.median(one), results.median(two)) {
+            rows += 1;
             let _ = writeln!(
                 s,
                 "| {label} | {} | {} | {} |",
@@ -1401,6 +1456,9 @@ fn scaling_table(results: &Results) -> String {
                 fmt_ratio(a / b)
             );
         }
+    }
+    if rows == 0 {
+        return String::new();
     }
     s.push('\n');
     s
@@ -1464,7 +1522,15 @@ fn loadavg() -> String {
 /// `save1`, `save-split`, `save-split1`.
 fn profile(op: &str, path: &Path, iters: usize) {
     let bytes = Arc::new(std::fs::read(path).expect("read the model"));
-    let model = io::load_from_bytes(&bytes, &ParseOptions::default()).expect("decode");
+    // `encode-built` / `encode1-built`: the structure-heavy model as the table encodes
+    // it, built in memory (PATH is only read), instead of the decoded file.
+    let (op, model) = match op.strip_suffix("-built") {
+        Some(base) => (base, models::structure_heavy(10_000)),
+        None => (
+            op,
+            io::load_from_bytes(&bytes, &ParseOptions::default()).expect("decode"),
+        ),
+    };
     let prost_model = prost_vec::onnx::ModelProto::decode(&bytes[..]).expect("prost decode");
     let mut times = Vec::with_capacity(iters.max(1));
     for _ in 0..iters.max(1) {
@@ -1582,11 +1648,40 @@ fn main() {
     }
     let structure = if cx.cfg.wants("struct") || cx.cfg.wants("rss") {
         Some(section_struct(&mut cx))
+    } else if cx.cfg.wants("fresh") {
+        cx.progress("generating the structure-heavy model");
+        Some(write_structure(&cx, &models::structure_heavy(10_000)))
     } else {
         None
     };
     let rss = if cx.cfg.wants("rss") {
         section_rss(&mut cx, &inputs, structure.as_deref())
+    } else {
+        String::new()
+    };
+    let mut fresh_card = Scorecard::default();
+    let fresh = if cx.cfg.wants("fresh") {
+        cx.progress("fresh processes: loads and the command-line tool");
+        // Each sample is a new process: 5 rounds (at least 5 with `--rounds`).
+        let rounds = if cx.cfg.rounds_given {
+            cx.cfg.sampling.rounds.max(5)
+        } else {
+            5
+        };
+        let sampling = Sampling {
+            rounds,
+            ..cx.cfg.sampling
+        };
+        fresh::section(
+            &fresh::FreshInputs {
+                dir: &cx.dir,
+                py: &cx.py,
+                weights: &inputs.weights_path,
+                structure: structure.as_deref(),
+            },
+            sampling,
+            &mut fresh_card,
+        )
     } else {
         String::new()
     };
@@ -1619,6 +1714,8 @@ fn main() {
         out.push_str(&harness::render(t, &cx.results, &mut card));
     }
     out.push_str(&rss);
+    out.push_str(&fresh);
+    card.items.append(&mut fresh_card.items);
     out.push_str(&scaling_table(&cx.results));
     let _ = writeln!(
         out,

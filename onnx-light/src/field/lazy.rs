@@ -3,10 +3,12 @@
 //! for files.
 
 use std::fmt;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 use super::Bytes;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Something that can produce the bytes of a payload on demand.
 pub trait PayloadSource: Send + Sync + 'static {
@@ -19,6 +21,17 @@ pub trait PayloadSource: Send + Sync + 'static {
 
     /// A short description for messages (e.g. the file path).
     fn describe(&self) -> String;
+
+    /// Writes the `len` bytes at `offset` of the source into `out` at `at`. Sources that
+    /// can copy without holding the bytes in memory (files: in the kernel) override it;
+    /// the default fetches them and writes them.
+    ///
+    /// # Errors
+    /// As [`fetch`](Self::fetch), and I/O errors writing `out`.
+    fn copy_into(&self, offset: u64, len: u64, out: &File, at: u64) -> Result<()> {
+        let bytes = self.fetch(offset, len)?;
+        out.write_all_at(&bytes, at).map_err(|e| Error::io(e, None))
+    }
 
     /// The (device, inode) of the file the bytes come from, when they come from a file:
     /// saves use it never to replace or remove a file they are still reading.
@@ -76,6 +89,15 @@ impl LazyPayload {
     /// Whatever the source reports: I/O errors, a range that no longer fits.
     pub fn fetch(&self) -> Result<Bytes<'static>> {
         self.source.fetch(self.offset, self.len)
+    }
+
+    /// Writes the payload into `out` at `at` without reading it into memory where the
+    /// source allows (a file copies in the kernel).
+    ///
+    /// # Errors
+    /// Whatever the source reports: I/O errors, a range that no longer fits.
+    pub fn copy_into(&self, out: &File, at: u64) -> Result<()> {
+        self.source.copy_into(self.offset, self.len, out, at)
     }
 }
 

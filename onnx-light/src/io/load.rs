@@ -386,6 +386,16 @@ fn load_file(file: &File, path: &Path, len: u64, options: &ParseOptions) -> Resu
         let mut model = Model::decode_shared(owner.clone(), &decode)?;
         let source: Arc<dyn PayloadSource> = Arc::new(DataFile::from_file(file, path)?);
         leave_payloads_on_disk(&mut model, &owner, &source);
+        if Arc::strong_count(&owner) > 1 {
+            // Large bytes other than `raw_data` (`string_data`, attribute bytes, unknown
+            // fields) are still slices of the map, which a truncation of the file would
+            // turn into a crash: decode again, borrowing, and copy them.
+            drop(model);
+            let bytes = owner.bytes();
+            let mut view = ModelProto::decode_with(bytes, &decode)?;
+            leave_borrowed_payloads_on_disk(&mut view, bytes, decode.shared_threshold, &source);
+            return Ok(view.into_owned());
+        }
         return Ok(model);
     }
     let len = usize::try_from(len).map_err(|_| {
@@ -420,6 +430,32 @@ fn leave_payloads_on_disk(model: &mut Model, map: &ByteOwner, source: &Arc<dyn P
                 t.lazy_data = Some(LazyPayload::new(
                     source.clone(),
                     s.offset_in_owner() as u64,
+                    s.len() as u64,
+                ));
+                t.raw_data = None;
+            }
+        }
+    });
+}
+
+/// [`leave_payloads_on_disk`] for a model decoded in borrow mode from `bytes` (the whole
+/// file): every `raw_data` of at least `threshold` bytes becomes a lazy reference to its
+/// range of the file.
+fn leave_borrowed_payloads_on_disk(
+    model: &mut ModelProto<'_>,
+    bytes: &[u8],
+    threshold: usize,
+    source: &Arc<dyn PayloadSource>,
+) {
+    let base = bytes.as_ptr() as usize;
+    model.visit_tensors_mut(|_, t| {
+        if let Some(Bytes::Borrowed(s)) = &t.raw_data {
+            let start = (s.as_ptr() as usize).wrapping_sub(base);
+            if s.len() >= threshold && start.checked_add(s.len()).is_some_and(|e| e <= bytes.len())
+            {
+                t.lazy_data = Some(LazyPayload::new(
+                    source.clone(),
+                    start as u64,
                     s.len() as u64,
                 ));
                 t.raw_data = None;

@@ -74,6 +74,7 @@
 pub(crate) mod atomic;
 mod buffer;
 mod consolidate;
+mod copy;
 pub mod external;
 mod load;
 mod location;

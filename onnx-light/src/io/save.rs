@@ -41,7 +41,9 @@ pub fn save_to_writer(
 /// directory, which is flushed to disk and then renamed over `path`. A failure at any
 /// point leaves the previous file untouched and removes the temporary file. An existing
 /// file's permissions are kept. A file that a no-copy model still maps stays valid: it is
-/// replaced, never written in place.
+/// replaced, never written in place. Weights a structure-only load left on disk are
+/// copied from their file into the new one without passing through memory (in the
+/// kernel where it can); a source file truncated since the load is an error.
 ///
 /// # Errors
 /// I/O errors naming the file; `IncompleteModel` for tensors left on disk.
@@ -75,9 +77,14 @@ pub fn save_with_hook(
     // External data, or tensors whose bytes are still on disk: the path that writes a
     // view of the model (data files and fetched tensors) without mutating it.
     if let Some(plan) = super::external::plan(model, options)? {
-        return super::external::save_external(model, path, options, hook, plan);
+        // Weights left on disk that all stay in the model file are copied file to file
+        // by the model file's writer; anything that writes data files, or turns
+        // external tensors inline, is the external save's.
+        if !(options.external_data.is_none() && plan.writes_no_data_files()) {
+            return super::external::save_external(model, path, options, hook, plan);
+        }
     }
-    // No plan: no external data to write and no weights left on disk.
+    // No data files to write; weights still on disk stay inline.
     write_atomically(path, hook, options.sync, options.owner_only, |file| {
         write_model_file(model, file, path, options, hook).map_err(|e| e.in_file(path))
     })

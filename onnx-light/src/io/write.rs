@@ -17,10 +17,12 @@ use std::path::Path;
 use crate::par::*;
 
 use super::atomic::{check_file_size_limit, SaveHook, SaveStep};
+use super::buffer::PayloadBuffer;
 use super::options::SerializeOptions;
 use crate::codec::SizeCache;
 use crate::error::{Error, ErrorKind, Result};
-use crate::message::Message;
+use crate::field::{Bytes, LazyPayload, SharedBytes};
+use crate::message::{Message, Reborrow};
 use crate::onnx::{ModelProto, TensorProto};
 use crate::pool::{thread_count, with_threads};
 use crate::wire::{put_varint_bytewise, IoSink, Sink};
@@ -250,8 +252,66 @@ impl Sink for PositionalSink<'_> {
 }
 
 /// Writes `model` into `file` (the temporary file that will replace `path`).
+///
+/// Payloads that a structure-only load left on disk ([`LazyPayload`]s) are copied from
+/// their file into `file` ([`LazyPayload::copy_into`]: in the kernel where it can), never
+/// read into memory: for the encoder they are stand-ins of the right length, slices of
+/// one reserved but never touched region, which the sink always defers
+/// (`docs/design/fresh-process.md`).
 pub(crate) fn write_model_file(
     model: &ModelProto<'_>,
+    file: &File,
+    path: &Path,
+    options: &SerializeOptions,
+    hook: &dyn SaveHook,
+) -> Result<()> {
+    let mut lazy: Vec<&LazyPayload> = Vec::new();
+    model.visit_tensors(|_, t| {
+        if let (None, Some(l)) = (&t.raw_data, &t.lazy_data) {
+            if !t.is_external() && !l.is_empty() {
+                lazy.push(l);
+            }
+        }
+    });
+    if lazy.is_empty() {
+        return write_encoded(model, &HashMap::new(), file, path, options, hook);
+    }
+    // Stand-in `i` starts at byte `i` of the region, so each has its own address (the
+    // sink's key) while the region stays as small as the longest payload.
+    let longest = lazy.iter().map(|l| l.len()).max().unwrap_or(0);
+    let region_len = usize::try_from(longest.saturating_add(lazy.len() as u64)).map_err(|_| {
+        Error::new(ErrorKind::ValueOutOfRange {
+            what: "payload larger than the address space",
+        })
+    })?;
+    let region = PayloadBuffer::new(region_len)?.freeze()?;
+    let mut stand_ins: Vec<SharedBytes> = Vec::with_capacity(lazy.len());
+    for (i, l) in lazy.iter().enumerate() {
+        // `longest` fits in a usize (checked above), so every length does.
+        stand_ins.push(SharedBytes::new(region.clone(), i..i + l.len() as usize)?);
+    }
+    let base = region.bytes().as_ptr() as usize;
+    let mut by_key = HashMap::with_capacity(lazy.len());
+    for (i, (s, l)) in stand_ins.iter().zip(&lazy).enumerate() {
+        by_key.insert((base + i, s.len()), *l);
+    }
+    let mut view = model.reborrow();
+    let mut next = stand_ins.into_iter();
+    view.visit_tensors_mut(|_, t| {
+        if let (None, Some(l)) = (&t.raw_data, &t.lazy_data) {
+            if !t.is_external() && !l.is_empty() {
+                t.raw_data = next.next().map(Bytes::Shared);
+                t.lazy_data = None;
+            }
+        }
+    });
+    write_encoded(&view, &by_key, file, path, options, hook)
+}
+
+/// [`write_model_file`] once every payload is in memory or a stand-in listed in `lazy`.
+fn write_encoded(
+    model: &ModelProto<'_>,
+    lazy: &HashMap<(usize, usize), &LazyPayload>,
     file: &File,
     path: &Path,
     options: &SerializeOptions,
@@ -264,6 +324,13 @@ pub(crate) fn write_model_file(
     if !payloads.worth_deferring(total) {
         payloads.by_key.clear();
     }
+    // Stand-ins are always deferred: their bytes are not in memory.
+    for key in lazy.keys() {
+        payloads.by_key.remove(key);
+    }
+    let mut deferred = payloads.keys();
+    deferred.extend(lazy.keys().copied());
+    let min_payload = deferred.iter().map(|k| k.1).min().unwrap_or(usize::MAX);
     // Reserve the final size up front: a full disk or a file size limit fails here,
     // before any writing.
     check_file_size_limit(total, path)?;
@@ -274,13 +341,15 @@ pub(crate) fn write_model_file(
         pos: 0,
         buf: Vec::with_capacity(WRITE_CHUNK),
         buf_start: 0,
-        payloads: payloads.keys(),
-        min_payload: payloads.min_len(),
+        payloads: deferred,
+        min_payload,
         jobs: Vec::new(),
     };
     model.encode_fields(&mut sink, &mut sizes.cursor())?;
     sink.flush_buf()?;
-    let jobs = std::mem::take(&mut sink.jobs);
+    let (copies, jobs): (Vec<_>, Vec<_>) = std::mem::take(&mut sink.jobs)
+        .into_iter()
+        .partition(|(_, key)| lazy.contains_key(key));
     with_threads(options.num_threads, || {
         jobs.into_par_iter()
             .try_for_each(|(offset, key)| -> Result<()> {
@@ -293,6 +362,16 @@ pub(crate) fn write_model_file(
                 Ok(())
             })
     })??;
+    // File-to-file copies run one after another: writers of one file take its lock in
+    // turn, so more threads only add contention.
+    for (offset, key) in copies {
+        let source = lazy[&key];
+        hook.before(SaveStep::Write {
+            offset,
+            len: source.len(),
+        })?;
+        source.copy_into(file, offset)?;
+    }
     Ok(())
 }
 

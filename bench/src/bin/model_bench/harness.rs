@@ -12,6 +12,8 @@ pub struct Op<'a> {
     run: Box<dyn FnMut(u64) -> Duration + 'a>,
     /// Write back the machine's dirty pages before each sample (see [`Op::settled`]).
     settle: bool,
+    /// Never repeated within a sample (see [`Op::once`]).
+    once: bool,
 }
 
 impl<'a> Op<'a> {
@@ -31,6 +33,7 @@ impl<'a> Op<'a> {
                 elapsed
             }),
             settle: false,
+            once: false,
         }
     }
 
@@ -40,6 +43,7 @@ impl<'a> Op<'a> {
             key,
             run: Box::new(f),
             settle: false,
+            once: false,
         }
     }
 
@@ -51,6 +55,13 @@ impl<'a> Op<'a> {
     /// rewritten at once), so a sample's time depends on which operation ran before it.
     pub fn settled(mut self) -> Self {
         self.settle = true;
+        self
+    }
+
+    /// One run per sample whatever its length: for operations that start a process,
+    /// where a sample is one fresh process.
+    pub fn once(mut self) -> Self {
+        self.once = true;
         self
     }
 }
@@ -97,7 +108,7 @@ pub fn measure(label: &str, ops: Vec<Op<'_>>, sampling: Sampling, into: &mut Res
             write_back_dirty_pages();
         }
         let once = (op.run)(1).max(Duration::from_nanos(1));
-        let n = if once >= sampling.min_sample {
+        let n = if op.once || once >= sampling.min_sample {
             1
         } else {
             (sampling.min_sample.as_nanos() / once.as_nanos()).clamp(1, 100_000) as u64

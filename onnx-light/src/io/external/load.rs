@@ -42,10 +42,10 @@ pub(crate) struct ExternalLoad<'o> {
     pub allow_aliasing: bool,
 }
 
-impl PayloadSource for DataFile {
-    fn fetch(&self, offset: u64, len: u64) -> Result<Bytes<'static>> {
-        // Checked against the file as it is now: a file truncated since loading gives an
-        // error here, never a short read or a crash.
+impl DataFile {
+    /// Checks a range against the file as it is now: a file truncated since loading gives
+    /// an error here, never a short read or a crash.
+    fn check_range(&self, offset: u64, len: u64) -> Result<()> {
         let size = self
             .file
             .metadata()
@@ -61,6 +61,13 @@ impl PayloadSource for DataFile {
             )
             .in_file(&self.path));
         }
+        Ok(())
+    }
+}
+
+impl PayloadSource for DataFile {
+    fn fetch(&self, offset: u64, len: u64) -> Result<Bytes<'static>> {
+        self.check_range(offset, len)?;
         let len = usize::try_from(len).map_err(|_| {
             Error::new(ErrorKind::ValueOutOfRange {
                 what: "payload larger than the address space",
@@ -71,6 +78,20 @@ impl PayloadSource for DataFile {
             .read_exact_at(&mut buf, offset)
             .map_err(|e| Error::io(e, Some(&self.path)))?;
         Ok(Bytes::from(buf))
+    }
+
+    fn copy_into(&self, offset: u64, len: u64, out: &std::fs::File, at: u64) -> Result<()> {
+        self.check_range(offset, len)?;
+        crate::io::copy::copy_range(&self.file, offset, len, out, at).map_err(|e| {
+            // A full disk, a quota or a size limit is the output's: the caller names it.
+            let output_side = matches!(
+                e.kind(),
+                std::io::ErrorKind::StorageFull
+                    | std::io::ErrorKind::QuotaExceeded
+                    | std::io::ErrorKind::FileTooLarge
+            );
+            Error::io(e, (!output_side).then_some(self.path.as_path()))
+        })
     }
 
     fn describe(&self) -> String {

@@ -100,6 +100,13 @@ pub(crate) struct Plan {
     files: Vec<(String, u64)>,
 }
 
+impl Plan {
+    /// True when no data file is written: every tensor stays in the model file.
+    pub(crate) fn writes_no_data_files(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
 /// The bytes a tensor would write: its in-memory payload or its lazy source.
 fn payload_len(t: &TensorProto<'_>) -> Option<u64> {
     match (&t.raw_data, &t.lazy_data) {
@@ -180,9 +187,8 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
         placements.push(Some(Placement { file, offset, len }));
         Ok(())
     })?;
-    // A model with lazily loaded tensors always goes through this path, which fetches
-    // the ones that stay inline. (So `None` also means that every tensor's data is in
-    // memory.)
+    // A model with lazily loaded tensors always gets a plan. (So `None` also means that
+    // every tensor's data is in memory.)
     Ok((any || any_lazy).then_some(Plan { placements, files }))
 }
 
@@ -266,38 +272,14 @@ pub(crate) fn save_external(
         }
         index += 1;
     });
-    // Tensors that stay inline but whose bytes are on disk are fetched now.
-    let mut fetched: Vec<Option<Bytes<'static>>> = Vec::with_capacity(plan.placements.len());
-    let mut fetch_error = None;
-    let mut index = 0usize;
-    model.visit_tensors(|_, t| {
-        let stays = matches!(plan.placements.get(index), Some(None));
-        let mut got = None;
-        if stays && t.raw_data.is_none() && fetch_error.is_none() {
-            if let Some(lazy) = &t.lazy_data {
-                match lazy.fetch() {
-                    Ok(b) => got = Some(b),
-                    Err(e) => fetch_error = Some(e.in_tensor(t.name())),
-                }
-            }
-        }
-        fetched.push(got);
-        index += 1;
-    });
-    if let Some(e) = fetch_error {
-        return Err(e);
-    }
+    // Tensors that stay inline keep their lazy data: the model file's writer copies it
+    // from its file. One that was external is now inline: its old description goes.
     let mut index = 0usize;
     view.visit_tensors_mut(|_, t| {
-        if let Some(bytes) = fetched.get_mut(index).and_then(Option::take) {
-            t.raw_data = Some(bytes);
-            t.lazy_data = None;
-        }
         if matches!(plan.placements.get(index), Some(None))
-            && t.raw_data.is_some()
+            && (t.raw_data.is_some() || t.lazy_data.is_some())
             && t.is_external()
         {
-            // Written inline now: its old external description no longer applies.
             t.data_location = None;
             t.external_data.clear();
         }
@@ -328,15 +310,27 @@ pub(crate) fn save_external(
                 .par_iter()
                 .try_for_each(|(file, offset, source)| -> Result<()> {
                     let target = &targets[*file];
-                    let bytes = source.bytes()?;
-                    hook.before(SaveStep::Write {
-                        offset: *offset,
-                        len: bytes.len() as u64,
-                    })?;
-                    target
-                        .file
-                        .write_all_at(&bytes, *offset)
-                        .map_err(|e| Error::io(e, Some(&dir.join(&final_names[*file]))))?;
+                    match source {
+                        TensorSource::Memory(bytes) => {
+                            hook.before(SaveStep::Write {
+                                offset: *offset,
+                                len: bytes.len() as u64,
+                            })?;
+                            target
+                                .file
+                                .write_all_at(bytes, *offset)
+                                .map_err(|e| Error::io(e, Some(&dir.join(&final_names[*file]))))?;
+                        }
+                        TensorSource::Lazy(lazy, name) => {
+                            hook.before(SaveStep::Write {
+                                offset: *offset,
+                                len: lazy.len(),
+                            })?;
+                            lazy.copy_into(&target.file, *offset).map_err(|e| {
+                                e.in_file(&dir.join(&final_names[*file])).in_tensor(name)
+                            })?;
+                        }
+                    }
                     Ok(())
                 })
         })??;
@@ -398,24 +392,11 @@ pub(crate) fn save_external(
     outcome
 }
 
-/// Where a tensor's bytes come from while saving.
+/// Where a tensor's bytes come from while saving: memory, or a file range copied file
+/// to file, never read into memory (`docs/design/fresh-process.md`).
 enum TensorSource<'m> {
     Memory(&'m Bytes<'m>),
     Lazy(&'m crate::field::LazyPayload, String),
-}
-
-impl TensorSource<'_> {
-    /// The bytes, borrowed or fetched now (one tensor at a time, so re-saving a lazily
-    /// loaded model never holds all weights in memory).
-    fn bytes(&self) -> Result<std::borrow::Cow<'_, [u8]>> {
-        match self {
-            TensorSource::Memory(b) => Ok(std::borrow::Cow::Borrowed(b.as_slice())),
-            TensorSource::Lazy(lazy, name) => lazy
-                .fetch()
-                .map(|b| std::borrow::Cow::Owned(b.into_vec()))
-                .map_err(|e| e.in_tensor(name)),
-        }
-    }
 }
 
 /// Marks tensors as external in memory, as onnx's `convert_model_to_external_data`

@@ -1,0 +1,477 @@
+//! Fresh processes: what a user pays who loads a model once when a server starts, or
+//! runs the command-line tool. Each sample is a new process (a cold allocator, memory
+//! that has to be faulted in again); ours and the peers' processes alternate in one
+//! round-robin loop, and the machine's dirty pages are written back before each sample,
+//! off the clock.
+//!
+//! Loads are timed inside the fresh process (the benchmark re-executes itself with
+//! `--fresh MODE PATH`; Python runs the worker with `--fresh`), twice: the first call is
+//! the fresh-process time, the second the same call in a process that has already done
+//! it once (the in-process number). The command-line rows time the whole command, from
+//! spawn to exit, as a shell would.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use onnx_light::io::{self, ParseOptions};
+
+use crate::harness::{self, fmt_ratio, fmt_time, measure, Op, Results, Row, Sampling, Table};
+use crate::harness::{Scorecard, Target};
+use crate::python::PythonEnv;
+
+/// The child's body for `--fresh MODE PATH`: runs the load twice and prints both times
+/// in seconds. Results are dropped after the clock stops.
+pub fn child(mode: &str, path: &Path) {
+    let once = || -> Duration {
+        let start = Instant::now();
+        let keep: Box<dyn std::any::Any> = match mode {
+            "load" => Box::new(io::load(path).expect("load")),
+            "nocopy" => Box::new(
+                io::load_with(path, &ParseOptions::default().no_copy(true)).expect("no-copy"),
+            ),
+            "read" => Box::new(std::fs::read(path).expect("read")),
+            other => panic!("unknown fresh mode {other}"),
+        };
+        let t = start.elapsed();
+        drop(keep);
+        t
+    };
+    let first = once();
+    let second = once();
+    println!("{} {}", first.as_secs_f64(), second.as_secs_f64());
+}
+
+/// Per-sample measurements beside the one the harness samples: the whole process's wall
+/// time and the second call's time, by operation key, in round order.
+#[derive(Default)]
+struct Extra {
+    wall: HashMap<&'static str, Vec<Duration>>,
+    second: HashMap<&'static str, Vec<Duration>>,
+}
+
+/// Runs `cmd` to completion; returns its wall time and its standard output.
+fn run_timed(mut cmd: Command) -> (Duration, String) {
+    cmd.stdin(Stdio::null()).stderr(Stdio::inherit());
+    let start = Instant::now();
+    let out = cmd.output().unwrap_or_else(|e| panic!("run {cmd:?}: {e}"));
+    let wall = start.elapsed();
+    assert!(out.status.success(), "{cmd:?} failed: {}", out.status);
+    (wall, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A load timed inside a fresh process: `cmd` prints the first and second call's
+/// times. The harness samples the first; `extra` keeps the wall time and the second.
+fn load_op<'a>(
+    key: &'static str,
+    extra: &'a RefCell<Extra>,
+    make: impl Fn() -> Command + 'a,
+    json: bool,
+) -> Op<'a> {
+    Op::timed(key, move |_| {
+        let (wall, out) = run_timed(make());
+        let (first, second) = if json {
+            let v: serde_json::Value = serde_json::from_str(out.trim())
+                .unwrap_or_else(|e| panic!("{key}: bad output {out:?}: {e}"));
+            (
+                v["first"].as_f64().expect("first"),
+                v["second"].as_f64().expect("second"),
+            )
+        } else {
+            let v: Vec<f64> = out
+                .split_whitespace()
+                .map(|x| x.parse().expect("a time"))
+                .collect();
+            (v[0], v[1])
+        };
+        let mut e = extra.borrow_mut();
+        e.wall.entry(key).or_default().push(wall);
+        e.second
+            .entry(key)
+            .or_default()
+            .push(Duration::from_secs_f64(second));
+        Duration::from_secs_f64(first)
+    })
+    .settled()
+    .once()
+}
+
+/// A command timed from spawn to exit.
+fn command_op<'a>(key: &'static str, make: impl Fn() -> Command + 'a) -> Op<'a> {
+    Op::timed(key, move |_| run_timed(make()).0)
+        .settled()
+        .once()
+}
+
+/// A command that writes `output`, timed from spawn to exit; `output` is removed after
+/// each sample, off the clock, so that every sample writes a new file (as a user
+/// converting to a new name does) and the outputs of the rows do not pile up on disk.
+fn writing_op<'a>(key: &'static str, output: &'a Path, make: impl Fn() -> Command + 'a) -> Op<'a> {
+    Op::timed(key, move |_| {
+        let t = run_timed(make()).0;
+        let _ = std::fs::remove_file(output);
+        t
+    })
+    .settled()
+    .once()
+}
+
+/// The command-line tool, built by cargo next to this benchmark (`cargo build -p
+/// onnx-light-cli` in the same profile first, so the timed binary is the current code).
+fn cli_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("the benchmark's own path");
+    let dir = exe.parent().expect("a directory").to_path_buf();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(cargo);
+    build.args(["build", "-q", "-p", "onnx-light-cli"]);
+    if dir.ends_with("release") {
+        build.arg("--release");
+    }
+    let ok = build.status().map(|s| s.success()).unwrap_or(false);
+    let cli = dir.join("onnx-light");
+    assert!(
+        ok || cli.exists(),
+        "cannot build onnx-light-cli: run `cargo build --release -p onnx-light-cli`"
+    );
+    cli
+}
+
+/// What the fresh-process section needs.
+pub struct FreshInputs<'a> {
+    pub dir: &'a Path,
+    pub py: &'a PythonEnv,
+    pub weights: &'a Path,
+    pub structure: Option<&'a Path>,
+}
+
+/// Measures the fresh-process rows and renders their two tables.
+pub fn section(inp: &FreshInputs<'_>, sampling: Sampling, card: &mut Scorecard) -> String {
+    let cli = cli_binary();
+    let dir = inp.dir.join("fresh");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create fresh/");
+    let exe = std::env::current_exe().expect("the benchmark's own path");
+    let weights = inp.weights;
+    let python = &inp.py.interpreter;
+    let script = &inp.py.script;
+    let pass = dir.join("passphrase");
+    std::fs::write(&pass, "fresh-process benchmark\n").expect("write the passphrase");
+    let (ours_out, onnx_out, cp_out) = (
+        dir.join("ours.onnx"),
+        dir.join("onnx.onnx"),
+        dir.join("cp.onnx"),
+    );
+    let (enc, enc_out, dec) = (
+        dir.join("model.enc"),
+        dir.join("encrypted.enc"),
+        dir.join("decrypted.onnx"),
+    );
+    // The decrypt rows need an encrypted input before the first sample.
+    run_timed({
+        let mut c = Command::new(&cli);
+        c.arg("-q").arg("encrypt").arg(weights).arg(&enc);
+        c.arg("--passphrase-file").arg(&pass).arg("--force");
+        c
+    });
+    // The "over an existing file" rows replace these outputs in every sample.
+    let (ours_over, cp_over) = (dir.join("ours_over.onnx"), dir.join("cp_over.onnx"));
+    for p in [&ours_over, &cp_over] {
+        std::fs::copy(weights, p).expect("copy the model");
+    }
+    let extra = RefCell::new(Extra::default());
+    let rust_load = |mode: &'static str| {
+        let exe = exe.clone();
+        move || {
+            let mut c = Command::new(&exe);
+            c.arg("--fresh").arg(mode).arg(weights);
+            c
+        }
+    };
+    let cli_cmd = |args: Vec<&std::ffi::OsStr>| {
+        let cli = cli.clone();
+        let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+        move || {
+            let mut c = Command::new(&cli);
+            c.arg("-q").args(&args);
+            c.stdout(Stdio::null());
+            c
+        }
+    };
+    let mut ops = vec![
+        load_op("fr.load", &extra, rust_load("load"), false),
+        load_op("fr.nocopy", &extra, rust_load("nocopy"), false),
+        load_op("fr.read", &extra, rust_load("read"), false),
+        load_op(
+            "fr.onnx",
+            &extra,
+            || {
+                let mut c = Command::new(python);
+                c.arg(script).arg("--fresh").arg("load").arg(weights);
+                c
+            },
+            true,
+        ),
+        writing_op(
+            "cli.convert",
+            &ours_out,
+            cli_cmd(vec![
+                "convert".as_ref(),
+                "--no-sync".as_ref(),
+                "--force".as_ref(),
+                weights.as_os_str(),
+                ours_out.as_os_str(),
+            ]),
+        ),
+        command_op(
+            "cli.convert_over",
+            cli_cmd(vec![
+                "convert".as_ref(),
+                "--no-sync".as_ref(),
+                "--force".as_ref(),
+                weights.as_os_str(),
+                ours_over.as_os_str(),
+            ]),
+        ),
+        command_op("cli.cp_over", || {
+            let mut c = Command::new("cp");
+            c.arg(weights).arg(&cp_over);
+            c
+        }),
+        writing_op("cli.convert_onnx", &onnx_out, || {
+            let mut c = Command::new(python);
+            c.arg("-c")
+                .arg("import sys, onnx; onnx.save_model(onnx.load(sys.argv[1]), sys.argv[2])")
+                .arg(weights)
+                .arg(&onnx_out);
+            c
+        }),
+        writing_op("cli.cp", &cp_out, || {
+            let mut c = Command::new("cp");
+            c.arg(weights).arg(&cp_out);
+            c
+        }),
+        command_op(
+            "cli.info",
+            cli_cmd(vec!["info".as_ref(), weights.as_os_str()]),
+        ),
+        command_op(
+            "cli.check",
+            cli_cmd(vec!["check".as_ref(), weights.as_os_str()]),
+        ),
+        command_op("cli.check_onnx", || {
+            let mut c = Command::new(python);
+            c.arg("-c")
+                .arg("import sys, onnx; onnx.checker.check_model(sys.argv[1])")
+                .arg(weights);
+            c
+        }),
+        writing_op(
+            "cli.encrypt",
+            &enc_out,
+            cli_cmd(vec![
+                "encrypt".as_ref(),
+                "--force".as_ref(),
+                "--passphrase-file".as_ref(),
+                pass.as_os_str(),
+                weights.as_os_str(),
+                enc_out.as_os_str(),
+            ]),
+        ),
+        writing_op(
+            "cli.decrypt",
+            &dec,
+            cli_cmd(vec![
+                "decrypt".as_ref(),
+                "--force".as_ref(),
+                "--passphrase-file".as_ref(),
+                pass.as_os_str(),
+                enc.as_os_str(),
+                dec.as_os_str(),
+            ]),
+        ),
+        command_op("cli.python", || {
+            let mut c = Command::new(python);
+            c.arg("-c").arg("import onnx");
+            c
+        }),
+    ];
+    if let Some(structure) = inp.structure {
+        ops.push(command_op(
+            "cli.info_struct",
+            cli_cmd(vec!["info".as_ref(), structure.as_os_str()]),
+        ));
+        ops.push(command_op(
+            "cli.check_struct",
+            cli_cmd(vec!["check".as_ref(), structure.as_os_str()]),
+        ));
+        let structure = structure.to_path_buf();
+        ops.push(command_op("cli.check_struct_onnx", move || {
+            let mut c = Command::new(python);
+            c.arg("-c")
+                .arg("import sys, onnx; onnx.checker.check_model(sys.argv[1])")
+                .arg(&structure);
+            c
+        }));
+    }
+    let mut results = Results::default();
+    measure("fresh processes", ops, sampling, &mut results);
+    let extra = extra.into_inner();
+    let n = std::fs::metadata(weights).map(|m| m.len()).unwrap_or(0);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let loads = Table {
+        short: "fresh load",
+        title: format!(
+            "Load in a fresh process (warm page cache): weight-heavy model, {:.2} GiB",
+            n as f64 / (1u64 << 30) as f64
+        ),
+        intro: "Each sample a new process that loads once (timed inside it, from the call \
+            to its return; `onnx` already imported), then loads again: \"2nd call\" is the \
+            same load in a process that has already done one. \"process\" is the whole \
+            child, spawn to exit, both loads included (and interpreter start-up and \
+            `import onnx` for Python). Ours: `io::load` (owned) and `no_copy(true)`; `std::fs::read` of the \
+            same file in a fresh Rust process; onnx: `onnx.load(path)`."
+            .into(),
+        peers: vec![("fr.read", "fs::read"), ("fr.onnx", "onnx")],
+        rows: vec![
+            Row::new("ours: owned (`io::load`)", "fr.load")
+                .bytes(n)
+                .target(Target::Within("fr.read", 1.5)),
+            Row::new("ours: no-copy", "fr.nocopy").target(Target::Faster("fr.onnx", 100.0)),
+            Row::new("`std::fs::read`", "fr.read").bytes(n),
+            Row::new("onnx: `onnx.load`", "fr.onnx").bytes(n),
+        ],
+    };
+    let convert = Table {
+        short: "CLI convert",
+        title: format!(
+            "`onnx-light convert` in a fresh process: weight-heavy model, {:.2} GiB single file",
+            n as f64 / (1u64 << 30) as f64
+        ),
+        intro: "Whole processes, spawn to exit, warm page cache, writes settled (`sync`) \
+            before each sample: `onnx-light convert --no-sync --force IN OUT` against \
+            `python -c \"onnx.save_model(onnx.load(IN), OUT)\"` (interpreter start-up \
+            included, as a user pays it) and `cp IN OUT`. OUT is removed after each \
+            sample (a new file each time), except in the \"over an existing OUT\" rows, \
+            where it is replaced: our save renames a new file over it, `cp` truncates \
+            and rewrites it."
+            .into(),
+        peers: vec![("cli.convert_onnx", "onnx"), ("cli.cp", "cp")],
+        rows: vec![
+            Row::new("ours: `convert --no-sync`", "cli.convert")
+                .bytes(n)
+                .target(Target::Faster("cli.convert_onnx", 4.0))
+                .target(Target::Within("cli.cp", 2.0)),
+            Row::new("onnx: load + `save_model`", "cli.convert_onnx").bytes(n),
+            Row::new("`cp`", "cli.cp").bytes(n),
+            Row::new(
+                "ours: `convert --no-sync`, over an existing OUT",
+                "cli.convert_over",
+            )
+            .bytes(n)
+            .target(Target::Within("cli.cp_over", 2.0)),
+            Row::new("`cp`, over an existing OUT", "cli.cp_over").bytes(n),
+        ],
+    };
+    let ratio = |peer: &str, key: &str| -> String {
+        match (results.median(peer), results.median(key)) {
+            (Some(p), Some(t)) => format!("onnx ÷ this: {}", fmt_ratio(p / t)),
+            _ => String::new(),
+        }
+    };
+    let commands = Table {
+        short: "CLI",
+        title: "Other commands in a fresh process".into(),
+        intro: "Whole processes, as above. `info` and `check` of the weight-heavy model and \
+            of the structure-heavy one, `check` against `python -c \
+            \"onnx.checker.check_model(path)\"`; `encrypt` (ONNXAE01: PBKDF2 with 600 000 \
+            iterations, `fsync`) and `decrypt` of the weight-heavy model with \
+            `--passphrase-file`. `python -c \"import onnx\"`: the start-up every Python row \
+            includes."
+            .into(),
+        peers: Vec::new(),
+        rows: vec![
+            Row::new("ours: `info`", "cli.info"),
+            Row::new("ours: `check`", "cli.check").note(ratio("cli.check_onnx", "cli.check")),
+            Row::new("onnx: `check_model(path)`", "cli.check_onnx"),
+            Row::new("ours: `info`, structure-heavy", "cli.info_struct"),
+            Row::new("ours: `check`, structure-heavy", "cli.check_struct")
+                .note(ratio("cli.check_struct_onnx", "cli.check_struct")),
+            Row::new(
+                "onnx: `check_model(path)`, structure-heavy",
+                "cli.check_struct_onnx",
+            ),
+            Row::new("ours: `encrypt`", "cli.encrypt").bytes(n),
+            Row::new("ours: `decrypt`", "cli.decrypt").bytes(n),
+            Row::new("`python -c \"import onnx\"`", "cli.python"),
+        ],
+    };
+    let mut s = render_loads(&loads, &results, &extra, card);
+    s.push_str(&harness::render(&convert, &results, card));
+    s.push_str(&harness::render(&commands, &results, card));
+    s
+}
+
+fn median(v: Option<&Vec<Duration>>) -> Option<f64> {
+    let mut v = v?.clone();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort();
+    Some(v[v.len() / 2].as_secs_f64())
+}
+
+/// The load table: the harness's columns plus the whole process and the second call.
+fn render_loads(table: &Table, results: &Results, extra: &Extra, card: &mut Scorecard) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "### {}\n\n{}\n", table.title, table.intro);
+    let mut header = String::from("| operation | fresh: median | min – max | process | 2nd call |");
+    let mut rule = String::from("|---|--:|--:|--:|--:|");
+    for (_, label) in &table.peers {
+        let _ = write!(header, " {label} ÷ this |");
+        rule.push_str("--:|");
+    }
+    let _ = writeln!(s, "{header} target |\n{rule}---|");
+    for row in &table.rows {
+        let Some(stats) = results.get(row.key) else {
+            continue;
+        };
+        let med = stats.median.as_secs_f64();
+        let cell = |v: Option<f64>| v.map(fmt_time).unwrap_or_default();
+        let _ = write!(
+            s,
+            "| {} | {} | {} – {} | {} | {} |",
+            row.label,
+            fmt_time(med),
+            fmt_time(stats.min.as_secs_f64()),
+            fmt_time(stats.max.as_secs_f64()),
+            cell(median(extra.wall.get(row.key))),
+            cell(median(extra.second.get(row.key))),
+        );
+        for (peer, _) in &table.peers {
+            let c = if *peer == row.key {
+                "—".to_string()
+            } else {
+                results
+                    .median(peer)
+                    .map(|p| fmt_ratio(p / med))
+                    .unwrap_or_default()
+            };
+            let _ = write!(s, " {c} |");
+        }
+        let mut cells = Vec::new();
+        for t in &row.targets {
+            if let Some(v) = harness::verdict(table, results, row.key, t) {
+                cells.push(v.text.clone());
+                card.items
+                    .push((table.short.to_string(), row.label.clone(), v));
+            }
+        }
+        let _ = writeln!(s, " {} |", cells.join("; "));
+    }
+    s.push('\n');
+    s
+}
