@@ -46,7 +46,8 @@ pub fn save_to_writer(
 /// kernel where it can); a source file truncated since the load is an error.
 ///
 /// # Errors
-/// I/O errors naming the file; `IncompleteModel` for tensors left on disk.
+/// I/O errors naming the file, among them a file that weights were left in and that
+/// has shrunk since the load.
 ///
 /// # Examples
 /// ```no_run
