@@ -125,6 +125,10 @@ fn with(f: impl FnOnce(&mut Model)) -> Model {
     m
 }
 
+fn with_initializer(t: TensorProto<'static>) -> Model {
+    with(|m| graph(m).initializer.push(t))
+}
+
 fn i64_tensor(name: &str, dims: &[i64], values: &[i64]) -> TensorProto<'static> {
     TensorProto {
         name: Some(name.to_string().into()),
@@ -709,19 +713,17 @@ fn cases() -> Vec<(&'static str, Case, Setup)> {
         ),
         (
             "initializer_duplicate",
-            Model(with(|m| graph(m).initializer.push(f32_raw("w", &[4], 4)))),
+            Model(with_initializer(f32_raw("w", &[4], 4))),
             None,
         ),
         (
             "initializer_unnamed",
-            Model(with(|m| graph(m).initializer.push(f32_raw("", &[4], 4)))),
+            Model(with_initializer(f32_raw("", &[4], 4))),
             None,
         ),
         (
             "initializer_shadows_input",
-            Model(with(|m| {
-                graph(m).initializer.push(f32_raw("x", &[1, 4], 4))
-            })),
+            Model(with_initializer(f32_raw("x", &[1, 4], 4))),
             None,
         ),
         (
@@ -798,64 +800,54 @@ fn cases() -> Vec<(&'static str, Case, Setup)> {
         ),
         (
             "tensor_string_in_raw",
-            Model(with(|m| {
-                graph(m).initializer.push(TensorProto::from_raw(
-                    "s",
-                    DataType::String,
-                    [1],
-                    vec![1u8],
-                ));
-            })),
+            Model(with_initializer(TensorProto::from_raw(
+                "s",
+                DataType::String,
+                [1],
+                vec![1u8],
+            ))),
             None,
         ),
         (
             "tensor_int4_int32_data",
-            Model(with(|m| {
-                graph(m).initializer.push(TensorProto {
-                    name: Some("q".into()),
-                    data_type: Some(DataType::Int4.to_i32()),
-                    dims: vec![9],
-                    int32_data: vec![0, 0],
-                    ..TensorProto::default()
-                });
+            Model(with_initializer(TensorProto {
+                name: Some("q".into()),
+                data_type: Some(DataType::Int4.to_i32()),
+                dims: vec![9],
+                int32_data: vec![0, 0],
+                ..TensorProto::default()
             })),
             None,
         ),
         (
             "tensor_int4_int32_data_short",
-            Model(with(|m| {
-                graph(m).initializer.push(TensorProto {
-                    name: Some("q".into()),
-                    data_type: Some(DataType::Int4.to_i32()),
-                    dims: vec![17],
-                    int32_data: vec![0, 0],
-                    ..TensorProto::default()
-                });
+            Model(with_initializer(TensorProto {
+                name: Some("q".into()),
+                data_type: Some(DataType::Int4.to_i32()),
+                dims: vec![17],
+                int32_data: vec![0, 0],
+                ..TensorProto::default()
             })),
             None,
         ),
         (
             "tensor_float6_raw_padding",
-            Model(with(|m| {
-                graph(m).initializer.push(TensorProto::from_raw(
-                    "q",
-                    DataType::Float6E2M3,
-                    [1],
-                    vec![0xC0u8],
-                ));
-            })),
+            Model(with_initializer(TensorProto::from_raw(
+                "q",
+                DataType::Float6E2M3,
+                [1],
+                vec![0xC0u8],
+            ))),
             None,
         ),
         (
             "tensor_complex64_float_data_short",
-            Model(with(|m| {
-                graph(m).initializer.push(TensorProto {
-                    name: Some("c".into()),
-                    data_type: Some(DataType::Complex64.to_i32()),
-                    dims: vec![2],
-                    float_data: vec![0.0; 3],
-                    ..TensorProto::default()
-                });
+            Model(with_initializer(TensorProto {
+                name: Some("c".into()),
+                data_type: Some(DataType::Complex64.to_i32()),
+                dims: vec![2],
+                float_data: vec![0.0; 3],
+                ..TensorProto::default()
             })),
             None,
         ),
@@ -1284,103 +1276,87 @@ fn cases() -> Vec<(&'static str, Case, Setup)> {
         ),
         (
             "tensor_uint4_raw_short",
-            Model(with(|m| {
-                graph(m).initializer.push(TensorProto::from_raw(
-                    "q",
-                    DataType::Uint4,
-                    [5],
-                    vec![0u8; 2],
-                ))
-            })),
+            Model(with_initializer(TensorProto::from_raw(
+                "q",
+                DataType::Uint4,
+                [5],
+                vec![0u8; 2],
+            ))),
             None,
         ),
         (
             "tensor_uint4_raw_exact",
-            Model(with(|m| {
-                graph(m).initializer.push(TensorProto::from_raw(
-                    "q",
-                    DataType::Uint4,
-                    [5],
-                    vec![0u8; 3],
-                ))
-            })),
+            Model(with_initializer(TensorProto::from_raw(
+                "q",
+                DataType::Uint4,
+                [5],
+                vec![0u8; 3],
+            ))),
             None,
         ),
         (
             "tensor_float16_int32_data_short",
-            Model(with(|m| {
-                graph(m).initializer.push(TensorProto {
-                    name: Some("h".into()),
-                    data_type: Some(DataType::Float16.to_i32()),
-                    dims: vec![3],
-                    int32_data: vec![0, 0],
-                    ..TensorProto::default()
-                });
+            Model(with_initializer(TensorProto {
+                name: Some("h".into()),
+                data_type: Some(DataType::Float16.to_i32()),
+                dims: vec![3],
+                int32_data: vec![0, 0],
+                ..TensorProto::default()
             })),
             None,
         ),
         (
             "tensor_uint32_in_uint64_data",
-            Model(with(|m| {
-                graph(m).initializer.push(TensorProto {
-                    name: Some("u".into()),
-                    data_type: Some(DataType::Uint32.to_i32()),
-                    dims: vec![2],
-                    uint64_data: vec![1, 2],
-                    ..TensorProto::default()
-                });
+            Model(with_initializer(TensorProto {
+                name: Some("u".into()),
+                data_type: Some(DataType::Uint32.to_i32()),
+                dims: vec![2],
+                uint64_data: vec![1, 2],
+                ..TensorProto::default()
             })),
             None,
         ),
         (
             "tensor_uint32_in_int32_data",
-            Model(with(|m| {
-                graph(m).initializer.push(TensorProto {
-                    name: Some("u".into()),
-                    data_type: Some(DataType::Uint32.to_i32()),
-                    dims: vec![2],
-                    int32_data: vec![1, 2],
-                    ..TensorProto::default()
-                });
+            Model(with_initializer(TensorProto {
+                name: Some("u".into()),
+                data_type: Some(DataType::Uint32.to_i32()),
+                dims: vec![2],
+                int32_data: vec![1, 2],
+                ..TensorProto::default()
             })),
             None,
         ),
         (
             "tensor_string_data_short",
-            Model(with(|m| {
-                graph(m).initializer.push(TensorProto {
-                    name: Some("s".into()),
-                    data_type: Some(DataType::String.to_i32()),
-                    dims: vec![2],
-                    string_data: vec![b"a".to_vec().into()],
-                    ..TensorProto::default()
-                });
+            Model(with_initializer(TensorProto {
+                name: Some("s".into()),
+                data_type: Some(DataType::String.to_i32()),
+                dims: vec![2],
+                string_data: vec![b"a".to_vec().into()],
+                ..TensorProto::default()
             })),
             None,
         ),
         (
             "tensor_complex128_double_data",
-            Model(with(|m| {
-                graph(m).initializer.push(TensorProto {
-                    name: Some("c".into()),
-                    data_type: Some(DataType::Complex128.to_i32()),
-                    dims: vec![2],
-                    double_data: vec![0.0; 4],
-                    ..TensorProto::default()
-                });
+            Model(with_initializer(TensorProto {
+                name: Some("c".into()),
+                data_type: Some(DataType::Complex128.to_i32()),
+                dims: vec![2],
+                double_data: vec![0.0; 4],
+                ..TensorProto::default()
             })),
             None,
         ),
         (
             "tensor_unknown_type_typed_field",
-            Model(with(|m| {
-                graph(m).initializer.push(TensorProto {
-                    name: Some("z".into()),
-                    data_type: Some(99),
-                    dims: vec![1],
-                    float_data: vec![0.0],
-                    ..TensorProto::default()
-                });
+            Model(with_initializer(TensorProto {
+                name: Some("z".into()),
+                data_type: Some(99),
+                dims: vec![1],
+                float_data: vec![0.0],
+                ..TensorProto::default()
             })),
             None,
         ),
