@@ -3,59 +3,50 @@
 //! notation, whichever is shorter (fixed on a tie), with an exponent of at least two
 //! digits (`1e+08`, `1e-05`, `0.001`, `123456789012`), and `nan` / `-nan` for NaN.
 
-/// Writes `f32` as `std::to_chars(float)` does (the digits come from `zmij`, a
-/// Schubfach implementation: the same shortest digits as the Ryu algorithm of the C++
-/// library).
-pub(crate) fn write_f32(out: &mut Vec<u8>, v: f32) {
-    let bits = v.to_bits();
-    let (exp, frac) = ((bits >> 23) & 0xff, u64::from(bits & 0x7f_ffff));
-    let (m, e) = if exp == 0 {
-        (frac, -149)
-    } else {
-        (frac | 1 << 23, exp as i32 - 150)
+/// Defines a writer of one float type as `std::to_chars` writes it: the value taken
+/// apart (`MANTISSA` stored bits, exponent `BIAS`), and its shortest digits from `zmij`,
+/// a Schubfach implementation giving the same shortest digits as the Ryu algorithm of
+/// the C++ library.
+macro_rules! float_writer {
+    ($(#[$doc:meta])* $name:ident, $ty:ty, $mantissa:expr, $bias:expr) => {
+        $(#[$doc])*
+        pub(crate) fn $name(out: &mut Vec<u8>, v: $ty) {
+            let bits = u64::from(v.to_bits());
+            let frac = bits & ((1u64 << $mantissa) - 1);
+            let sign = 1u64 << (8 * std::mem::size_of::<$ty>() - 1);
+            let exp = (bits & !sign) >> $mantissa;
+            let (m, e) = if exp == 0 {
+                (frac, 1 - $bias - $mantissa)
+            } else {
+                (frac | 1 << $mantissa, exp as i32 - $bias - $mantissa)
+            };
+            let parts = Parts {
+                negative: v.is_sign_negative(),
+                nan: v.is_nan(),
+                infinite: v.is_infinite(),
+                zero: v == 0.0,
+                m,
+                e,
+            };
+            let mut b = zmij::Buffer::new();
+            let shortest = if v.is_finite() {
+                b.format_finite(v.abs())
+            } else {
+                ""
+            };
+            write_float(out, parts, shortest.as_bytes(), || v.abs() as u128);
+        }
     };
-    let parts = Parts {
-        negative: v.is_sign_negative(),
-        nan: v.is_nan(),
-        infinite: v.is_infinite(),
-        zero: v == 0.0,
-        m,
-        e,
-    };
-    let mut b = zmij::Buffer::new();
-    let shortest = if v.is_finite() {
-        b.format_finite(v.abs())
-    } else {
-        ""
-    };
-    write_float(out, parts, shortest.as_bytes(), || v.abs() as u128);
 }
 
-/// Writes `f64` as `std::to_chars(double)` does.
-pub(crate) fn write_f64(out: &mut Vec<u8>, v: f64) {
-    let bits = v.to_bits();
-    let (exp, frac) = ((bits >> 52) & 0x7ff, bits & 0xf_ffff_ffff_ffff);
-    let (m, e) = if exp == 0 {
-        (frac, -1074)
-    } else {
-        (frac | 1 << 52, exp as i32 - 1075)
-    };
-    let parts = Parts {
-        negative: v.is_sign_negative(),
-        nan: v.is_nan(),
-        infinite: v.is_infinite(),
-        zero: v == 0.0,
-        m,
-        e,
-    };
-    let mut b = zmij::Buffer::new();
-    let shortest = if v.is_finite() {
-        b.format_finite(v.abs())
-    } else {
-        ""
-    };
-    write_float(out, parts, shortest.as_bytes(), || v.abs() as u128);
-}
+float_writer!(
+    /// Writes `f32` as `std::to_chars(float)` does.
+    write_f32, f32, 23, 127
+);
+float_writer!(
+    /// Writes `f64` as `std::to_chars(double)` does.
+    write_f64, f64, 52, 1023
+);
 
 /// Writes an integer in decimal (without `core::fmt`, which costs more than the digits).
 pub(crate) fn write_int(out: &mut Vec<u8>, v: impl Into<i128>) {

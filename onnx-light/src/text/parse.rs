@@ -659,6 +659,21 @@ impl<'t> Parser<'t> {
         r
     }
 
+    /// `( TYPE )` after `seq` or `optional`: `t` gets `wrap(TYPE)`, with what was read of
+    /// the inner type even when it fails part-way.
+    fn wrapped_type(
+        &mut self,
+        t: &mut TypeProto<'static>,
+        wrap: impl FnOnce(TypeProto<'static>) -> TypeValue<'static>,
+    ) -> PResult<()> {
+        self.expect(b'(')?;
+        let mut inner = TypeProto::default();
+        let r = self.type_proto(&mut inner);
+        t.value = Some(wrap(inner));
+        r?;
+        self.expect(b')')
+    }
+
     fn type_proto_inner(&mut self, t: &mut TypeProto<'static>) -> PResult<()> {
         let id = self.identifier()?;
         if let Some(elem) = data_type_named(id) {
@@ -674,17 +689,12 @@ impl<'t> Parser<'t> {
             shape.map(drop)
         } else {
             match keyword(id) {
-                Some(Keyword::Seq) => {
-                    self.expect(b'(')?;
-                    let mut inner = TypeProto::default();
-                    let r = self.type_proto(&mut inner);
-                    t.value = Some(TypeValue::SequenceType(Box::new(TypeProtoSequence {
+                Some(Keyword::Seq) => self.wrapped_type(t, |inner| {
+                    TypeValue::SequenceType(Box::new(TypeProtoSequence {
                         elem_type: Some(Box::new(inner)),
                         ..TypeProtoSequence::default()
-                    })));
-                    r?;
-                    self.expect(b')')
-                }
+                    }))
+                }),
                 Some(Keyword::Map) => {
                     self.expect(b'(')?;
                     t.value = Some(TypeValue::MapType(Box::default()));
@@ -708,17 +718,12 @@ impl<'t> Parser<'t> {
                     r?;
                     self.expect(b')')
                 }
-                Some(Keyword::Optional) => {
-                    self.expect(b'(')?;
-                    let mut inner = TypeProto::default();
-                    let r = self.type_proto(&mut inner);
-                    t.value = Some(TypeValue::OptionalType(Box::new(TypeProtoOptional {
+                Some(Keyword::Optional) => self.wrapped_type(t, |inner| {
+                    TypeValue::OptionalType(Box::new(TypeProtoOptional {
                         elem_type: Some(Box::new(inner)),
                         ..TypeProtoOptional::default()
-                    })));
-                    r?;
-                    self.expect(b')')
-                }
+                    }))
+                }),
                 Some(Keyword::SparseTensor) => {
                     self.expect(b'(')?;
                     let id = self.identifier()?;
