@@ -264,6 +264,17 @@ pub fn save_encrypted_bytes<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
+/// The options of the encrypted loads: decryption and decoding on `num_threads`.
+fn decrypt_options(
+    allow_unauthenticated: bool,
+    num_threads: i64,
+) -> (DecryptOptions, ParseOptions) {
+    let d = DecryptOptions::default()
+        .allow_unauthenticated(allow_unauthenticated)
+        .num_threads(threads(num_threads));
+    (d, ParseOptions::default().num_threads(threads(num_threads)))
+}
+
 #[pyfunction]
 #[pyo3(signature = (path, key, allow_unauthenticated, num_threads))]
 pub fn load_encrypted_path(
@@ -273,10 +284,7 @@ pub fn load_encrypted_path(
     allow_unauthenticated: bool,
     num_threads: i64,
 ) -> PyResult<Py<PyAny>> {
-    let d = DecryptOptions::default()
-        .allow_unauthenticated(allow_unauthenticated)
-        .num_threads(threads(num_threads));
-    let p = ParseOptions::default().num_threads(threads(num_threads));
+    let (d, p) = decrypt_options(allow_unauthenticated, num_threads);
     let key = Passphrase::new(key);
     let out = py
         .detach(|| crypto::load_encrypted_with(&path, &key, &d, &p))
@@ -293,10 +301,7 @@ pub fn load_encrypted_bytes(
     allow_unauthenticated: bool,
     num_threads: i64,
 ) -> PyResult<Py<PyAny>> {
-    let d = DecryptOptions::default()
-        .allow_unauthenticated(allow_unauthenticated)
-        .num_threads(threads(num_threads));
-    let p = ParseOptions::default().num_threads(threads(num_threads));
+    let (d, p) = decrypt_options(allow_unauthenticated, num_threads);
     let key = Passphrase::new(key);
     let out = py
         .detach(|| crypto::load_encrypted_from_bytes(data, &key, &d, &p))

@@ -613,108 +613,74 @@ macro_rules! reflect {
     (@slot $s:ident, $kind:ident, $field:ident) => { $kind(&mut $s.$field) };
 }
 
+/// The cell of a oneof member holding a scalar (`$variant` wraps it).
+macro_rules! oneof_scalar {
+    ($slot:expr, $variant:path) => {
+        Slot::Single(Box::new(OneofScalar {
+            slot: $slot,
+            get: |o| match o {
+                $variant(v) => Some(v),
+                _ => None,
+            },
+            make: $variant,
+        }))
+    };
+}
+
+/// The cell of a oneof member holding a message (`boxed` when the variant boxes it).
+macro_rules! oneof_msg {
+    ($slot:expr, $variant:path) => {
+        Box::new(OneofMsg {
+            slot: $slot,
+            get: |o| match o {
+                $variant(m) => Some(m),
+                _ => None,
+            },
+            make: $variant,
+        })
+    };
+    ($slot:expr, $variant:path, boxed) => {
+        Box::new(OneofMsg {
+            slot: $slot,
+            get: |o| match o {
+                $variant(m) => Some(&mut **m),
+                _ => None,
+            },
+            make: |m| $variant(Box::new(m)),
+        })
+    };
+}
+
 /// The oneof members, reached through their enum.
 fn custom_slot<'m>(msg: &'m mut dyn Any, name: &str) -> Option<Slot<'m>> {
+    // `is` before `downcast_mut`: a failed mutable downcast would keep `msg` borrowed.
     if msg.is::<Dimension<'static>>() {
         let d = msg.downcast_mut::<Dimension<'static>>()?;
         return match name {
-            "dim_value" => Some(Slot::Single(Box::new(OneofScalar {
-                slot: &mut d.value,
-                get: |o| match o {
-                    DimensionValue::DimValue(v) => Some(v),
-                    _ => None,
-                },
-                make: DimensionValue::DimValue,
-            }))),
-            "dim_param" => Some(Slot::Single(Box::new(OneofScalar {
-                slot: &mut d.value,
-                get: |o| match o {
-                    DimensionValue::DimParam(v) => Some(v),
-                    _ => None,
-                },
-                make: DimensionValue::DimParam,
-            }))),
+            "dim_value" => Some(oneof_scalar!(&mut d.value, DimensionValue::DimValue)),
+            "dim_param" => Some(oneof_scalar!(&mut d.value, DimensionValue::DimParam)),
             _ => None,
         };
     }
     if msg.is::<SimpleShardedDimProto<'static>>() {
         let d = msg.downcast_mut::<SimpleShardedDimProto<'static>>()?;
         return match name {
-            "dim_value" => Some(Slot::Single(Box::new(OneofScalar {
-                slot: &mut d.dim,
-                get: |o| match o {
-                    SimpleShardedDim::DimValue(v) => Some(v),
-                    _ => None,
-                },
-                make: SimpleShardedDim::DimValue,
-            }))),
-            "dim_param" => Some(Slot::Single(Box::new(OneofScalar {
-                slot: &mut d.dim,
-                get: |o| match o {
-                    SimpleShardedDim::DimParam(v) => Some(v),
-                    _ => None,
-                },
-                make: SimpleShardedDim::DimParam,
-            }))),
+            "dim_value" => Some(oneof_scalar!(&mut d.dim, SimpleShardedDim::DimValue)),
+            "dim_param" => Some(oneof_scalar!(&mut d.dim, SimpleShardedDim::DimParam)),
             _ => None,
         };
     }
-    if msg.is::<TypeProto<'static>>() {
-        let t = msg.downcast_mut::<TypeProto<'static>>()?;
-        let slot = &mut t.value;
-        return Some(Slot::Message(match name {
-            "tensor_type" => Box::new(OneofMsg {
-                slot,
-                get: |o| match o {
-                    TypeValue::TensorType(m) => Some(m),
-                    _ => None,
-                },
-                make: TypeValue::TensorType,
-            }),
-            "sequence_type" => Box::new(OneofMsg {
-                slot,
-                get: |o| match o {
-                    TypeValue::SequenceType(m) => Some(&mut **m),
-                    _ => None,
-                },
-                make: |m| TypeValue::SequenceType(Box::new(m)),
-            }),
-            "map_type" => Box::new(OneofMsg {
-                slot,
-                get: |o| match o {
-                    TypeValue::MapType(m) => Some(&mut **m),
-                    _ => None,
-                },
-                make: |m| TypeValue::MapType(Box::new(m)),
-            }),
-            "opaque_type" => Box::new(OneofMsg {
-                slot,
-                get: |o| match o {
-                    TypeValue::OpaqueType(m) => Some(m),
-                    _ => None,
-                },
-                make: TypeValue::OpaqueType,
-            }),
-            "sparse_tensor_type" => Box::new(OneofMsg {
-                slot,
-                get: |o| match o {
-                    TypeValue::SparseTensorType(m) => Some(m),
-                    _ => None,
-                },
-                make: TypeValue::SparseTensorType,
-            }),
-            "optional_type" => Box::new(OneofMsg {
-                slot,
-                get: |o| match o {
-                    TypeValue::OptionalType(m) => Some(&mut **m),
-                    _ => None,
-                },
-                make: |m| TypeValue::OptionalType(Box::new(m)),
-            }),
-            _ => return None,
-        }));
-    }
-    None
+    let t = msg.downcast_mut::<TypeProto<'static>>()?;
+    let slot = &mut t.value;
+    Some(Slot::Message(match name {
+        "tensor_type" => oneof_msg!(slot, TypeValue::TensorType),
+        "sequence_type" => oneof_msg!(slot, TypeValue::SequenceType, boxed),
+        "map_type" => oneof_msg!(slot, TypeValue::MapType, boxed),
+        "opaque_type" => oneof_msg!(slot, TypeValue::OpaqueType),
+        "sparse_tensor_type" => oneof_msg!(slot, TypeValue::SparseTensorType),
+        "optional_type" => oneof_msg!(slot, TypeValue::OptionalType, boxed),
+        _ => return None,
+    }))
 }
 
 reflect! {

@@ -22,8 +22,11 @@ fn with_message<R: Send>(
     let msg = obj
         .cast::<PyMessage>()
         .map_err(|_| PyTypeError::new_err("expected an ONNX message"))?;
-    let (root, path) = msg.borrow().locate();
-    let name = msg.borrow().name;
+    let (root, path, name) = {
+        let m = msg.borrow();
+        let (root, path) = m.locate();
+        (root, path, m.name)
+    };
     py.detach(|| {
         let mut guard = root.lock();
         match navigate(&mut **guard, &path, false)? {
