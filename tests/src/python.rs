@@ -62,11 +62,12 @@ pub fn python() -> PathBuf {
 pub fn run_python(script: &Path, args: &[&OsStr]) -> Output {
     let mut cmd = Command::new(python());
     cmd.arg(script).args(args).current_dir(workspace_root());
-    run(&mut cmd)
+    run_command(&mut cmd)
 }
 
-/// Runs `cmd` to completion; panics unless it succeeds.
-fn run(cmd: &mut Command) -> Output {
+/// Runs `cmd` to completion; panics unless it succeeds, showing the command, its exit
+/// status, stdout and stderr.
+pub fn run_command(cmd: &mut Command) -> Output {
     let output = cmd
         .output()
         .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
@@ -101,13 +102,7 @@ fn ensure_venv() -> PathBuf {
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", requirements_path.display()));
 
     let lock_path = target.join("interop-venv.lock");
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .unwrap_or_else(|e| panic!("cannot open {}: {e}", lock_path.display()));
-    lock_exclusive(&lock, &lock_path);
+    let lock = lock_file(&lock_path);
 
     let python = venv_python(&venv);
     let marker = venv.join(MARKER);
@@ -118,19 +113,23 @@ fn ensure_venv() -> PathBuf {
         // packages removed from requirements.txt do not linger.
         let _ = fs::remove_file(&marker);
         let bootstrap = if cfg!(windows) { "python" } else { "python3" };
-        run(Command::new(bootstrap)
-            .args(["-m", "venv", "--clear"])
-            .arg(&venv));
-        run(Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--disable-pip-version-check",
-                "-q",
-                "-r",
-            ])
-            .arg(&requirements_path));
+        run_command(
+            Command::new(bootstrap)
+                .args(["-m", "venv", "--clear"])
+                .arg(&venv),
+        );
+        run_command(
+            Command::new(&python)
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--disable-pip-version-check",
+                    "-q",
+                    "-r",
+                ])
+                .arg(&requirements_path),
+        );
         // Written last: its presence means the environment is complete.
         let tmp = venv.join(format!("{MARKER}.tmp"));
         fs::write(&tmp, &requirements)
@@ -141,10 +140,19 @@ fn ensure_venv() -> PathBuf {
     python
 }
 
+/// Opens (creating it) and exclusively locks `path`, which serializes the test binaries
+/// that set up one shared resource; the lock goes with the returned file.
 // `File::lock` is stable since Rust 1.89, above the workspace's MSRV; this crate is
 // test-only and never published, so it may use it.
 #[allow(clippy::incompatible_msrv)]
-fn lock_exclusive(file: &File, path: &Path) {
+pub fn lock_file(path: &Path) -> File {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
     file.lock()
         .unwrap_or_else(|e| panic!("cannot lock {}: {e}", path.display()));
+    file
 }

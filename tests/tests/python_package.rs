@@ -9,21 +9,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use onnx_light_tests::python::{python, workspace_root};
-
-fn run(cmd: &mut Command) {
-    let output = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    if !output.status.success() {
-        panic!(
-            "command failed ({}): {cmd:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr),
-        );
-    }
-}
+use onnx_light_tests::python::{python, run_command, workspace_root};
 
 fn only_wheel(dir: &Path) -> std::path::PathBuf {
     let wheels: Vec<_> = fs::read_dir(dir)
@@ -52,39 +38,45 @@ fn python_package_passes_its_pytest_suite() {
         fs::create_dir_all(dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
     }
 
-    run(Command::new(&python)
-        .args([
-            "-m",
-            "maturin",
-            "build",
-            "--release",
-            "--locked",
-            "--quiet",
-            "-o",
-        ])
-        .arg(&wheels)
-        .arg("-m")
-        .arg(root.join("onnx-light-python").join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", work.join("cargo-target"))
-        .current_dir(&root));
+    run_command(
+        Command::new(&python)
+            .args([
+                "-m",
+                "maturin",
+                "build",
+                "--release",
+                "--locked",
+                "--quiet",
+                "-o",
+            ])
+            .arg(&wheels)
+            .arg("-m")
+            .arg(root.join("onnx-light-python").join("Cargo.toml"))
+            .env("CARGO_TARGET_DIR", work.join("cargo-target"))
+            .current_dir(&root),
+    );
 
-    run(Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            "-q",
-            "--no-deps",
-            "--target",
-        ])
-        .arg(&site)
-        .arg(only_wheel(&wheels)));
+    run_command(
+        Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "-q",
+                "--no-deps",
+                "--target",
+            ])
+            .arg(&site)
+            .arg(only_wheel(&wheels)),
+    );
 
-    run(Command::new(&python)
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .arg(root.join("onnx-light-python").join("tests"))
-        .env("PYTHONPATH", &site)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .current_dir(&work));
+    run_command(
+        Command::new(&python)
+            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+            .arg(root.join("onnx-light-python").join("tests"))
+            .env("PYTHONPATH", &site)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .current_dir(&work),
+    );
 }

@@ -1,12 +1,14 @@
 //! Fetching the ONNX backend node-test corpus (the `onnx/backend/test/data/node` tree of
 //! the official `onnx` wheel) on first use; shared by the tests that read it.
 
-use std::fs::{self, File, OpenOptions};
-use std::path::{Path, PathBuf};
+use std::fs;
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use onnx_light_tests::python::{python, python_dir, run_python, workspace_root};
+use onnx_light_tests::python::{
+    lock_file, python, python_dir, run_command, run_python, workspace_root,
+};
 
 /// The `onnx` release whose corpus is tested.
 pub const ONNX_VERSION: &str = "1.22.0";
@@ -15,25 +17,6 @@ pub const CORPUS_ENV: &str = "ONNX_LIGHT_ONNX_CORPUS";
 
 // ---------------------------------------------------------------------------------------
 // Fetching the corpus.
-
-#[allow(clippy::incompatible_msrv)] // `File::lock`: test-only crate, never published
-fn lock_exclusive(file: &File, path: &Path) {
-    file.lock()
-        .unwrap_or_else(|e| panic!("cannot lock {}: {e}", path.display()));
-}
-
-fn run(cmd: &mut Command) {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "command failed ({}): {cmd:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// The corpus `node` directory, fetched and extracted on first use.
 pub fn corpus_dir() -> PathBuf {
@@ -53,13 +36,7 @@ fn fetch_corpus() -> PathBuf {
     let marker_text = format!("onnx=={ONNX_VERSION} onnx/backend/test/data/node\n");
 
     let lock_path = target.join("onnx-corpus.lock");
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .unwrap_or_else(|e| panic!("cannot open {}: {e}", lock_path.display()));
-    lock_exclusive(&lock, &lock_path);
+    let lock = lock_file(&lock_path);
 
     if fs::read_to_string(&marker).is_ok_and(|m| m == marker_text) {
         return dest.join("node");
@@ -80,14 +57,16 @@ fn fetch_corpus() -> PathBuf {
     let wheel = match find_wheel() {
         Some(w) => w,
         None => {
-            run(Command::new(python())
-                .args(["-m", "pip", "download", "--disable-pip-version-check", "-q"])
-                .arg(format!("onnx=={ONNX_VERSION}"))
-                .args(["--no-deps", "--only-binary=:all:"])
-                .args(["--python-version", "3.11", "--implementation", "cp"])
-                .args(["--abi", "cp311", "--platform", "manylinux_2_28_x86_64"])
-                .arg("-d")
-                .arg(&wheel_dir));
+            run_command(
+                Command::new(python())
+                    .args(["-m", "pip", "download", "--disable-pip-version-check", "-q"])
+                    .arg(format!("onnx=={ONNX_VERSION}"))
+                    .args(["--no-deps", "--only-binary=:all:"])
+                    .args(["--python-version", "3.11", "--implementation", "cp"])
+                    .args(["--abi", "cp311", "--platform", "manylinux_2_28_x86_64"])
+                    .arg("-d")
+                    .arg(&wheel_dir),
+            );
             find_wheel().unwrap_or_else(|| {
                 panic!("pip download left no onnx wheel in {}", wheel_dir.display())
             })
