@@ -211,7 +211,18 @@ pub fn run(
     )?;
     let input_data = data_files(&probe, parent(input));
     let input_has_external = has_external(&probe);
-    drop(probe);
+    // The probe is already the structure-only model of a single-file input: the copying
+    // paths below use it instead of reading the structure again.
+    let mut probe = (!input_has_external).then_some(probe);
+    let mut load_structure = || match probe.take() {
+        Some(model) => Ok(model),
+        None => io::load_with(
+            input,
+            &ParseOptions::clone(&c.load)
+                .structure_only(true)
+                .num_threads(c.threads),
+        ),
+    };
     refuse_destructive(input, output, c.external_data.as_deref(), &input_data)?;
     let in_place = std::fs::metadata(input)
         .ok()
@@ -234,12 +245,7 @@ pub fn run(
             ext = ext.max_file_size(m);
         }
         progress.step(format!("reading the structure of {}", input.display()));
-        let model = io::load_with(
-            input,
-            &ParseOptions::clone(&c.load)
-                .structure_only(true)
-                .num_threads(c.threads),
-        )?;
+        let model = load_structure()?;
         progress.step(format!(
             "writing {} with external data {name}",
             output.display()
@@ -251,12 +257,7 @@ pub fn run(
     if !input_has_external {
         // One file in, one file out: the weights are copied from the input file into the
         // output file (in the kernel where it can), never read into this process.
-        let model = io::load_with(
-            input,
-            &ParseOptions::clone(&c.load)
-                .structure_only(true)
-                .num_threads(c.threads),
-        )?;
+        let model = load_structure()?;
         progress.step(format!("writing {}", output.display()));
         io::save(&model, output, &save)?;
         return Ok(report(output, in_place, &old_data));
