@@ -131,23 +131,32 @@ pub fn enumeration(input: &syn::DeriveInput, p: &TokenStream) -> TokenStream {
         };
     }
 }
+/// The type's generic arguments with every lifetime replaced by `lifetime`.
+fn args_with_lifetime(generics: &syn::Generics, lifetime: TokenStream) -> Vec<TokenStream> {
+    generics
+        .params
+        .iter()
+        .map(|p| match p {
+            syn::GenericParam::Lifetime(_) => lifetime.clone(),
+            syn::GenericParam::Type(t) => {
+                let i = &t.ident;
+                quote!(#i)
+            }
+            syn::GenericParam::Const(c) => {
+                let i = &c.ident;
+                quote!(#i)
+            }
+        })
+        .collect()
+}
+
 /// The `IntoOwned` impl of a stub: `Owned` is the type with every lifetime `'static`,
 /// bounded like the real impl would need (`T: 'static` for a type parameter), so that
 /// nothing about it is reported on top of the real error.
 fn into_owned(input: &syn::DeriveInput, p: &TokenStream) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let args = input.generics.params.iter().map(|p| match p {
-        syn::GenericParam::Lifetime(_) => quote!('static),
-        syn::GenericParam::Type(t) => {
-            let i = &t.ident;
-            quote!(#i)
-        }
-        syn::GenericParam::Const(c) => {
-            let i = &c.ident;
-            quote!(#i)
-        }
-    });
+    let args = args_with_lifetime(&input.generics, quote!('static));
     let owned = quote!(#ident<#(#args),*>);
     let static_bounds = input.generics.type_params().map(|t| {
         let i = &t.ident;
@@ -175,17 +184,7 @@ fn reborrow(input: &syn::DeriveInput, p: &TokenStream) -> TokenStream {
     }
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let args = input.generics.params.iter().map(|p| match p {
-        syn::GenericParam::Lifetime(_) => quote!('__m),
-        syn::GenericParam::Type(t) => {
-            let i = &t.ident;
-            quote!(#i)
-        }
-        syn::GenericParam::Const(c) => {
-            let i = &c.ident;
-            quote!(#i)
-        }
-    });
+    let args = args_with_lifetime(&input.generics, quote!('__m));
     let view = quote!(#ident<#(#args),*>);
     quote! {
         impl #impl_generics #p::Reborrow for #ident #ty_generics #where_clause {
