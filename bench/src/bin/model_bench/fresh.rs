@@ -451,26 +451,7 @@ fn render_loads(table: &Table, results: &Results, extra: &Extra, card: &mut Scor
             cell(median(extra.wall.get(row.key))),
             cell(median(extra.second.get(row.key))),
         );
-        for (peer, _) in &table.peers {
-            let c = if *peer == row.key {
-                "—".to_string()
-            } else {
-                results
-                    .median(peer)
-                    .map(|p| fmt_ratio(p / med))
-                    .unwrap_or_default()
-            };
-            let _ = write!(s, " {c} |");
-        }
-        let mut cells = Vec::new();
-        for t in &row.targets {
-            if let Some(v) = harness::verdict(table, results, row.key, t) {
-                cells.push(v.text.clone());
-                card.items
-                    .push((table.short.to_string(), row.label.clone(), v));
-            }
-        }
-        let _ = writeln!(s, " {} |", cells.join("; "));
+        harness::write_ratios_and_verdicts(&mut s, table, results, row, med, card);
     }
     s.push('\n');
     s

@@ -378,30 +378,43 @@ pub fn render(table: &Table, results: &Results, card: &mut Scorecard) -> String 
             fmt_time(stats.max.as_secs_f64()),
             tput
         );
-        for (peer, _) in &table.peers {
-            let cell = if *peer == row.key {
-                "—".to_string()
-            } else {
-                results
-                    .median(peer)
-                    .map(|p| fmt_ratio(p / med))
-                    .unwrap_or_default()
-            };
-            let _ = write!(s, " {cell} |");
-        }
-        let mut cells: Vec<String> = Vec::new();
-        for t in &row.targets {
-            if let Some(v) = verdict(table, results, row.key, t) {
-                cells.push(v.text.clone());
-                card.items
-                    .push((table.short.to_string(), row.label.clone(), v));
-            }
-        }
-        if !row.note.is_empty() {
-            cells.push(row.note.clone());
-        }
-        let _ = writeln!(s, " {} |", cells.join("; "));
+        write_ratios_and_verdicts(&mut s, table, results, row, med, card);
     }
     s.push('\n');
     s
+}
+
+/// The end of a table row: each peer's median ÷ this row's `med`, then the row's target
+/// verdicts (recorded in `card`) and note.
+pub fn write_ratios_and_verdicts(
+    s: &mut String,
+    table: &Table,
+    results: &Results,
+    row: &Row,
+    med: f64,
+    card: &mut Scorecard,
+) {
+    for (peer, _) in &table.peers {
+        let cell = if *peer == row.key {
+            "—".to_string()
+        } else {
+            results
+                .median(peer)
+                .map(|p| fmt_ratio(p / med))
+                .unwrap_or_default()
+        };
+        let _ = write!(s, " {cell} |");
+    }
+    let mut cells: Vec<String> = Vec::new();
+    for t in &row.targets {
+        if let Some(v) = verdict(table, results, row.key, t) {
+            cells.push(v.text.clone());
+            card.items
+                .push((table.short.to_string(), row.label.clone(), v));
+        }
+    }
+    if !row.note.is_empty() {
+        cells.push(row.note.clone());
+    }
+    let _ = writeln!(s, " {} |", cells.join("; "));
 }
