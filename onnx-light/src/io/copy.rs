@@ -84,6 +84,42 @@ mod tests {
         check(copy_buffered, "buffered");
     }
 
+    /// Offsets past 4 GiB in both files (sparse files: nothing is written in between).
+    #[test]
+    fn copies_at_offsets_past_4_gib() {
+        for (copy, name) in [
+            (
+                copy_range as fn(&File, u64, u64, &File, u64) -> io::Result<()>,
+                "kernel-4g",
+            ),
+            (copy_buffered, "buffered-4g"),
+        ] {
+            let dir = scratch(name);
+            let (from, to) = ((9u64 << 29) + 3, (17u64 << 28) + 5);
+            let marker: Vec<u8> = (0..70_000u32).map(|i| (i % 253) as u8).collect();
+            let src = File::options()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(dir.join("src"))
+                .unwrap();
+            src.write_all_at(&marker, from).unwrap();
+            let dst = File::options()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(dir.join("dst"))
+                .unwrap();
+            copy(&src, from, marker.len() as u64, &dst, to).unwrap();
+            let mut back = vec![0u8; marker.len()];
+            dst.read_exact_at(&mut back, to).unwrap();
+            assert_eq!(back, marker, "{name}");
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+
     fn check(copy: fn(&File, u64, u64, &File, u64) -> io::Result<()>, name: &str) {
         let dir = scratch(name);
         let data: Vec<u8> = (0..3_000_000u32).map(|i| (i * 31 % 251) as u8).collect();
