@@ -147,21 +147,14 @@ pub fn load_bytes(
         raw_data_threshold,
         alignment,
         location,
-        base_dir.clone(),
+        base_dir,
     );
     let model = if no_copy {
         // Large payloads become slices of the `bytes` object itself, which the model
-        // keeps alive; external data is then read as a copying load would.
+        // keeps alive.
         let backed: PyBackedBytes = data.extract()?;
         let owner: ByteOwner = Arc::new(PythonBytes(backed));
-        let inline = o.clone().load_external_data(false);
-        py.detach(|| {
-            let mut model = io::load_from_owner(owner, &inline)?;
-            if let (true, Some(dir)) = (external, base_dir.as_deref()) {
-                io::load_external_data_for_model(&mut model, dir, &o)?;
-            }
-            Ok(model)
-        })
+        py.detach(|| io::load_from_owner(owner, &o))
     } else {
         let bytes = data.cast::<PyBytes>()?;
         let slice = bytes.as_bytes();

@@ -310,3 +310,11 @@ def test_save_without_sync_writes_the_same_bytes(tmp_path, ref_bytes):
     ol.save(m, tmp_path / "a.onnx", sync=False)
     ol.save(m, tmp_path / "b.onnx", options=ol.SerializeOptions(sync=False))
     assert (tmp_path / "a.onnx").read_bytes() == ref_bytes == (tmp_path / "b.onnx").read_bytes()
+
+
+def test_no_copy_load_from_a_file_object_reads_its_external_data(tmp_path, ref_bytes):
+    p = tmp_path / "m.onnx"
+    ol.save(ol.load_from_string(ref_bytes), p, save_as_external_data=True)
+    with open(p, "rb") as f:
+        m = ol.load(f, no_copy=True)  # the file's directory holds m.onnx.data
+    assert m.SerializeToString() == ref_bytes

@@ -314,9 +314,11 @@ fn external_data_loads_later_from_a_given_directory() {
     );
     io::load_external_data_for_model(&mut m, &dir.0, &ParseOptions::default()).unwrap();
     assert_eq!(m, model(9));
-    let m2 =
-        io::load_from_bytes(&bytes, &ParseOptions::default().external_data_dir(&dir.0)).unwrap();
+    let from_dir = ParseOptions::default().external_data_dir(&dir.0);
+    let m2 = io::load_from_bytes(&bytes, &from_dir).unwrap();
     assert_eq!(m2, model(9));
+    let owner: onnx_light::ByteOwner = std::sync::Arc::new(bytes);
+    assert_eq!(io::load_from_owner(owner, &from_dir).unwrap(), model(9));
 }
 
 #[test]

@@ -268,6 +268,8 @@ fn load(
         buffer: buffer.freeze()?,
         len,
     });
-    let model = load_from_owner(owner, parse).map_err(blind)?;
+    // The decrypted model is all there is: nothing beside the encrypted file is read.
+    let inline = parse.clone().load_external_data(false);
+    let model = load_from_owner(owner, &inline).map_err(blind)?;
     Ok(DecryptedModel { model, format })
 }

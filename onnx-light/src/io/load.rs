@@ -599,7 +599,8 @@ fn copy_parallel(dst: &mut [u8], src: &[u8]) {
 }
 
 /// Decodes a model from a buffer shared with it: large payloads become slices of
-/// `owner`, smaller ones are copied.
+/// `owner`, smaller ones are copied. External data is read from `external_data_dir`
+/// when that is set, as [`load_from_bytes`] does.
 ///
 /// # Errors
 /// Decoding errors; `InvalidOption` for `structure_only`.
@@ -612,6 +613,7 @@ pub fn load_from_owner(owner: ByteOwner, options: &ParseOptions) -> Result<Model
     options.check_model_size(len)?;
     let decode = options.decode_options(len);
     let mut model = options.decoding(|| Model::decode_shared(owner, &decode))?;
+    options.load_external_into(&mut model, None)?;
     if options.buffer.alignment > 1 {
         with_threads(options.num_threads, || {
             consolidate_tensors_to_buffer(&mut model, &options.buffer)
