@@ -1,7 +1,7 @@
 //! The `onnx-light` binary: every command, its output, and its error paths (exit 1 with
 //! `error: ...` for bad input, exit 2 for usage errors, never a panic).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use onnx_light::io::{self, SerializeOptions};
@@ -39,6 +39,19 @@ fn model() -> Model {
     m
 }
 
+/// Runs `onnx-light ARGS PATH`, expecting exit `code`, and parses what it printed as JSON.
+fn json_output(args: &[&str], path: &Path, code: i32) -> serde_json::Value {
+    let out = cli()
+        .args(args)
+        .arg(path)
+        .assert()
+        .code(code)
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
 fn write_model(dir: &Scratch, name: &str) -> PathBuf {
     let p = dir.path(name);
     io::save(&model(), &p, &SerializeOptions::default()).unwrap();
@@ -49,15 +62,7 @@ fn write_model(dir: &Scratch, name: &str) -> PathBuf {
 fn info_json_describes_the_model() {
     let dir = Scratch::new("info");
     let p = write_model(&dir, "m.onnx");
-    let out = cli()
-        .args(["info", "--json"])
-        .arg(&p)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let v = json_output(&["info", "--json"], &p, 0);
     assert_eq!(v["ir_version"], 14);
     assert_eq!(v["producer_name"], "cli-test");
     assert_eq!(v["opset_import"][0]["domain"], "");
@@ -162,15 +167,7 @@ fn info_counts_every_tensor_and_prints_types_in_onnx_notation() {
     io::save(&m, &p, &SerializeOptions::default()).unwrap();
     let file_bytes = std::fs::metadata(&p).unwrap().len();
 
-    let json = cli()
-        .args(["info", "--json"])
-        .arg(&p)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let v = json_output(&["info", "--json"], &p, 0);
     assert_eq!(v["weight_bytes"], 16 + 16_000 + 16 + 8 + 16 + 8);
     assert_eq!(v["tensors"], 6);
     assert_eq!(v["attribute_tensors"], 3);
@@ -249,15 +246,7 @@ fn info_counts_external_weights_and_lists_their_files() {
         .arg(&out)
         .assert()
         .success();
-    let json = cli()
-        .args(["info", "--json"])
-        .arg(&out)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let v = json_output(&["info", "--json"], &out, 0);
     assert_eq!(v["weight_bytes"], 64 * 64 * 4 + 256);
     assert_eq!(v["external_files"], serde_json::json!(["w.bin"]));
 }
@@ -612,15 +601,7 @@ fn tour_and_bench_run_on_a_given_model() {
     cli().arg("tour").arg(&p).assert().success().stdout(
         predicate::str::contains("load no-copy").and(predicate::str::contains("DIFFERENT").not()),
     );
-    let out = cli()
-        .args(["bench", "--json", "--runs", "2"])
-        .arg(&p)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let v = json_output(&["bench", "--json", "--runs", "2"], &p, 0);
     assert!(v["results"].as_array().unwrap().len() >= 6);
     // The tour never modifies the model it is given.
     assert_eq!(std::fs::read(&p).unwrap(), model().encode_to_vec().unwrap());
@@ -757,15 +738,7 @@ fn a_wrong_passphrase_fails_cleanly_and_leaves_no_output() {
 fn check_applies_the_onnx_rules_and_lists_every_problem_as_json() {
     let dir = Scratch::new("check-rules");
     let good = write_model(&dir, "good.onnx");
-    let out = cli()
-        .args(["check", "--json"])
-        .arg(&good)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let v = json_output(&["check", "--json"], &good, 0);
     assert_eq!(v["valid"], true);
     assert_eq!(v["problems"].as_array().unwrap().len(), 0);
 
@@ -785,15 +758,7 @@ fn check_applies_the_onnx_rules_and_lists_every_problem_as_json() {
             ),
         ),
     );
-    let out = cli()
-        .args(["check", "--json"])
-        .arg(&bad)
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let v = json_output(&["check", "--json"], &bad, 1);
     assert_eq!(v["valid"], false);
     let problems = v["problems"].as_array().unwrap();
     assert_eq!(problems.len(), 2, "{v:#}");
