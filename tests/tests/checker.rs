@@ -129,6 +129,20 @@ fn with_initializer(t: TensorProto<'static>) -> Model {
     with(|m| graph(m).initializer.push(t))
 }
 
+/// The base model with one more graph input, named `name`, of the type `value`.
+fn with_input_type(name: &str, value: TypeValue<'static>) -> Model {
+    with(|m| {
+        graph(m).input.push(ValueInfoProto {
+            name: Some(name.to_string().into()),
+            r#type: Some(TypeProto {
+                value: Some(value),
+                ..TypeProto::default()
+            }),
+            ..ValueInfoProto::default()
+        })
+    })
+}
+
 fn i64_tensor(name: &str, dims: &[i64], values: &[i64]) -> TensorProto<'static> {
     TensorProto {
         name: Some(name.to_string().into()),
@@ -1117,64 +1131,40 @@ fn cases() -> Vec<(&'static str, Case, Setup)> {
         ),
         (
             "input_sequence_without_elem_type",
-            Model(with(|m| {
-                graph(m).input.push(ValueInfoProto {
-                    name: Some("seq".into()),
-                    r#type: Some(TypeProto {
-                        value: Some(TypeValue::SequenceType(Box::default())),
-                        ..TypeProto::default()
-                    }),
-                    ..ValueInfoProto::default()
-                });
-            })),
+            Model(with_input_type(
+                "seq",
+                TypeValue::SequenceType(Box::default()),
+            )),
             None,
         ),
         (
             "input_map_without_value_type",
-            Model(with(|m| {
-                graph(m).input.push(ValueInfoProto {
-                    name: Some("map".into()),
-                    r#type: Some(TypeProto {
-                        value: Some(TypeValue::MapType(Box::new(TypeProtoMap {
-                            key_type_raw: Some(7),
-                            ..TypeProtoMap::default()
-                        }))),
-                        ..TypeProto::default()
-                    }),
-                    ..ValueInfoProto::default()
-                });
-            })),
+            Model(with_input_type(
+                "map",
+                TypeValue::MapType(Box::new(TypeProtoMap {
+                    key_type_raw: Some(7),
+                    ..TypeProtoMap::default()
+                })),
+            )),
             None,
         ),
         (
             "input_opaque_without_name",
-            Model(with(|m| {
-                graph(m).input.push(ValueInfoProto {
-                    name: Some("op".into()),
-                    r#type: Some(TypeProto {
-                        value: Some(TypeValue::OpaqueType(TypeProtoOpaque::default())),
-                        ..TypeProto::default()
-                    }),
-                    ..ValueInfoProto::default()
-                });
-            })),
+            Model(with_input_type(
+                "op",
+                TypeValue::OpaqueType(TypeProtoOpaque::default()),
+            )),
             None,
         ),
         (
             "input_optional_with_elem_type",
-            Model(with(|m| {
-                graph(m).input.push(ValueInfoProto {
-                    name: Some("opt".into()),
-                    r#type: Some(TypeProto {
-                        value: Some(TypeValue::OptionalType(Box::new(TypeProtoOptional {
-                            elem_type: Some(Box::new(TypeProto::tensor(DataType::Float, None))),
-                            ..TypeProtoOptional::default()
-                        }))),
-                        ..TypeProto::default()
-                    }),
-                    ..ValueInfoProto::default()
-                });
-            })),
+            Model(with_input_type(
+                "opt",
+                TypeValue::OptionalType(Box::new(TypeProtoOptional {
+                    elem_type: Some(Box::new(TypeProto::tensor(DataType::Float, None))),
+                    ..TypeProtoOptional::default()
+                })),
+            )),
             None,
         ),
         (
