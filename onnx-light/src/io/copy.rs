@@ -71,6 +71,17 @@ fn ended_early() -> io::Error {
 mod tests {
     use super::*;
 
+    /// A new empty file, open for reading and writing.
+    fn open_new(path: &std::path::Path) -> File {
+        File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .unwrap()
+    }
+
     fn scratch(name: &str) -> std::path::PathBuf {
         let dir =
             std::env::temp_dir().join(format!("onnx-light-copy-{}-{name}", std::process::id()));
@@ -97,21 +108,9 @@ mod tests {
             let dir = scratch(name);
             let (from, to) = ((9u64 << 29) + 3, (17u64 << 28) + 5);
             let marker: Vec<u8> = (0..70_000u32).map(|i| (i % 253) as u8).collect();
-            let src = File::options()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(dir.join("src"))
-                .unwrap();
+            let src = open_new(&dir.join("src"));
             src.write_all_at(&marker, from).unwrap();
-            let dst = File::options()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(dir.join("dst"))
-                .unwrap();
+            let dst = open_new(&dir.join("dst"));
             copy(&src, from, marker.len() as u64, &dst, to).unwrap();
             let mut back = vec![0u8; marker.len()];
             dst.read_exact_at(&mut back, to).unwrap();
@@ -125,13 +124,7 @@ mod tests {
         let data: Vec<u8> = (0..3_000_000u32).map(|i| (i * 31 % 251) as u8).collect();
         std::fs::write(dir.join("src"), &data).unwrap();
         let src = File::open(dir.join("src")).unwrap();
-        let dst = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(dir.join("dst"))
-            .unwrap();
+        let dst = open_new(&dir.join("dst"));
         dst.set_len(2_600_000).unwrap();
         copy(&src, 100, 2_500_000, &dst, 7).unwrap();
         let out = std::fs::read(dir.join("dst")).unwrap();
