@@ -19,9 +19,12 @@ Commands (`{"cmd": ...}`):
      op = save              key, path                onnx.save(parsed, path)
   quit
 
-`--fresh load PATH` times `onnx.load(PATH)` twice in this fresh process (the module
-already imported) and prints {"first", "second"} in seconds: the first load is what a
-process that loads a model once pays, the second what a long-lived one pays.
+`--fresh MODE PATH` times an operation twice in this fresh process (the module already
+imported) and prints {"first", "second"} in seconds: the first call is what a process
+that does it once pays, the second what a long-lived one pays; "faults" counts the
+first call's minor page faults. MODE is `load`
+(`onnx.load(PATH)`), `load_from_string` (PATH read first, off the clock) or `serialize`
+(`SerializeToString` of the model loaded from PATH off the clock).
 
 `--peak MODE PATH` instead measures the peak memory of one operation in a fresh process
 and prints {"baseline_kb", "peak_kb"}: MODE is `load` (onnx.load of PATH, external data
@@ -29,6 +32,7 @@ included) or `load_from_string` (PATH read first, then parsed: the decode alone)
 """
 
 import json
+import resource
 import sys
 import time
 
@@ -68,15 +72,31 @@ def peak(mode, path):
 
 
 def fresh(mode, path):
-    if mode != "load":
+    if mode == "load":
+        def once():
+            return onnx.load(path, load_external_data=True)
+    elif mode == "load_from_string":
+        with open(path, "rb") as f:
+            data = f.read()
+
+        def once():
+            return onnx.load_from_string(data)
+    elif mode == "serialize":
+        model = onnx.load(path)
+
+        def once():
+            return model.SerializeToString()
+    else:
         raise SystemExit("unknown fresh mode " + mode)
-    times = []
+    times, faults = [], []
     for _ in range(2):
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         start = time.perf_counter()
-        model = onnx.load(path, load_external_data=True)
+        result = once()
         times.append(time.perf_counter() - start)
-        del model
-    print(json.dumps({"first": times[0], "second": times[1]}))
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+        del result
+    print(json.dumps({"first": times[0], "second": times[1], "faults": faults[0]}))
 
 
 def timed(op, cmd, store, models):

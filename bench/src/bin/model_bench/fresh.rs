@@ -23,10 +23,22 @@ use crate::harness::{self, fmt_ratio, fmt_time, measure, Op, Results, Row, Sampl
 use crate::harness::{Scorecard, Target};
 use crate::python::PythonEnv;
 
-/// The child's body for `--fresh MODE PATH`: runs the load twice and prints both times
-/// in seconds. Results are dropped after the clock stops.
+/// The child's body for `--fresh MODE PATH`: runs the operation twice and prints both
+/// times in seconds, then the first call's minor page faults. Results are dropped after
+/// the clock stops.
+///
+/// The in-memory modes prepare their input off the clock: `decode1` / `decode` read the
+/// file and time `io::load_from_bytes` on one thread / all cores; `encode` loads the
+/// model and times `io::save_to_vec`.
 pub fn child(mode: &str, path: &Path) {
-    let once = || -> Duration {
+    let bytes = match mode {
+        "decode1" | "decode" => std::fs::read(path).expect("read"),
+        _ => Vec::new(),
+    };
+    let model = (mode == "encode").then(|| io::load(path).expect("load"));
+    let one = ParseOptions::default().num_threads(1);
+    let once = || -> (Duration, u64) {
+        let faults = minor_faults();
         let start = Instant::now();
         let keep: Box<dyn std::any::Any> = match mode {
             "load" => Box::new(io::load(path).expect("load")),
@@ -34,23 +46,46 @@ pub fn child(mode: &str, path: &Path) {
                 io::load_with(path, &ParseOptions::default().no_copy(true)).expect("no-copy"),
             ),
             "read" => Box::new(std::fs::read(path).expect("read")),
+            "decode1" => Box::new(io::load_from_bytes(&bytes, &one).expect("decode")),
+            "decode" => {
+                Box::new(io::load_from_bytes(&bytes, &ParseOptions::default()).expect("decode"))
+            }
+            "encode" => Box::new(
+                io::save_to_vec(model.as_ref().expect("model"), &Default::default())
+                    .expect("encode"),
+            ),
             other => panic!("unknown fresh mode {other}"),
         };
         let t = start.elapsed();
+        let faults = minor_faults() - faults;
         drop(keep);
-        t
+        (t, faults)
     };
-    let first = once();
-    let second = once();
-    println!("{} {}", first.as_secs_f64(), second.as_secs_f64());
+    let (first, faults) = once();
+    let (second, _) = once();
+    println!("{} {} {faults}", first.as_secs_f64(), second.as_secs_f64());
+}
+
+/// This process's minor page faults so far (`/proc/self/stat`, field 10): each is a page
+/// of fresh memory the kernel had to provide.
+fn minor_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("read /proc/self/stat");
+    // The command name (field 2) may hold spaces; the fields after it follow its `)`.
+    let rest = &stat[stat.rfind(')').expect("a stat line") + 2..];
+    rest.split(' ')
+        .nth(7)
+        .and_then(|v| v.parse().ok())
+        .expect("minflt in /proc/self/stat")
 }
 
 /// Per-sample measurements beside the one the harness samples: the whole process's wall
-/// time and the second call's time, by operation key, in round order.
+/// time, the second call's time and the first call's minor page faults, by operation
+/// key, in round order.
 #[derive(Default)]
 struct Extra {
     wall: HashMap<&'static str, Vec<Duration>>,
     second: HashMap<&'static str, Vec<Duration>>,
+    faults: HashMap<&'static str, Vec<u64>>,
 }
 
 /// Runs `cmd` to completion; returns its wall time and its standard output.
@@ -64,7 +99,8 @@ fn run_timed(mut cmd: Command) -> (Duration, String) {
 }
 
 /// A load timed inside a fresh process: `cmd` prints the first and second call's
-/// times. The harness samples the first; `extra` keeps the wall time and the second.
+/// times and the first call's page faults. The harness samples the first; `extra` keeps
+/// the wall time, the second and the faults.
 fn load_op<'a>(
     key: &'static str,
     extra: &'a RefCell<Extra>,
@@ -73,22 +109,25 @@ fn load_op<'a>(
 ) -> Op<'a> {
     Op::timed(key, move |_| {
         let (wall, out) = run_timed(make());
-        let (first, second) = if json {
+        let (first, second, faults) = if json {
             let v: serde_json::Value = serde_json::from_str(out.trim())
                 .unwrap_or_else(|e| panic!("{key}: bad output {out:?}: {e}"));
             (
                 v["first"].as_f64().expect("first"),
                 v["second"].as_f64().expect("second"),
+                v["faults"].as_f64().expect("faults"),
             )
         } else {
             let v: Vec<f64> = out
                 .split_whitespace()
-                .map(|x| x.parse().expect("a time"))
+                .map(|x| x.parse().expect("a number"))
                 .collect();
-            (v[0], v[1])
+            assert_eq!(v.len(), 3, "{key}: bad output {out:?}");
+            (v[0], v[1], v[2])
         };
         let mut e = extra.borrow_mut();
         e.wall.entry(key).or_default().push(wall);
+        e.faults.entry(key).or_default().push(faults as u64);
         e.second
             .entry(key)
             .or_default()
@@ -299,6 +338,32 @@ pub fn section(inp: &FreshInputs<'_>, sampling: Sampling, card: &mut Scorecard) 
         }),
     ];
     if let Some(structure) = inp.structure {
+        let rust_fresh = |mode: &'static str| {
+            let (exe, path) = (exe.clone(), structure.to_path_buf());
+            move || {
+                let mut c = Command::new(&exe);
+                c.arg("--fresh").arg(mode).arg(&path);
+                c
+            }
+        };
+        let py_fresh = |mode: &'static str| {
+            let path = structure.to_path_buf();
+            move || {
+                let mut c = Command::new(python);
+                c.arg(script).arg("--fresh").arg(mode).arg(&path);
+                c
+            }
+        };
+        ops.push(load_op("fs.dec1", &extra, rust_fresh("decode1"), false));
+        ops.push(load_op("fs.dec", &extra, rust_fresh("decode"), false));
+        ops.push(load_op(
+            "fs.dec_onnx",
+            &extra,
+            py_fresh("load_from_string"),
+            true,
+        ));
+        ops.push(load_op("fs.enc", &extra, rust_fresh("encode"), false));
+        ops.push(load_op("fs.enc_onnx", &extra, py_fresh("serialize"), true));
         ops.push(command_op(
             "cli.info_struct",
             cli_cmd(vec!["info".as_ref(), structure.as_os_str()]),
@@ -376,6 +441,47 @@ pub fn section(inp: &FreshInputs<'_>, sampling: Sampling, card: &mut Scorecard) 
             Row::new("`cp`, over an existing OUT", "cli.cp_over").bytes(n),
         ],
     };
+    let s_len = inp
+        .structure
+        .and_then(|p| std::fs::metadata(p).ok())
+        .map_or(0, |m| m.len());
+    let structure = Table {
+        short: "fresh structure-heavy",
+        title: format!(
+            "Decode in a fresh process: structure-heavy model, {:.1} MB",
+            s_len as f64 / 1e6
+        ),
+        intro: "Each sample a new process that prepares its input off the clock (the file \
+            read into memory; for the encodes, the model loaded), then times the call twice, \
+            as above. Ours: `io::load_from_bytes` on one thread and on all cores, \
+            `io::save_to_vec` of the loaded model; onnx (upb): `onnx.load_from_string` and \
+            `SerializeToString` of the model `onnx.load` gave. \"page faults\": minor faults \
+            during the first call, each a 4 KiB page of fresh memory (a huge page counts \
+            once)."
+            .into(),
+        peers: vec![("fs.dec_onnx", "onnx")],
+        rows: vec![
+            Row::new("ours: decode, 1 thread", "fs.dec1")
+                .bytes(s_len)
+                .target(Target::Faster("fs.dec_onnx", 1.2)),
+            Row::new("ours: decode, all cores (default)", "fs.dec")
+                .bytes(s_len)
+                .target(Target::Faster("fs.dec_onnx", 1.0)),
+            Row::new("onnx: `load_from_string`", "fs.dec_onnx").bytes(s_len),
+        ],
+    };
+    let structure_enc = Table {
+        short: "fresh structure-heavy encode",
+        title: "Encode in a fresh process: structure-heavy model".into(),
+        intro: "As above; the model is loaded off the clock.".into(),
+        peers: vec![("fs.enc_onnx", "onnx")],
+        rows: vec![
+            Row::new("ours: encode (`save_to_vec`)", "fs.enc")
+                .bytes(s_len)
+                .target(Target::Faster("fs.enc_onnx", 1.0)),
+            Row::new("onnx: `SerializeToString`", "fs.enc_onnx").bytes(s_len),
+        ],
+    };
     let ratio = |peer: &str, key: &str| -> String {
         match (results.median(peer), results.median(key)) {
             (Some(p), Some(t)) => format!("onnx ÷ this: {}", fmt_ratio(p / t)),
@@ -410,6 +516,10 @@ pub fn section(inp: &FreshInputs<'_>, sampling: Sampling, card: &mut Scorecard) 
         ],
     };
     let mut s = render_loads(&loads, &results, &extra, card);
+    if inp.structure.is_some() {
+        s.push_str(&render_loads(&structure, &results, &extra, card));
+        s.push_str(&render_loads(&structure_enc, &results, &extra, card));
+    }
     s.push_str(&harness::render(&convert, &results, card));
     s.push_str(&harness::render(&commands, &results, card));
     s
@@ -424,12 +534,15 @@ fn median(v: Option<&Vec<Duration>>) -> Option<f64> {
     Some(v[v.len() / 2].as_secs_f64())
 }
 
-/// The load table: the harness's columns plus the whole process and the second call.
+/// The load table: the harness's columns plus the whole process, the second call and the
+/// first call's page faults (median).
 fn render_loads(table: &Table, results: &Results, extra: &Extra, card: &mut Scorecard) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "### {}\n\n{}\n", table.title, table.intro);
-    let mut header = String::from("| operation | fresh: median | min – max | process | 2nd call |");
-    let mut rule = String::from("|---|--:|--:|--:|--:|");
+    let mut header = String::from(
+        "| operation | fresh: median | min – max | process | 2nd call | page faults |",
+    );
+    let mut rule = String::from("|---|--:|--:|--:|--:|--:|");
     for (_, label) in &table.peers {
         let _ = write!(header, " {label} ÷ this |");
         rule.push_str("--:|");
@@ -441,9 +554,14 @@ fn render_loads(table: &Table, results: &Results, extra: &Extra, card: &mut Scor
         };
         let med = stats.median.as_secs_f64();
         let cell = |v: Option<f64>| v.map(fmt_time).unwrap_or_default();
+        let faults = extra.faults.get(row.key).map_or(String::new(), |v| {
+            let mut v = v.clone();
+            v.sort_unstable();
+            v.get(v.len() / 2).map_or(String::new(), u64::to_string)
+        });
         let _ = write!(
             s,
-            "| {} | {} | {} – {} | {} | {} |",
+            "| {} | {} | {} – {} | {} | {} | {faults} |",
             row.label,
             fmt_time(med),
             fmt_time(stats.min.as_secs_f64()),
