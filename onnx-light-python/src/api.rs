@@ -29,31 +29,54 @@ fn threads(n: i64) -> usize {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn parse_options(
-    load_external_data: bool,
-    no_copy: bool,
-    num_threads: i64,
-    skip_raw_data: bool,
-    raw_data_threshold: usize,
-    alignment: usize,
-    location: Option<String>,
-    base_dir: Option<PathBuf>,
-) -> ParseOptions {
-    let mut o = ParseOptions::default()
-        .load_external_data(load_external_data)
-        .no_copy(no_copy)
-        .structure_only(skip_raw_data)
-        .num_threads(threads(num_threads))
-        .raw_data_threshold(raw_data_threshold)
-        .alignment(alignment);
-    if let Some(loc) = location {
-        o = o.external_data_location(loc);
+/// The Python option dataclasses, read attribute by attribute; named as in Python, so
+/// that an argument of the wrong type is reported as, say, `ParseOptions.num_threads`.
+mod dataclass {
+    use pyo3::prelude::*;
+
+    /// `onnx_light.onnx.ParseOptions`.
+    #[derive(FromPyObject)]
+    pub struct ParseOptions {
+        pub load_external_data: bool,
+        pub no_copy: bool,
+        pub num_threads: i64,
+        pub skip_raw_data: bool,
+        pub raw_data_threshold: usize,
+        pub alignment: usize,
+        pub location: Option<String>,
     }
-    if let Some(dir) = base_dir {
-        o = o.external_data_dir(dir);
+
+    /// `onnx_light.onnx.SerializeOptions` (its `save_as_external_data` and `location`
+    /// arrive as one `external_location` argument).
+    #[derive(FromPyObject)]
+    pub struct SerializeOptions {
+        pub all_tensors_to_one_file: bool,
+        pub size_threshold: usize,
+        pub convert_attribute: bool,
+        pub max_external_file_size: u64,
+        pub alignment: usize,
+        pub num_threads: i64,
+        pub sync: bool,
     }
-    o
+}
+
+impl dataclass::ParseOptions {
+    fn parse_options(self, base_dir: Option<PathBuf>) -> ParseOptions {
+        let mut o = ParseOptions::default()
+            .load_external_data(self.load_external_data)
+            .no_copy(self.no_copy)
+            .structure_only(self.skip_raw_data)
+            .num_threads(threads(self.num_threads))
+            .raw_data_threshold(self.raw_data_threshold)
+            .alignment(self.alignment);
+        if let Some(loc) = self.location {
+            o = o.external_data_location(loc);
+        }
+        if let Some(dir) = base_dir {
+            o = o.external_data_dir(dir);
+        }
+        o
+    }
 }
 
 fn model_object(py: Python<'_>, model: Model) -> PyResult<Py<PyAny>> {
@@ -85,30 +108,12 @@ fn with_model<R: Send>(
 }
 
 #[pyfunction]
-#[pyo3(signature = (path, load_external_data, no_copy, num_threads, skip_raw_data, raw_data_threshold, alignment, location, base_dir))]
-#[allow(clippy::too_many_arguments)]
 pub fn load_path(
     py: Python<'_>,
     path: PathBuf,
-    load_external_data: bool,
-    no_copy: bool,
-    num_threads: i64,
-    skip_raw_data: bool,
-    raw_data_threshold: usize,
-    alignment: usize,
-    location: Option<String>,
-    base_dir: Option<PathBuf>,
+    options: dataclass::ParseOptions,
 ) -> PyResult<Py<PyAny>> {
-    let o = parse_options(
-        load_external_data,
-        no_copy,
-        num_threads,
-        skip_raw_data,
-        raw_data_threshold,
-        alignment,
-        location,
-        base_dir,
-    );
+    let o = options.parse_options(None);
     let model = py.detach(|| io::load_with(&path, &o)).map_err(to_py_err)?;
     model_object(py, model)
 }
@@ -124,31 +129,23 @@ impl SharedOwner for PythonBytes {
 }
 
 #[pyfunction]
-#[pyo3(signature = (data, load_external_data, no_copy, num_threads, raw_data_threshold, alignment, location, base_dir))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (data, options, base_dir))]
 pub fn load_bytes(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    load_external_data: bool,
-    no_copy: bool,
-    num_threads: i64,
-    raw_data_threshold: usize,
-    alignment: usize,
-    location: Option<String>,
+    options: dataclass::ParseOptions,
     base_dir: Option<PathBuf>,
 ) -> PyResult<Py<PyAny>> {
-    // Without a base directory there is nowhere to resolve external files from.
-    let external = load_external_data && base_dir.is_some();
-    let o = parse_options(
-        external,
-        false,
-        num_threads,
-        false,
-        raw_data_threshold,
-        alignment,
-        location,
-        base_dir,
-    );
+    let no_copy = options.no_copy;
+    // Without a base directory there is nowhere to resolve external files from; a
+    // no-copy load from bytes shares the object itself, not a map.
+    let options = dataclass::ParseOptions {
+        load_external_data: options.load_external_data && base_dir.is_some(),
+        no_copy: false,
+        skip_raw_data: false,
+        ..options
+    };
+    let o = options.parse_options(base_dir);
     let model = if no_copy {
         // Large payloads become slices of the `bytes` object itself, which the model
         // keeps alive.
@@ -165,32 +162,24 @@ pub fn load_bytes(
 }
 
 #[pyfunction]
-#[pyo3(signature = (model, path, external_location, all_tensors_to_one_file, size_threshold, convert_attribute, max_external_file_size, alignment, num_threads, sync))]
-#[allow(clippy::too_many_arguments)]
 pub fn save_path(
     py: Python<'_>,
     model: &Bound<'_, PyAny>,
     path: PathBuf,
+    options: dataclass::SerializeOptions,
     external_location: Option<String>,
-    all_tensors_to_one_file: bool,
-    size_threshold: usize,
-    convert_attribute: bool,
-    max_external_file_size: u64,
-    alignment: usize,
-    num_threads: i64,
-    sync: bool,
 ) -> PyResult<()> {
     let mut o = SerializeOptions::default()
-        .num_threads(threads(num_threads))
-        .sync(sync);
+        .num_threads(threads(options.num_threads))
+        .sync(options.sync);
     if let Some(location) = external_location {
         let mut e = ExternalDataOptions::new(location)
-            .size_threshold(size_threshold)
-            .alignment(alignment.max(1))
-            .one_file_per_tensor(!all_tensors_to_one_file)
-            .convert_attributes(convert_attribute);
-        if max_external_file_size > 0 {
-            e = e.max_file_size(max_external_file_size);
+            .size_threshold(options.size_threshold)
+            .alignment(options.alignment.max(1))
+            .one_file_per_tensor(!options.all_tensors_to_one_file)
+            .convert_attributes(options.convert_attribute);
+        if options.max_external_file_size > 0 {
+            e = e.max_file_size(options.max_external_file_size);
         }
         o = o.external_data(e);
     }

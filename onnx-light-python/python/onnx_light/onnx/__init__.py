@@ -221,27 +221,8 @@ def load_model(
             base_dir = os.path.dirname(os.path.abspath(name))
         if o.skip_raw_data:
             raise ValueError("skip_raw_data applies to files: bytes hold their payloads already")
-        return _native.load_bytes(
-            data,
-            o.load_external_data,
-            o.no_copy,
-            o.num_threads,
-            o.raw_data_threshold,
-            o.alignment,
-            o.location,
-            base_dir,
-        )
-    return _native.load_path(
-        path,
-        o.load_external_data,
-        o.no_copy,
-        o.num_threads,
-        o.skip_raw_data,
-        o.raw_data_threshold,
-        o.alignment,
-        o.location,
-        None,
-    )
+        return _native.load_bytes(data, o, base_dir)
+    return _native.load_path(path, o)
 
 
 load = load_model
@@ -258,9 +239,13 @@ def load_model_from_string(
     """Decodes a serialized model (external data is not loaded: there is no directory
     to resolve it from)."""
     _check_format(format)
-    return _native.load_bytes(
-        bytes(s), False, False, num_threads, raw_data_threshold, alignment, None, None
+    o = ParseOptions(
+        load_external_data=False,
+        num_threads=num_threads,
+        raw_data_threshold=raw_data_threshold,
+        alignment=alignment,
     )
+    return _native.load_bytes(bytes(s), o, None)
 
 
 load_from_string = load_model_from_string
@@ -367,18 +352,7 @@ def save_model(
     external = None
     if o.save_as_external_data:
         external = o.location or os.path.basename(path) + ".data"
-    _native.save_path(
-        model,
-        path,
-        external,
-        o.all_tensors_to_one_file,
-        o.size_threshold,
-        o.convert_attribute,
-        o.max_external_file_size,
-        o.alignment,
-        o.num_threads,
-        o.sync,
-    )
+    _native.save_path(model, path, o, external)
 
 
 save = save_model
