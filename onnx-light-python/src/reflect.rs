@@ -4,6 +4,8 @@
 //! here. Nothing here knows about views or roots; it only maps names to struct fields.
 
 use std::any::Any;
+use std::borrow::BorrowMut;
+use std::marker::PhantomData;
 
 use onnx_light::onnx::*;
 use onnx_light::{Bytes, DecodeOwned, EnumValue, Message, ProtoEnum, Str};
@@ -401,10 +403,11 @@ pub trait Named: Reflect + Default + Clone {
     const NAME: &'static str;
 }
 
-/// An `Option<M>` message field.
-struct OptMsg<'m, M>(&'m mut Option<M>);
+/// An `Option<M>` message field, or an `Option<Box<M>>` one (the recursive fields):
+/// `H` is how the field holds its message.
+struct OptMsg<'m, H, M>(&'m mut Option<H>, PhantomData<M>);
 
-impl<'m, M: Named> MessageCell<'m> for OptMsg<'m, M> {
+impl<'m, H: BorrowMut<M> + Default, M: Named> MessageCell<'m> for OptMsg<'m, H, M> {
     fn has(&mut self) -> bool {
         self.0.is_some()
     }
@@ -415,33 +418,12 @@ impl<'m, M: Named> MessageCell<'m> for OptMsg<'m, M> {
         M::NAME
     }
     fn into_mut(self: Box<Self>, create: bool) -> Option<&'m mut dyn Reflect> {
-        if create {
-            Some(self.0.get_or_insert_with(M::default))
+        let held = if create {
+            Some(self.0.get_or_insert_with(H::default))
         } else {
-            self.0.as_mut().map(|m| m as &mut dyn Reflect)
-        }
-    }
-}
-
-/// An `Option<Box<M>>` (recursive) message field.
-struct OptBoxMsg<'m, M>(&'m mut Option<Box<M>>);
-
-impl<'m, M: Named> MessageCell<'m> for OptBoxMsg<'m, M> {
-    fn has(&mut self) -> bool {
-        self.0.is_some()
-    }
-    fn clear(&mut self) {
-        *self.0 = None;
-    }
-    fn elem_name(&self) -> &'static str {
-        M::NAME
-    }
-    fn into_mut(self: Box<Self>, create: bool) -> Option<&'m mut dyn Reflect> {
-        if create {
-            Some(&mut **self.0.get_or_insert_with(Box::default))
-        } else {
-            self.0.as_mut().map(|m| &mut **m as &mut dyn Reflect)
-        }
+            self.0.as_mut()
+        };
+        held.map(|h| h.borrow_mut() as &mut dyn Reflect)
     }
 }
 
@@ -520,10 +502,10 @@ fn rep<'m, T: PyScalar + 'm>(f: &'m mut Vec<T>) -> Slot<'m> {
     Slot::Repeated(Box::new(Rep(f)))
 }
 fn msg<'m, M: Named>(f: &'m mut Option<M>) -> Slot<'m> {
-    Slot::Message(Box::new(OptMsg(f)))
+    Slot::Message(Box::new(OptMsg::<M, M>(f, PhantomData)))
 }
 fn bmsg<'m, M: Named>(f: &'m mut Option<Box<M>>) -> Slot<'m> {
-    Slot::Message(Box::new(OptBoxMsg(f)))
+    Slot::Message(Box::new(OptMsg::<Box<M>, M>(f, PhantomData)))
 }
 fn rmsg<'m, M: Named>(f: &'m mut Vec<M>) -> Slot<'m> {
     Slot::RepeatedMessage(Box::new(RepMsg(f)))
