@@ -367,11 +367,17 @@ def make_tensor_type_proto(
     shape_denotation: Optional[list[str]] = None,
 ) -> Any:
     """A ``TypeProto`` of a tensor type."""
+    return _shaped_type("tensor_type", elem_type, shape, shape_denotation)
+
+
+def _shaped_type(which: str, elem_type: int, shape: Any, shape_denotation: Any) -> Any:
+    """A ``TypeProto`` whose ``which`` (a tensor or sparse tensor type) has this element
+    type and, unless ``shape`` is None, this shape."""
     type_proto = TypeProto()
-    tensor_type = type_proto.tensor_type
-    tensor_type.elem_type = elem_type
+    typed = getattr(type_proto, which)
+    typed.elem_type = elem_type
     if shape is not None:
-        _shape_into(tensor_type.shape, shape, shape_denotation)
+        _shape_into(typed.shape, shape, shape_denotation)
     return type_proto
 
 
@@ -383,12 +389,7 @@ def make_tensor_value_info(
     shape_denotation: Optional[list[str]] = None,
 ) -> Any:
     """A ``ValueInfoProto`` of a tensor."""
-    value_info = ValueInfoProto()
-    value_info.name = name
-    if doc_string:
-        value_info.doc_string = doc_string
-    value_info.type.CopyFrom(make_tensor_type_proto(elem_type, shape, shape_denotation))
-    return value_info
+    return make_value_info(name, make_tensor_type_proto(elem_type, shape, shape_denotation), doc_string)
 
 
 def make_value_info(name: str, type_proto: Any, doc_string: str = "") -> Any:
@@ -439,12 +440,7 @@ def make_sparse_tensor_type_proto(
     shape_denotation: Optional[list[str]] = None,
 ) -> Any:
     """A ``TypeProto`` of a sparse tensor type."""
-    type_proto = TypeProto()
-    sparse = type_proto.sparse_tensor_type
-    sparse.elem_type = elem_type
-    if shape is not None:
-        _shape_into(sparse.shape, shape, shape_denotation)
-    return type_proto
+    return _shaped_type("sparse_tensor_type", elem_type, shape, shape_denotation)
 
 
 def make_sequence_type_proto(inner_type_proto: Any) -> Any:
