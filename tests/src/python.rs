@@ -118,18 +118,7 @@ fn ensure_venv() -> PathBuf {
                 .args(["-m", "venv", "--clear"])
                 .arg(&venv),
         );
-        run_command(
-            Command::new(&python)
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--disable-pip-version-check",
-                    "-q",
-                    "-r",
-                ])
-                .arg(&requirements_path),
-        );
+        run_command(pip(&python, "install").arg("-r").arg(&requirements_path));
         // Written last: its presence means the environment is complete.
         let tmp = venv.join(format!("{MARKER}.tmp"));
         fs::write(&tmp, &requirements)
@@ -138,6 +127,14 @@ fn ensure_venv() -> PathBuf {
     }
     drop(lock); // releases the lock
     python
+}
+
+/// `python -m pip SUBCOMMAND`, quiet and without the version check; the caller adds
+/// the arguments.
+pub fn pip(python: &Path, subcommand: &str) -> Command {
+    let mut cmd = Command::new(python);
+    cmd.args(["-m", "pip", subcommand, "--disable-pip-version-check", "-q"]);
+    cmd
 }
 
 /// Opens (creating it) and exclusively locks `path`, which serializes the test binaries

@@ -9,7 +9,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use onnx_light_tests::python::{python, run_command, workspace_root};
+use onnx_light_tests::python::{pip, python, run_command, workspace_root};
 
 fn only_wheel(dir: &Path) -> std::path::PathBuf {
     let wheels: Vec<_> = fs::read_dir(dir)
@@ -57,16 +57,8 @@ fn python_package_passes_its_pytest_suite() {
     );
 
     run_command(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--disable-pip-version-check",
-                "-q",
-                "--no-deps",
-                "--target",
-            ])
+        pip(&python, "install")
+            .args(["--no-deps", "--target"])
             .arg(&site)
             .arg(only_wheel(&wheels)),
     );

@@ -3,11 +3,10 @@
 
 use std::fs;
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 
 use onnx_light_tests::python::{
-    lock_file, python, python_dir, run_command, run_python, workspace_root,
+    lock_file, pip, python, python_dir, run_command, run_python, workspace_root,
 };
 
 /// The `onnx` release whose corpus is tested.
@@ -58,8 +57,7 @@ fn fetch_corpus() -> PathBuf {
         Some(w) => w,
         None => {
             run_command(
-                Command::new(python())
-                    .args(["-m", "pip", "download", "--disable-pip-version-check", "-q"])
+                pip(&python(), "download")
                     .arg(format!("onnx=={ONNX_VERSION}"))
                     .args(["--no-deps", "--only-binary=:all:"])
                     .args(["--python-version", "3.11", "--implementation", "cp"])
