@@ -525,13 +525,11 @@ pub fn section(inp: &FreshInputs<'_>, sampling: Sampling, card: &mut Scorecard) 
     s
 }
 
-fn median(v: Option<&Vec<Duration>>) -> Option<f64> {
+/// The median of one row's per-sample values (None where there are none).
+fn median<T: Ord + Copy>(v: Option<&Vec<T>>) -> Option<T> {
     let mut v = v?.clone();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort();
-    Some(v[v.len() / 2].as_secs_f64())
+    v.sort_unstable();
+    v.get(v.len() / 2).copied()
 }
 
 /// The load table: the harness's columns plus the whole process, the second call and the
@@ -553,12 +551,8 @@ fn render_loads(table: &Table, results: &Results, extra: &Extra, card: &mut Scor
             continue;
         };
         let med = stats.median.as_secs_f64();
-        let cell = |v: Option<f64>| v.map(fmt_time).unwrap_or_default();
-        let faults = extra.faults.get(row.key).map_or(String::new(), |v| {
-            let mut v = v.clone();
-            v.sort_unstable();
-            v.get(v.len() / 2).map_or(String::new(), u64::to_string)
-        });
+        let cell = |v: Option<Duration>| v.map(|d| fmt_time(d.as_secs_f64())).unwrap_or_default();
+        let faults = median(extra.faults.get(row.key)).map_or(String::new(), |n| n.to_string());
         let _ = write!(
             s,
             "| {} | {} | {} – {} | {} | {} | {faults} |",
