@@ -39,9 +39,19 @@ fn main() {
         stream_child(Path::new(&args[2]), &args[3]);
         return;
     }
-    let mib: usize = args
-        .get(1)
-        .map_or(1024, |s| s.parse().expect("size in MiB"));
+    let usage = "usage: crypto-bench [SIZE_MIB]   (the model's size, default 1024)";
+    if matches!(args.get(1).map(String::as_str), Some("-h" | "--help")) {
+        println!("{usage}");
+        return;
+    }
+    let mib: usize = match args.get(1).map(|s| s.parse::<usize>()) {
+        None => 1024,
+        Some(Ok(n)) if n > 0 && args.len() == 2 => n,
+        _ => {
+            eprintln!("{usage}");
+            std::process::exit(2);
+        }
+    };
     let model = generate_model(mib << 20);
     let plaintext = io::save_to_vec(&model, &SerializeOptions::default()).unwrap();
     let len = plaintext.len();

@@ -157,6 +157,11 @@ impl Config {
     }
 }
 
+/// The sections `--only` may name.
+const SECTIONS: [&str; 8] = [
+    "mem", "struct", "file", "save", "ext", "rss", "check", "fresh",
+];
+
 fn parse_args() -> Config {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--profile") {
@@ -191,17 +196,25 @@ fn parse_args() -> Config {
                 rounds = Some(it.next().and_then(|n| n.parse().ok()).expect("--rounds N"))
             }
             "--only" => {
-                only = Some(
-                    it.next()
-                        .expect("--only SECTIONS")
-                        .split(',')
-                        .map(str::to_string)
-                        .collect(),
-                )
+                let list: Vec<String> = it
+                    .next()
+                    .expect("--only SECTIONS")
+                    .split(',')
+                    .map(str::to_string)
+                    .collect();
+                if let Some(bad) = list.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
+                    eprintln!(
+                        "model-bench: unknown section {bad:?} in --only; the sections are {}",
+                        SECTIONS.join(",")
+                    );
+                    std::process::exit(2);
+                }
+                only = Some(list)
             }
             "-h" | "--help" => {
                 println!(
-                    "model-bench [--quick] [--rounds N] [--keep] [--only mem,struct,file,save,ext,rss,check,fresh]"
+                    "model-bench [--quick] [--rounds N] [--keep] [--only {}]",
+                    SECTIONS.join(",")
                 );
                 std::process::exit(0);
             }

@@ -81,13 +81,21 @@ fn corpus_files() -> Vec<PathBuf> {
 
 fn main() {
     let mut runs = 5usize;
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if let Some(i) = args.iter().position(|a| a == "--runs") {
-        runs = args
-            .get(i + 1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(runs)
-            .max(1);
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match (a.as_str(), args.next().map(|n| n.parse::<usize>())) {
+            ("--runs", Some(Ok(n))) if n > 0 => runs = n,
+            ("-h" | "--help", None) => {
+                println!("text-bench [--runs N]   (N ≥ 1 runs per row, default 5)");
+                return;
+            }
+            _ => {
+                eprintln!(
+                    "text-bench: unexpected argument {a:?}; usage: text-bench [--runs N] (N ≥ 1)"
+                );
+                std::process::exit(2);
+            }
+        }
     }
     let dir = workspace_root().join("target/bench-data/text");
     fs::create_dir_all(&dir).expect("create target/bench-data/text");
