@@ -102,6 +102,34 @@ const INLINE_CAP: usize = 15;
 /// The length bits of the tail word.
 const LEN_MASK: u64 = (1 << 56) - 1;
 
+/// Text of at most [`INLINE_CAP`] bytes as two little-endian words, bytes 0..8 and
+/// 8..16, zero past its end. Built from at most two overlapping loads per word, not a
+/// copy of variable length: a copy-mode decode stores a million such names, and a
+/// call to `memcpy` for each costs more than the loads.
+#[inline]
+fn inline_words(t: &[u8]) -> (u64, u64) {
+    let n = t.len();
+    debug_assert!(n <= INLINE_CAP);
+    let word8 = |s: &[u8]| u64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]);
+    let word4 = |s: &[u8]| u64::from(u32::from_le_bytes([s[0], s[1], s[2], s[3]]));
+    if n >= 8 {
+        // The last 8 bytes, shifted down so that byte 8 lands at the bottom (nothing is
+        // left when there are exactly 8).
+        let last = word8(&t[n - 8..]);
+        let hi = last.checked_shr(8 * (16 - n) as u32).unwrap_or(0);
+        (word8(t), hi)
+    } else if n >= 4 {
+        // The first and the last 4 bytes; where they overlap they hold the same bytes.
+        (word4(t) | word4(&t[n - 4..]) << (8 * (n - 4)), 0)
+    } else if n > 0 {
+        // Bytes 0, n / 2 and n - 1 cover lengths 1 to 3.
+        let b = |i: usize| u64::from(t[i]) << (8 * i);
+        (b(0) | b(n / 2) | b(n - 1), 0)
+    } else {
+        (0, 0)
+    }
+}
+
 impl Raw {
     /// Bytes 8..16 (the length and the tag in a pointer state) as one little-endian
     /// word: the tag is its top byte.
@@ -153,12 +181,11 @@ impl Raw {
         if t.len() > INLINE_CAP {
             return None;
         }
-        let mut all = [0u8; 16];
-        all[..t.len()].copy_from_slice(t);
-        let [a0, a1, a2, a3, a4, a5, a6, a7, m0, m1, m2, m3, m4, m5, m6, _] = all;
+        let (lo, hi) = inline_words(t);
+        let [m0, m1, m2, m3, m4, m5, m6, _] = hi.to_le_bytes();
         Some(Raw {
             head: Head {
-                bytes: [a0, a1, a2, a3, a4, a5, a6, a7],
+                bytes: lo.to_le_bytes(),
             },
             mid: [m0, m1, m2, m3, m4, m5, m6],
             tag: INLINE_TAGS[t.len()],
@@ -657,6 +684,32 @@ mod tests {
             Str(Str<'a>),
         }
         assert_eq!(size_of::<Option<IntOrStr<'_>>>(), 16);
+    }
+
+    fn hash_of(s: &Str<'_>) -> u64 {
+        // Fixed keys: equal values hash alike across calls.
+        let mut h = std::hash::DefaultHasher::new();
+        s.hash(&mut h);
+        h.finish()
+    }
+
+    #[test]
+    fn inline_text_of_every_length_reads_back_and_ignores_what_follows_it() {
+        // Two buffers that agree on each prefix and differ after it.
+        let a = "0123456789abcdefXYZ";
+        let b = "0123456789abcdef!!!";
+        for n in 0..=Str::INLINE_CAPACITY {
+            let (x, y) = (Str::copied(&a[..n]), Str::copied(&b[..n]));
+            assert!(x.is_inline(), "length {n}");
+            assert_eq!(x.as_str(), &a[..n], "length {n}");
+            assert_eq!(x, y, "length {n}");
+            assert_eq!(hash_of(&x), hash_of(&y), "length {n}");
+        }
+        // Each byte position distinct, so that a byte taken from the wrong place shows.
+        let distinct: String = (1u8..=15).map(|b| char::from(b'@' + b)).collect();
+        for n in 0..=15 {
+            assert_eq!(Str::copied(&distinct[..n]).as_str(), &distinct[..n]);
+        }
     }
 
     #[test]
