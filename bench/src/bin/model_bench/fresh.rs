@@ -593,16 +593,17 @@ fn median<T: Ord + Copy>(v: Option<&Vec<T>>) -> Option<T> {
 /// first call's page faults (median).
 fn render_loads(table: &Table, results: &Results, extra: &Extra, card: &mut Scorecard) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "### {}\n\n{}\n", table.title, table.intro);
-    let mut header = String::from(
-        "| operation | fresh: median | min – max | process | 2nd call | page faults |",
+    harness::write_heading(
+        &mut s,
+        table,
+        &[
+            "fresh: median",
+            "min – max",
+            "process",
+            "2nd call",
+            "page faults",
+        ],
     );
-    let mut rule = String::from("|---|--:|--:|--:|--:|--:|");
-    for (_, label) in &table.peers {
-        let _ = write!(header, " {label} ÷ this |");
-        rule.push_str("--:|");
-    }
-    let _ = writeln!(s, "{header} target |\n{rule}---|");
     for row in &table.rows {
         let Some(stats) = results.get(row.key) else {
             continue;

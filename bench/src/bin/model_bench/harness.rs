@@ -344,22 +344,30 @@ fn per_round(r: Option<(f64, f64, f64)>) -> String {
     .unwrap_or_default()
 }
 
-/// Renders a timing table as markdown; records its targets in `card`.
-pub fn render(table: &Table, results: &Results, card: &mut Scorecard) -> String {
-    let mut s = String::new();
+/// A table's title, intro and header: `operation`, then `columns` (right-aligned), one
+/// ratio column per peer, and `target`.
+pub fn write_heading(s: &mut String, table: &Table, columns: &[&str]) {
     let _ = writeln!(s, "### {}\n", table.title);
     if !table.intro.is_empty() {
         let _ = writeln!(s, "{}\n", table.intro);
     }
-    let mut header = String::from("| operation | median | min – max | throughput |");
-    let mut rule = String::from("|---|--:|--:|--:|");
-    for (_, label) in &table.peers {
-        let _ = write!(header, " {label} ÷ this |");
+    let mut header = String::from("| operation |");
+    let mut rule = String::from("|---|");
+    let peers = table
+        .peers
+        .iter()
+        .map(|(_, label)| format!("{label} ÷ this"));
+    for column in columns.iter().map(|c| c.to_string()).chain(peers) {
+        let _ = write!(header, " {column} |");
         rule.push_str("--:|");
     }
-    header.push_str(" target |");
-    rule.push_str("---|");
-    let _ = writeln!(s, "{header}\n{rule}");
+    let _ = writeln!(s, "{header} target |\n{rule}---|");
+}
+
+/// Renders a timing table as markdown; records its targets in `card`.
+pub fn render(table: &Table, results: &Results, card: &mut Scorecard) -> String {
+    let mut s = String::new();
+    write_heading(&mut s, table, &["median", "min – max", "throughput"]);
     for row in &table.rows {
         let Some(stats) = results.get(row.key) else {
             continue;
