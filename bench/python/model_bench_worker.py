@@ -74,16 +74,16 @@ def peak(mode, path):
     print(json.dumps({"baseline_kb": baseline, "peak_kb": hwm}))
 
 
+# As `PREWARM_BYTES` in model-bench's fresh.rs.
+PREWARM_BYTES = 512 << 20
+
+
 def prewarm_heap():
     # Under GLIBC_TUNABLES mmap/trim thresholds of 4 GiB (set by model-bench), this block
     # comes from glibc's main heap and stays there when freed: the timed call's
     # allocations, upb's arena blocks among them, find their pages already provided.
     block = b"\x01" * PREWARM_BYTES
     del block
-
-
-# As `PREWARM_BYTES` in model-bench's fresh.rs.
-PREWARM_BYTES = 512 << 20
 
 
 def fresh(mode, path):

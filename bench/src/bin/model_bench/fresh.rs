@@ -75,8 +75,8 @@ pub fn child(mode: &str, path: &Path) {
     println!("{} {} {faults}", first.as_secs_f64(), second.as_secs_f64());
 }
 
-/// Heap faulted in before a `-prewarmed` call: more than the structure-heavy model's
-/// decode takes in either decoder (about 170 MB ours, 180 MB upb's).
+/// Heap faulted in before a `-prewarmed` call: several times what either decoder
+/// allocates for the structure-heavy model, with room for the input read first.
 pub const PREWARM_BYTES: usize = 512 << 20;
 
 /// The allocator settings a `-prewarmed` child runs under: glibc serves every block from
