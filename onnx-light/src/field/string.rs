@@ -102,16 +102,27 @@ const INLINE_CAP: usize = 15;
 /// The length bits of the tail word.
 const LEN_MASK: u64 = (1 << 56) - 1;
 
+/// The first 8 bytes of `s` as a little-endian word.
+#[inline]
+fn word8(s: &[u8]) -> u64 {
+    u64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]])
+}
+
+/// The first 4 bytes of `s` as a little-endian word.
+#[inline]
+fn word4(s: &[u8]) -> u32 {
+    u32::from_le_bytes([s[0], s[1], s[2], s[3]])
+}
+
 /// Text of at most [`INLINE_CAP`] bytes as two little-endian words, bytes 0..8 and
 /// 8..16, zero past its end. Built from at most two overlapping loads per word, not a
-/// copy of variable length: a copy-mode decode stores a million such names, and a
-/// call to `memcpy` for each costs more than the loads.
+/// copy of variable length: a copy-mode decode stores one per name, op type and input,
+/// and a call to `memcpy` for each costs more than the loads.
 #[inline]
 fn inline_words(t: &[u8]) -> (u64, u64) {
     let n = t.len();
     debug_assert!(n <= INLINE_CAP);
-    let word8 = |s: &[u8]| u64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]);
-    let word4 = |s: &[u8]| u64::from(u32::from_le_bytes([s[0], s[1], s[2], s[3]]));
+    let word4 = |s: &[u8]| u64::from(word4(s));
     if n >= 8 {
         // The last 8 bytes, shifted down so that byte 8 lands at the bottom (nothing is
         // left when there are exactly 8).
@@ -276,8 +287,6 @@ pub(crate) fn from_utf8(bytes: &[u8]) -> Result<&str, std::str::Utf8Error> {
 fn is_short_ascii(b: &[u8]) -> bool {
     const HIGH8: u64 = 0x8080_8080_8080_8080;
     const HIGH4: u32 = 0x8080_8080;
-    let word8 = |s: &[u8]| u64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]);
-    let word4 = |s: &[u8]| u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
     let n = b.len();
     if n > 64 {
         false
