@@ -103,13 +103,13 @@ const INLINE_CAP: usize = 15;
 const LEN_MASK: u64 = (1 << 56) - 1;
 
 /// The first 8 bytes of `s` as a little-endian word.
-#[inline]
+#[inline(always)]
 fn word8(s: &[u8]) -> u64 {
     u64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]])
 }
 
 /// The first 4 bytes of `s` as a little-endian word.
-#[inline]
+#[inline(always)]
 fn word4(s: &[u8]) -> u32 {
     u32::from_le_bytes([s[0], s[1], s[2], s[3]])
 }
