@@ -74,8 +74,8 @@ enum Command {
     Convert {
         input: PathBuf,
         output: PathBuf,
-        /// Write tensors to this external data file next to OUTPUT.
-        #[arg(long, value_name = "NAME", conflicts_with = "inline")]
+        /// Write tensors to this external data file next to OUTPUT (a file name).
+        #[arg(long, value_name = "NAME", conflicts_with = "inline", value_parser = data_file_name)]
         external_data: Option<String>,
         /// Tensors at least this large go external (default 1024; suffixes like 4k).
         #[arg(long, value_name = "BYTES", value_parser = size::parse)]
@@ -141,8 +141,8 @@ enum Command {
     Decrypt {
         input: PathBuf,
         output: PathBuf,
-        /// Write the tensors to this external data file next to OUTPUT.
-        #[arg(long, value_name = "NAME")]
+        /// Write the tensors to this external data file next to OUTPUT (a file name).
+        #[arg(long, value_name = "NAME", value_parser = data_file_name)]
         external_data: Option<String>,
         /// Read the passphrase from this file (else ONNX_LIGHT_PASSPHRASE, which is removed
         /// from the environment once read, else a prompt).
@@ -175,6 +175,19 @@ struct MemoryLimit {
     /// limit). Default: 64 MiB + 16x the model file's size.
     #[arg(long, value_name = "BYTES", value_parser = size::parse_limit)]
     max_memory: Option<u64>,
+}
+
+/// `--external-data NAME`: a file name, written next to OUTPUT, checked as the library
+/// checks a data file's location, so that a path is refused before anything is read.
+fn data_file_name(text: &str) -> Result<String, String> {
+    let options = onnx_light::io::external::ExternalDataOptions::new(text);
+    match options.validate() {
+        Ok(()) => Ok(text.to_string()),
+        Err(e) => match e.kind() {
+            onnx_light::ErrorKind::InvalidOption { reason, .. } => Err(reason.clone()),
+            _ => Err(e.to_string()),
+        },
+    }
 }
 
 /// `--allow-aliasing`, on commands that load external data.

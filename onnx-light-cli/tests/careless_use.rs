@@ -80,6 +80,40 @@ fn a_data_file_named_like_the_input_model_is_refused_however_spelled() {
 }
 
 #[test]
+fn a_data_file_name_with_directories_is_a_usage_error_before_anything_is_read() {
+    let dir = Scratch::new("careless-data-path");
+    std::fs::create_dir(dir.path("work")).unwrap();
+    save_plain(&dir.path("work/m.onnx"));
+    let outside = dir.path("evil.bin");
+    let absolute = outside.to_string_lossy().into_owned();
+    for name in [
+        "../evil.bin",
+        "sub/w.bin",
+        "./w.bin",
+        absolute.as_str(),
+        "",
+        "CON",
+    ] {
+        for command in ["convert", "decrypt"] {
+            cli()
+                .current_dir(dir.path("work"))
+                .args([command, "m.onnx", "out.onnx", "--external-data", name])
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains("--external-data"))
+                .stderr(predicate::str::contains(format!("{name:?}")));
+        }
+    }
+    assert!(!outside.exists());
+    assert_eq!(dir.entries(), ["work"]);
+    let work: Vec<_> = std::fs::read_dir(dir.path("work"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(work, ["m.onnx"]);
+}
+
+#[test]
 fn a_data_file_named_like_the_output_model_is_refused_however_spelled() {
     let dir = Scratch::new("careless-output");
     save_plain(&dir.path("src.onnx"));

@@ -161,6 +161,15 @@ pub fn load_bytes(
     model_object(py, model)
 }
 
+/// Refuses a data file location a save would refuse (a path with directories, a hostile
+/// name), so that `convert_model_to_external_data` fails where it is called.
+#[pyfunction]
+pub fn check_external_location(location: String) -> PyResult<()> {
+    ExternalDataOptions::new(location)
+        .validate()
+        .map_err(to_py_err)
+}
+
 #[pyfunction]
 pub fn save_path(
     py: Python<'_>,

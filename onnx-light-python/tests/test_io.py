@@ -97,6 +97,21 @@ def test_external_paths_escaping_the_directory_are_refused(tmp_path, ref_model):
     assert isinstance(info.value, ValueError)
 
 
+def test_a_data_location_with_directories_is_refused_before_anything_is_written(
+    tmp_path, ref_bytes
+):
+    m = ol.load_from_string(ref_bytes)
+    p = tmp_path / "m.onnx"
+    for location in ["sub/w.bin", "../w.bin", str(tmp_path / "abs.bin")]:
+        with pytest.raises(ol.OptionError) as info:
+            ol.save_model(m, p, save_as_external_data=True, location=location)
+        assert "directory part" in str(info.value)
+        with pytest.raises(ol.OptionError):
+            external_data_helper.convert_model_to_external_data(m, location=location)
+    assert os.listdir(tmp_path) == []
+    assert m.SerializeToString() == ref_bytes
+
+
 def test_missing_file_is_an_oserror(tmp_path):
     with pytest.raises(ol.FileError) as info:
         ol.load(tmp_path / "nope.onnx")

@@ -248,18 +248,40 @@ fn attribute_tensors_go_external_only_on_request() {
 }
 
 #[test]
-fn absolute_locations_are_reduced_to_a_file_next_to_the_model() {
+fn a_location_with_directories_is_refused_and_nothing_is_written() {
     let dir = Scratch::new("abs");
     let path = dir.path("m.onnx");
+    io::save(&model(6), &path, &SerializeOptions::default()).unwrap();
+    let before = std::fs::read(&path).unwrap();
     let elsewhere = std::env::temp_dir().join("elsewhere-weights.bin");
-    let options = SerializeOptions::default()
-        .external_data(ExternalDataOptions::new(elsewhere.to_string_lossy()));
-    io::save(&model(7), &path, &options).unwrap();
-    assert!(dir.path("elsewhere-weights.bin").exists());
-    assert!(!elsewhere.exists());
-    for (_, loc) in external_locations(&raw_model(&path)) {
-        assert_eq!(loc, "elsewhere-weights.bin");
+    let elsewhere = elsewhere.to_string_lossy().into_owned();
+    for location in [
+        elsewhere.as_str(),
+        "../up.bin",
+        "sub/w.bin",
+        "sub\\w.bin",
+        "./w.bin",
+    ] {
+        let options = SerializeOptions::default().external_data(ExternalDataOptions::new(location));
+        let err = io::save(&model(7), &path, &options).unwrap_err();
+        assert!(
+            matches!(err.kind(), ErrorKind::InvalidOption { .. }),
+            "{location}: {err}"
+        );
+        let text = err.to_string();
+        assert!(text.contains("external_data.location"), "{text}");
+        assert!(text.contains("directory part"), "{text}");
+        let mut m = model(7);
+        let err = convert_model_to_external_data(&mut m, &ExternalDataOptions::new(location))
+            .unwrap_err();
+        assert!(err.to_string().contains("directory part"), "{err}");
+        assert_eq!(m, model(7), "{location}: the model was changed");
     }
+    // The model that was there is untouched and no data file was written anywhere.
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(dir.entries(), ["m.onnx"]);
+    assert!(!std::path::Path::new(&elsewhere).exists());
+    assert!(!dir.path("../up.bin").exists());
 }
 
 #[test]

@@ -112,8 +112,33 @@ pub(crate) fn bare_file_name(what: &'static str, location: &str) -> Result<Strin
         .filter(|n| !n.is_empty());
     let name =
         name.ok_or_else(|| Error::invalid_option(what, format!("{location:?} names no file")))?;
-    validate_location("", &name).map_err(|e| Error::invalid_option(what, e.to_string()))?;
+    validate_location("", &name).map_err(|e| {
+        let why = match e.kind() {
+            ErrorKind::InvalidExternalData { reason, .. } => reason.clone(),
+            _ => e.to_string(),
+        };
+        Error::invalid_option(what, format!("{name:?}: {why}"))
+    })?;
     Ok(name)
+}
+
+/// A data file's name given as an option (`ExternalDataOptions::location`): a bare file
+/// name, written next to the model. A path with directories is refused, not reduced to
+/// its file name, so that the file is never written anywhere but where the caller said.
+///
+/// # Errors
+/// `InvalidOption` naming `what` for a path, or a name [`bare_file_name`] refuses.
+pub(crate) fn option_file_name(what: &'static str, location: &str) -> Result<String> {
+    if location.contains(['/', '\\']) {
+        return Err(Error::invalid_option(
+            what,
+            format!(
+                "{location:?} has a directory part; give a file name (data files are \
+                 written next to the model)"
+            ),
+        ));
+    }
+    bare_file_name(what, location)
 }
 
 #[cfg(test)]

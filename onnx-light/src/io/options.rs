@@ -2,7 +2,7 @@
 //! (see [`TensorBufferOptions::validate`]), never silently corrected.
 
 use crate::error::{Error, Result};
-use crate::io::location::bare_file_name;
+use crate::io::location::option_file_name;
 use crate::pool::validate_threads;
 
 /// How large tensor payloads are held in memory: which ones count as large, and how
@@ -191,8 +191,8 @@ impl SerializeOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ExternalDataOptions {
-    /// The data file's name, next to the model (an absolute or nested path is reduced to
-    /// its file name: locations are stored as bare relative names). With
+    /// The data file's name, written next to the model: a bare file name (a path with
+    /// directories is refused, `InvalidOption`, rather than written somewhere else). With
     /// `one_file_per_tensor`, unused.
     pub location: String,
     /// Tensors with at least this many bytes of `raw_data` go external (default 1024,
@@ -248,7 +248,12 @@ impl ExternalDataOptions {
         self
     }
 
-    pub(crate) fn validate(&self) -> Result<()> {
+    /// Checks the options as a save does before it touches any file: the alignment, the
+    /// file size limit and the location (a bare file name).
+    ///
+    /// # Errors
+    /// `InvalidOption` naming the option and saying what is wrong with it.
+    pub fn validate(&self) -> Result<()> {
         validate_alignment(self.alignment)?;
         if self.max_file_size == Some(0) {
             return Err(Error::invalid_option(
@@ -257,7 +262,7 @@ impl ExternalDataOptions {
             ));
         }
         if !self.one_file_per_tensor {
-            bare_file_name("external_data.location", &self.location)?;
+            option_file_name("external_data.location", &self.location)?;
         }
         Ok(())
     }

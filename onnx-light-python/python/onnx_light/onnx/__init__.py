@@ -323,7 +323,9 @@ def save_model(
     With ``save_as_external_data``, tensors of at least ``size_threshold`` bytes go to
     ``location`` (default: the model's file name + ``.data``), split into ``.1``, ``.2``
     ... files past ``max_external_file_size`` bytes (0: no limit), each payload aligned
-    to ``alignment`` bytes.
+    to ``alignment`` bytes. ``location`` is a file name, written next to the model: a
+    path with directories raises ``OptionError`` before anything is written (``onnx``
+    writes a nested relative location into that directory).
     """
     _check_format(format)
     model = _as_model(proto)

@@ -25,7 +25,12 @@ def convert_model_to_external_data(
     convert_attribute: bool = False,
 ) -> None:
     """Makes the next ``save`` of ``model`` (without ``save_as_external_data``) write
-    tensors of at least ``size_threshold`` bytes to external files."""
+    tensors of at least ``size_threshold`` bytes to external files.
+
+    ``location`` is a file name, written next to the model; a path with directories is
+    refused here (``OptionError``), not when the model is saved."""
+    if location is not None:
+        _native.check_external_location(location)
     settings = {
         "all_tensors_to_one_file": all_tensors_to_one_file,
         "size_threshold": size_threshold,

@@ -23,7 +23,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::field::Bytes;
 use crate::io::atomic::{AtomicTarget, Displaced, SaveHook, SaveStep, TargetDir};
 use crate::io::buffer::align_up;
-use crate::io::location::bare_file_name;
+use crate::io::location::{bare_file_name, option_file_name};
 use crate::io::open::FileId;
 use crate::io::options::{ExternalDataOptions, SerializeOptions};
 use crate::io::write::write_model_file;
@@ -156,7 +156,7 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
         } else if config.one_file_per_tensor {
             tensor_file_names.next(t.name())
         } else {
-            bare_file_name("external_data.location", &config.location)?
+            option_file_name("external_data.location", &config.location)?
         };
         // Both alignments are powers of two: the larger is a multiple of the other.
         let alignment = config.alignment.max(options.buffer.alignment) as u64;
@@ -415,7 +415,10 @@ pub fn convert_model_to_external_data(
     let location = if options.one_file_per_tensor {
         None
     } else {
-        Some(bare_file_name("external_data.location", &options.location)?)
+        Some(option_file_name(
+            "external_data.location",
+            &options.location,
+        )?)
     };
     model.visit_tensors_mut(|site, t| {
         // The same rule as a save with options.
