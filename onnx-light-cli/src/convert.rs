@@ -154,6 +154,60 @@ fn refuse_destructive(
     Ok(())
 }
 
+/// Refuses, without `--force`, to replace a file already at a data file name the save
+/// may write next to `output`: `NAME`, and with `split` the files `NAME.1`, `NAME.2`, ...
+/// that a split save names. Such a file is usually another model's data; the save would
+/// replace it. A file in `reading` (the input's data files, which a save never takes
+/// the name of) is not in the way.
+pub fn refuse_existing_data_file(
+    output: &Path,
+    name: &str,
+    split: bool,
+    force: bool,
+    reading: &[(FileId, String)],
+) -> Result<(), Failure> {
+    if force {
+        return Ok(());
+    }
+    let dir = parent(output);
+    let in_the_way = |candidate: &str| {
+        entry_id(&dir.join(candidate)).filter(|id| !reading.iter().any(|(r, _)| r == id))
+    };
+    let mut taken: Vec<String> = Vec::new();
+    if in_the_way(name).is_some() {
+        taken.push(name.to_string());
+    }
+    if split {
+        // Split files are numbered from 1 without gaps; an existing run is what a split
+        // save may replace.
+        let mut n = 1u64;
+        while entry_id(&dir.join(format!("{name}.{n}"))).is_some() {
+            let candidate = format!("{name}.{n}");
+            if in_the_way(&candidate).is_some() {
+                taken.push(candidate);
+            }
+            n += 1;
+        }
+    }
+    if taken.is_empty() {
+        return Ok(());
+    }
+    let paths: Vec<String> = taken
+        .iter()
+        .map(|n| dir.join(n).display().to_string())
+        .collect();
+    let (exist, it) = if paths.len() == 1 {
+        ("exists", "it")
+    } else {
+        ("exist", "them")
+    };
+    Err(format!(
+        "{} {exist} (another model's data?); pass --force to replace {it}",
+        paths.join(", ")
+    )
+    .into())
+}
+
 /// What a finished conversion says: the data files the output uses, and the input's
 /// data files it no longer uses when it replaced the input in place.
 fn report(output: &Path, in_place: bool, old_data: &[(FileId, String)]) -> String {
@@ -224,6 +278,10 @@ pub fn run(
         ),
     };
     refuse_destructive(input, output, c.external_data.as_deref(), &input_data)?;
+    if let Some(name) = &c.external_data {
+        let split = c.max_file_size.is_some();
+        refuse_existing_data_file(output, name, split, c.force, &input_data)?;
+    }
     let in_place = std::fs::metadata(input)
         .ok()
         .zip(std::fs::metadata(output).ok())

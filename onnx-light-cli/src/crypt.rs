@@ -128,6 +128,9 @@ pub fn decrypt(
     quiet: bool,
 ) -> Result<String, Failure> {
     refuse_existing(output, force)?;
+    if let Some(name) = external_data {
+        crate::convert::refuse_existing_data_file(output, name, false, force, &[])?;
+    }
     let format = format_of(input)?;
     let pass = passphrase(passphrase_file.map(PathBuf::as_path), false)?;
     let progress = Progress::new(quiet);

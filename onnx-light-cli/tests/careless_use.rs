@@ -208,6 +208,86 @@ fn convert_says_which_data_files_it_wrote_and_which_it_left_unused() {
     assert_eq!(io::load(dir.path("ext.onnx")).unwrap(), model());
 }
 
+/// The test model with other weights: the same sizes, different bytes.
+fn other_model() -> Model {
+    let mut g = GraphProto::named("g");
+    let w: Vec<u8> = (0..65536u32).map(|i| (i % 241) as u8 ^ 0x5a).collect();
+    g.initializer
+        .push(TensorProto::from_raw("w", DataType::Float, [16384], w));
+    ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)])
+}
+
+#[test]
+fn another_models_data_file_is_replaced_only_with_force() {
+    let dir = Scratch::new("careless-other-data");
+    save_external(&dir.path("a.onnx"), "w.bin");
+    let a_data = std::fs::read(dir.path("w.bin")).unwrap();
+    io::save(
+        &other_model(),
+        &dir.path("b.onnx"),
+        &SerializeOptions::default(),
+    )
+    .unwrap();
+    std::fs::write(dir.path("pass"), "pw").unwrap();
+    cli()
+        .args(["encrypt", "--passphrase-file"])
+        .arg(dir.path("pass"))
+        .arg(dir.path("b.onnx"))
+        .arg(dir.path("b.enc"))
+        .assert()
+        .success();
+    // A split save would write w.bin.1 too: that file is named as well.
+    std::fs::write(dir.path("w.bin.1"), "kept").unwrap();
+    let refused = [
+        vec!["convert", "b.onnx", "out.onnx", "--external-data", "w.bin"],
+        vec!["convert", "b.onnx", "out.onnx", "--external-data", "w.bin"]
+            .into_iter()
+            .chain(["--max-file-size", "16k"])
+            .collect(),
+        vec![
+            "decrypt",
+            "b.enc",
+            "out.onnx",
+            "--external-data",
+            "w.bin",
+            "--passphrase-file",
+            "pass",
+        ],
+    ];
+    for args in &refused {
+        let split = args.contains(&"--max-file-size");
+        cli()
+            .current_dir(dir.dir())
+            .args(args)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("./w.bin").and(predicate::str::contains("--force")))
+            .stderr(predicate::str::contains("w.bin.1").count(usize::from(split)));
+    }
+    assert_eq!(std::fs::read(dir.path("w.bin")).unwrap(), a_data);
+    assert_eq!(std::fs::read(dir.path("w.bin.1")).unwrap(), b"kept");
+    assert_eq!(io::load(dir.path("a.onnx")).unwrap(), model());
+    assert!(!dir.path("out.onnx").exists());
+    // The input's own data file is not in the way: the save takes another name.
+    cli()
+        .current_dir(dir.dir())
+        .args(["convert", "a.onnx", "a2.onnx", "--external-data", "w.bin"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("w.bin~1"));
+    assert_eq!(io::load(dir.path("a.onnx")).unwrap(), model());
+    // With --force the file is replaced, as asked.
+    for args in [&refused[0], &refused[2]] {
+        cli()
+            .current_dir(dir.dir())
+            .args(args)
+            .arg("--force")
+            .assert()
+            .success();
+        assert_eq!(io::load(dir.path("out.onnx")).unwrap(), other_model());
+    }
+}
+
 fn mkfifo(path: &Path) {
     assert!(std::process::Command::new("mkfifo")
         .arg(path)
