@@ -224,7 +224,7 @@ fn another_models_data_file_is_replaced_only_with_force() {
     let a_data = std::fs::read(dir.path("w.bin")).unwrap();
     io::save(
         &other_model(),
-        &dir.path("b.onnx"),
+        dir.path("b.onnx"),
         &SerializeOptions::default(),
     )
     .unwrap();
