@@ -289,7 +289,8 @@ pub fn run(
     let old_data = if in_place { input_data } else { Vec::new() };
     let save = SerializeOptions::default()
         .num_threads(c.threads)
-        .sync(c.sync);
+        .sync(c.sync)
+        .replace_data_files(c.force);
     if let Some(name) = &c.external_data {
         let mut ext = ExternalDataOptions::new(name.clone());
         if let Some(t) = c.size_threshold {

@@ -147,7 +147,9 @@ pub fn decrypt(
         )?;
         progress.step(format!("writing {}", output.display()));
         // Decrypted output stays private (0600), like the temporary files it is written to.
-        let mut save = SerializeOptions::default().owner_only(true);
+        let mut save = SerializeOptions::default()
+            .owner_only(true)
+            .replace_data_files(force);
         if let Some(name) = external_data {
             save = save.external_data(ExternalDataOptions::new(name));
         }

@@ -224,6 +224,9 @@ fn hint(e: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
         ErrorKind::InvalidExternalData { reason, .. } if reason.contains("allow_aliasing") => {
             Some("if the model shares bytes between tensors on purpose, pass --allow-aliasing")
         }
+        ErrorKind::Io(std::io::ErrorKind::AlreadyExists) => {
+            Some("to replace that file (and break the model that uses it, if any), pass --force")
+        }
         _ => None,
     }
 }

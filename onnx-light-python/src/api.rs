@@ -57,6 +57,7 @@ mod dataclass {
         pub alignment: usize,
         pub num_threads: i64,
         pub sync: bool,
+        pub replace_data_files: bool,
     }
 }
 
@@ -180,7 +181,8 @@ pub fn save_path(
 ) -> PyResult<()> {
     let mut o = SerializeOptions::default()
         .num_threads(threads(options.num_threads))
-        .sync(options.sync);
+        .sync(options.sync)
+        .replace_data_files(options.replace_data_files);
     if let Some(location) = external_location {
         let mut e = ExternalDataOptions::new(location)
             .size_threshold(options.size_threshold)

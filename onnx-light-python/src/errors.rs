@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 /// The exception class name for an error kind.
 fn class_name(error: &Error) -> &'static str {
     match error.kind() {
+        ErrorKind::Io(std::io::ErrorKind::AlreadyExists) => "DataFileExistsError",
         ErrorKind::Io(_) => "FileError",
         ErrorKind::InvalidOption { .. } => "OptionError",
         ErrorKind::InvalidExternalData { .. }

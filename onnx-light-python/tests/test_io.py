@@ -112,6 +112,43 @@ def test_a_data_location_with_directories_is_refused_before_anything_is_written(
     assert m.SerializeToString() == ref_bytes
 
 
+def test_another_models_data_file_is_left_alone_unless_replacing_is_asked_for(
+    tmp_path, ref_bytes
+):
+    m = ol.load_from_string(ref_bytes)
+    ol.save(m, tmp_path / "a.onnx", save_as_external_data=True, location="w.bin")
+    a_data = (tmp_path / "w.bin").read_bytes()
+    with pytest.raises(ol.DataFileExistsError) as info:
+        ol.save(m, tmp_path / "b.onnx", save_as_external_data=True, location="w.bin")
+    assert isinstance(info.value, FileExistsError)
+    assert isinstance(info.value, ol.FileError)
+    assert "w.bin" in str(info.value)
+    assert sorted(os.listdir(tmp_path)) == ["a.onnx", "w.bin"]
+    assert (tmp_path / "w.bin").read_bytes() == a_data
+    # Saving the same path again replaces its own older data without being asked.
+    for _ in range(3):
+        ol.save(m, tmp_path / "a.onnx", save_as_external_data=True, location="w.bin")
+    assert ol.load(tmp_path / "a.onnx").SerializeToString() == ref_bytes
+    # write_external_data_tensors moves nothing over an existing file either.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "w.bin").write_bytes(b"mine")
+    marked = ol.load_from_string(ref_bytes)
+    external_data_helper.convert_model_to_external_data(marked, location="w.bin")
+    with pytest.raises(ol.DataFileExistsError):
+        external_data_helper.write_external_data_tensors(marked, str(other))
+    assert os.listdir(other) == ["w.bin"]
+    assert (other / "w.bin").read_bytes() == b"mine"
+    ol.save(
+        m,
+        tmp_path / "b.onnx",
+        save_as_external_data=True,
+        location="w.bin",
+        replace_data_files=True,
+    )
+    assert ol.load(tmp_path / "b.onnx").SerializeToString() == ref_bytes
+
+
 def test_missing_file_is_an_oserror(tmp_path):
     with pytest.raises(ol.FileError) as info:
         ol.load(tmp_path / "nope.onnx")

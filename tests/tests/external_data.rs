@@ -285,6 +285,57 @@ fn a_location_with_directories_is_refused_and_nothing_is_written() {
 }
 
 #[test]
+fn another_models_data_file_is_never_replaced_unless_allowed() {
+    let dir = Scratch::new("two-models");
+    let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
+    io::save(&model(20), dir.path("a.onnx"), &options).unwrap();
+    let a_data = std::fs::read(dir.path("w.bin")).unwrap();
+    // Another model, the same data file name: refused before anything is written.
+    let err = io::save(&model(21), dir.path("b.onnx"), &options).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::Io(std::io::ErrorKind::AlreadyExists)
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("w.bin") && text.contains("replace_data_files"),
+        "{text}"
+    );
+    assert_eq!(dir.entries(), ["a.onnx", "w.bin"]);
+    assert_eq!(std::fs::read(dir.path("w.bin")).unwrap(), a_data);
+    assert_eq!(io::load(dir.path("a.onnx")).unwrap(), model(20));
+    // So is a split file of that name, and convert_model_to_external_data then save.
+    std::fs::write(dir.path("s.bin.1"), b"someone's").unwrap();
+    let split = SerializeOptions::default()
+        .external_data(ExternalDataOptions::new("s.bin").max_file_size(1));
+    let err = io::save(&model(21), dir.path("b.onnx"), &split).unwrap_err();
+    assert!(err.to_string().contains("s.bin.1"), "{err}");
+    let mut marked = model(21);
+    convert_model_to_external_data(&mut marked, &ExternalDataOptions::new("w.bin")).unwrap();
+    let err = io::save(&marked, dir.path("b.onnx"), &SerializeOptions::default()).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::Io(std::io::ErrorKind::AlreadyExists)
+    );
+    assert_eq!(dir.entries(), ["a.onnx", "s.bin.1", "w.bin"]);
+    // Saving the same model again and again alternates two generations, replacing its
+    // own older data each time without being asked.
+    for round in 0..4 {
+        io::save(&model(22 + round), dir.path("a.onnx"), &options).unwrap();
+        assert_eq!(io::load(dir.path("a.onnx")).unwrap(), model(22 + round));
+    }
+    assert_eq!(dir.entries(), ["a.onnx", "s.bin.1", "w.bin", "w.bin~1"]);
+    // Allowed, the file is replaced (and the model that used it is the caller's loss).
+    io::save(
+        &model(21),
+        dir.path("b.onnx"),
+        &options.clone().replace_data_files(true),
+    )
+    .unwrap();
+    assert_eq!(io::load(dir.path("b.onnx")).unwrap(), model(21));
+}
+
+#[test]
 fn convert_then_save_writes_the_marked_tensors() {
     let dir = Scratch::new("convert");
     let path = dir.path("m.onnx");
@@ -762,19 +813,27 @@ fn a_failed_external_save_leaves_the_old_model_and_its_data_loadable() {
 }
 
 #[test]
-fn a_symlink_planted_at_a_data_file_name_is_replaced_not_followed() {
+fn a_symlink_planted_at_a_data_file_name_is_kept_or_replaced_never_followed() {
     let dir = Scratch::new("planted");
     let outside = Scratch::new("victim");
     let victim = outside.path("victim.txt");
     std::fs::write(&victim, b"precious").unwrap();
     std::os::unix::fs::symlink(&victim, dir.path("w.bin")).unwrap();
     let path = dir.path("m.onnx");
-    io::save(
-        &model(15),
-        &path,
-        &SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin")),
-    )
-    .unwrap();
+    let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
+    // Not the data of the model being replaced (there is none): refused, left as it is.
+    let err = io::save(&model(15), &path, &options).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::Io(std::io::ErrorKind::AlreadyExists)
+    );
+    assert!(std::fs::symlink_metadata(dir.path("w.bin"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(dir.entries(), ["w.bin"]);
+    // Allowed: the link itself is replaced, its target untouched.
+    io::save(&model(15), &path, &options.replace_data_files(true)).unwrap();
     assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
     assert!(!std::fs::symlink_metadata(dir.path("w.bin"))
         .unwrap()

@@ -122,6 +122,12 @@ pub struct SerializeOptions {
     /// their temporaries are, instead of the usual permissions (default false): for
     /// decrypted models.
     pub owner_only: bool,
+    /// Let an external-data save replace a file already at a data file's name that the
+    /// model being replaced does not use (default false: such a save fails with
+    /// `Io(AlreadyExists)` before anything is written, since the file is usually another
+    /// model's data). The older generation of the model at the target path is replaced
+    /// either way; see [`crate::io::external`].
+    pub replace_data_files: bool,
 }
 
 impl Default for SerializeOptions {
@@ -132,6 +138,7 @@ impl Default for SerializeOptions {
             external_data: None,
             sync: true,
             owner_only: false,
+            replace_data_files: false,
         }
     }
 }
@@ -159,6 +166,11 @@ impl SerializeOptions {
     /// Sets `external_data`.
     pub fn external_data(mut self, external: ExternalDataOptions) -> Self {
         self.external_data = Some(external);
+        self
+    }
+    /// Sets `replace_data_files`.
+    pub fn replace_data_files(mut self, yes: bool) -> Self {
+        self.replace_data_files = yes;
         self
     }
     /// Sets `buffer.alignment`: external data offsets become multiples of it (or of

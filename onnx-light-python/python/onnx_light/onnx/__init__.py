@@ -21,6 +21,7 @@ from typing import IO, Any, NamedTuple, Optional, Union
 from .. import _onnx_light as _native
 from . import _descriptor
 from ._errors import (
+    DataFileExistsError,
     DecodeError,
     EncryptionError,
     Error,
@@ -151,6 +152,7 @@ class SerializeOptions:
     alignment: int = 4096
     num_threads: int = -1
     sync: bool = True
+    replace_data_files: bool = False
 
 
 _UNSET: Any = object()
@@ -312,6 +314,7 @@ def save_model(
     alignment: int = _UNSET,
     num_threads: int = _UNSET,
     sync: bool = _UNSET,
+    replace_data_files: bool = _UNSET,
     options: Optional[SerializeOptions] = None,
 ) -> None:
     """Saves a model to a path or a binary file object, atomically for paths.
@@ -325,7 +328,11 @@ def save_model(
     ... files past ``max_external_file_size`` bytes (0: no limit), each payload aligned
     to ``alignment`` bytes. ``location`` is a file name, written next to the model: a
     path with directories raises ``OptionError`` before anything is written (``onnx``
-    writes a nested relative location into that directory).
+    writes a nested relative location into that directory). A file already at a data
+    file's name that the model being replaced does not use (usually another model's
+    data) raises ``DataFileExistsError`` (a ``FileExistsError``) before anything is
+    written, unless ``replace_data_files``; the data of an earlier save to the same
+    path is replaced without asking.
     """
     _check_format(format)
     model = _as_model(proto)
@@ -339,6 +346,7 @@ def save_model(
         alignment=alignment,
         num_threads=num_threads,
         sync=sync,
+        replace_data_files=replace_data_files,
     )
     pending = _pending_settings(model)
     if pending is not None and save_as_external_data is _UNSET:
@@ -466,6 +474,7 @@ from .external_data_helper import (  # noqa: E402 (onnx exports these at the top
 
 __all__ = [
     "ConsolidatedBuffer",
+    "DataFileExistsError",
     "DecodeError",
     "EncryptionError",
     "EnumTypeWrapper",

@@ -15,6 +15,7 @@ from . import printer as printer
 from .external_data_helper import convert_model_to_external_data as convert_model_to_external_data
 from .external_data_helper import load_external_data_for_model as load_external_data_for_model
 from .external_data_helper import write_external_data_tensors as write_external_data_tensors
+from ._errors import DataFileExistsError as DataFileExistsError
 from ._errors import DecodeError as DecodeError
 from ._errors import EncryptionError as EncryptionError
 from ._errors import Error as Error
@@ -446,6 +447,7 @@ class SerializeOptions:
     alignment: int = ...
     num_threads: int = ...
     sync: bool = ...
+    replace_data_files: bool = ...
 
 class ConsolidatedBuffer(NamedTuple):
     tensor_count: int
@@ -494,6 +496,7 @@ def save_model(
     alignment: int = ...,
     num_threads: int = ...,
     sync: bool = ...,
+    replace_data_files: bool = ...,
     options: Optional[SerializeOptions] = ...,
 ) -> None: ...
 

@@ -33,6 +33,12 @@ class FileError(Error, OSError):
     """A file could not be read or written."""
 
 
+class DataFileExistsError(FileError, FileExistsError):
+    """A save with external data found a file at a data file's name that the model it
+    replaces does not use (usually another model's data) and left it alone; pass
+    ``replace_data_files=True`` to replace it."""
+
+
 class ValidationError(Error, ValueError):
     """A model that breaks the ONNX rules (``checker.check_model``): the message lists
     every problem found, each with its path in the model."""

@@ -10,6 +10,7 @@ import tempfile
 from typing import Any, Optional
 
 from . import TensorProto, _native, _remember_external, load_model, save_model
+from ._errors import DataFileExistsError
 
 
 def uses_external_data(tensor: Any) -> bool:
@@ -49,7 +50,9 @@ def load_external_data_for_model(model: Any, base_dir: str) -> None:
 
 def write_external_data_tensors(model: Any, filepath: str) -> Any:
     """Writes the data of the tensors of ``model`` as external data into directory
-    ``filepath`` and leaves ``model`` referring to it (``raw_data`` cleared)."""
+    ``filepath`` and leaves ``model`` referring to it (``raw_data`` cleared). A file
+    already at a data file's name raises ``DataFileExistsError`` and nothing is moved
+    into ``filepath``."""
     from . import _pending_settings
 
     settings = dict(_pending_settings(model) or {})
@@ -57,9 +60,16 @@ def write_external_data_tensors(model: Any, filepath: str) -> Any:
     with tempfile.TemporaryDirectory(dir=filepath) as tmp:
         model_path = os.path.join(tmp, "model.onnx")
         save_model(model, model_path, save_as_external_data=True, location=location, alignment=1, **settings)
-        for name in os.listdir(tmp):
-            if name != "model.onnx":
-                os.replace(os.path.join(tmp, name), os.path.join(filepath, name))
+        written = [name for name in os.listdir(tmp) if name != "model.onnx"]
+        # As a save does: a file already there is usually another model's data.
+        for name in written:
+            if os.path.lexists(os.path.join(filepath, name)):
+                raise DataFileExistsError(
+                    f"the data file {name} already exists in {filepath}; choose another "
+                    "location or remove the file"
+                )
+        for name in written:
+            os.replace(os.path.join(tmp, name), os.path.join(filepath, name))
         reloaded = load_model(model_path, load_external_data=False)
     model.CopyFrom(reloaded)
     return model

@@ -10,14 +10,17 @@
 //! to a second generation, `name~1` (and the next save over that model goes back to
 //! `name`), so a directory saved over again and again holds at most two generations of
 //! data. The old generation's files are left where they are (another model may refer to
-//! them); the next save that takes their names replaces them.
+//! them); the next save over the same model takes their names and replaces them.
 //!
-//! A name that no model at the target path uses but that already holds a file or a
-//! symlink (an older generation) is taken by renaming that entry aside, renaming the new
-//! file to the free name, and removing the old entry once the model file is in place; if
-//! the save fails, the old entry is put back, so a failed save changes nothing in the
-//! directory. (A symlink is never followed; a directory there makes the save fail and is
-//! kept.) Names are compared by file identity, never by spelling: a save never takes the
+//! Any other file already at a data file's name (the data of another model in the same
+//! directory, a stale file, a symlink) is not replaced: the save fails with
+//! `ErrorKind::Io(AlreadyExists)` naming the file, before anything is written, unless
+//! [`SerializeOptions::replace_data_files`](crate::io::SerializeOptions::replace_data_files)
+//! allows it. A name that is taken (an older generation, or an allowed file) is freed by
+//! renaming that entry aside, renaming the new file to the free name, and removing the
+//! old entry once the model file is in place; if the save fails, the old entry is put
+//! back, so a failed save changes nothing in the directory. (A symlink is never
+//! followed; a directory there makes the save fail and is kept.) Names are compared by file identity, never by spelling: a save never takes the
 //! name of a file it reads (the input model, or a data file a lazily loaded model still
 //! reads), nor the model file's own name, and refuses to write its model over a data file
 //! it reads. See `docs/design/page-cache.md` for why names are freed this way.

@@ -6,9 +6,11 @@
 //! Data files are written under temporary names and renamed into place before the model
 //! file is; a data file name that the model currently at the target path still uses is
 //! never overwritten (the new data goes to a second generation name, `name~1`), so the
-//! old model and its data stay loadable whatever step fails. Any other name is taken by
+//! old model and its data stay loadable whatever step fails. A name that holds an older
+//! generation of that model's data (or any file, with `replace_data_files`) is taken by
 //! moving what is there aside, renaming, and at the end removing it (or putting it back
-//! when the save fails: `AtomicTarget::commit_unused`).
+//! when the save fails: `AtomicTarget::commit_unused`); a name that holds any other file
+//! makes the save fail before anything is written.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
@@ -251,8 +253,31 @@ pub(crate) fn save_external(
         })
         .collect();
 
-    // Files this save will replace (names no model at `path` uses, left by an older
-    // save): their cached pages are released now, for the new files to reuse.
+    // A file already at a final name is replaced only when it is an older generation of
+    // the model at `path`'s data, or when the caller allows it: anything else is usually
+    // another model's data, and a save must not break that model.
+    if !options.replace_data_files {
+        if let Some(name) = final_names
+            .iter()
+            .find(|n| dir.entry_id(n.as_str()).is_some() && !older_generation(n, &in_use))
+        {
+            return Err(Error::io(
+                std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    format!(
+                        "the data file {name} already exists and is not the data of an \
+                         earlier save to this path (another model's?); choose another \
+                         location, remove the file, or allow replacing it \
+                         (replace_data_files)"
+                    ),
+                ),
+                Some(&dir.join(name)),
+            ));
+        }
+    }
+
+    // Files this save will replace (older generations, or files the caller allowed it
+    // to replace): their cached pages are released now, for the new files to reuse.
     for name in &final_names {
         dir.release_cached_pages(name);
     }
@@ -390,6 +415,23 @@ pub(crate) fn save_external(
         }
     }
     outcome
+}
+
+/// A data file name without its generation suffix (`w.bin~1` → `w.bin`).
+fn generation_base(name: &str) -> &str {
+    match name.rsplit_once('~') {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => name,
+    }
+}
+
+/// Whether `name` is another generation of a data file the model at the target path
+/// uses (`in_use`): the data of an earlier save of that model, free to replace.
+fn older_generation(name: &str, in_use: &HashSet<String>) -> bool {
+    let base = generation_base(name);
+    in_use
+        .iter()
+        .any(|u| u != name && generation_base(u) == base)
 }
 
 /// Where a tensor's bytes come from while saving: memory, or a file range copied file
