@@ -1,5 +1,7 @@
 //! The built-in sample model: a small transformer-like graph (embedding, a stack of
 //! attention and MLP blocks, a head) with float32 and float16 weights generated in code.
+//! It is a valid model: it passes `check` (and `onnx.checker` with `full_check`), and
+//! onnxruntime runs it.
 
 use onnx_light::onnx::{
     AttributeProto, DataType, GraphProto, Model, ModelProto, NodeProto, OperatorSetIdProto,
@@ -43,6 +45,13 @@ fn weight(name: String, data_type: DataType, dims: &[i64], seed: u64) -> TensorP
     TensorProto::from_raw(name, data_type, dims.to_vec(), raw)
 }
 
+/// A `Cast` of `input` to `to`, named after its output.
+fn to_type(input: &str, output: &str, to: DataType) -> NodeProto<'static> {
+    NodeProto::new("Cast", [input.to_string()], [output.to_string()])
+        .with_name(output.to_string())
+        .with_attribute(AttributeProto::int("to", to as i64))
+}
+
 /// Builds the sample model.
 pub fn build(spec: SampleSpec) -> Model {
     let h = spec.hidden as i64;
@@ -65,18 +74,22 @@ pub fn build(spec: SampleSpec) -> Model {
     let mut x = "x0".to_string();
     for l in 0..spec.layers {
         let p = format!("layer{l}");
-        // Attention projections in float16, MLP in float32: both element types appear.
+        // Attention in float16, MLP in float32: both element types appear, with the
+        // casts between them that make the graph type-check.
+        let xh = format!("{p}.x16");
+        g.node.push(to_type(&x, &xh, DataType::Float16));
         for (i, proj) in ["q", "k", "v", "o"].iter().enumerate() {
-            let w = format!("{p}.attn.{proj}");
             g.initializer.push(weight(
-                w.clone(),
+                format!("{p}.attn.{proj}"),
                 DataType::Float16,
                 &[h, h],
                 (l * 16 + i) as u64 + 2,
             ));
+        }
+        for proj in ["q", "k", "v"] {
             g.node.push(NodeProto::new(
                 "MatMul",
-                [x.clone(), w],
+                [xh.clone(), format!("{p}.attn.{proj}")],
                 [format!("{p}.{proj}")],
             ));
         }
@@ -86,9 +99,20 @@ pub fn build(spec: SampleSpec) -> Model {
                 [format!("{p}.q"), format!("{p}.k"), format!("{p}.v")],
                 [format!("{p}.a")],
             )
-            .with_attribute(AttributeProto::int("num_heads", 16))
+            .with_attribute(AttributeProto::int("q_num_heads", 16))
+            .with_attribute(AttributeProto::int("kv_num_heads", 16))
             .with_attribute(AttributeProto::float("scale", 0.125)),
         );
+        g.node.push(NodeProto::new(
+            "MatMul",
+            [format!("{p}.a"), format!("{p}.attn.o")],
+            [format!("{p}.o")],
+        ));
+        g.node.push(to_type(
+            &format!("{p}.o"),
+            &format!("{p}.o32"),
+            DataType::Float,
+        ));
         let up = format!("{p}.mlp.up");
         let down = format!("{p}.mlp.down");
         g.initializer.push(weight(
@@ -105,7 +129,7 @@ pub fn build(spec: SampleSpec) -> Model {
         ));
         g.node.push(NodeProto::new(
             "MatMul",
-            [format!("{p}.a"), up],
+            [format!("{p}.o32"), up],
             [format!("{p}.u")],
         ));
         g.node.push(NodeProto::new(
@@ -132,12 +156,14 @@ pub fn build(spec: SampleSpec) -> Model {
         &[h, spec.vocab as i64],
         99,
     ));
-    g.node.push(NodeProto::new(
-        "MatMul",
-        [x, "head".to_string()],
-        ["logits".to_string()],
-    ));
-    let mut m = ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)]);
+    g.node.push(to_type(&x, "head.x16", DataType::Float16));
+    g.node
+        .push(NodeProto::new("MatMul", ["head.x16", "head"], ["logits16"]));
+    g.node.push(to_type("logits16", "logits", DataType::Float));
+    // Attention joined the default domain in opset 23; IR version 11 is the oldest that
+    // allows it, and the newest onnxruntime reads.
+    let mut m = ModelProto::new(g, vec![OperatorSetIdProto::new("", 23)]);
+    m.ir_version = Some(11);
     m.producer_name = Some("onnx-light sample".into());
     m.producer_version = Some(env!("CARGO_PKG_VERSION").into());
     m

@@ -618,6 +618,14 @@ fn sample_writes_the_built_in_model() {
         .success();
     let m = io::load_with(&p, &io::ParseOptions::default().structure_only(true)).unwrap();
     assert!(m.tensors().len() >= 8);
+    // A valid model by the rules of onnx.checker: operators of its opset, their
+    // attributes, every input produced before it is used.
+    cli()
+        .arg("check")
+        .arg(&p)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("onnx rules: passed"));
     cli()
         .args(["sample", "--layers", "1"])
         .arg(&p)
