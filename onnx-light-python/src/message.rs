@@ -521,19 +521,58 @@ fn collect_items<'py>(value: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAn
     value.try_iter()?.collect()
 }
 
-/// A deep copy of `value`, which must be a message of type `elem`.
+/// The protobuf name a message of another implementation declares
+/// (`type(value).DESCRIPTOR.full_name`, as the `onnx` package's classes do).
+fn foreign_proto_name(value: &Bound<'_, PyAny>) -> Option<String> {
+    let name = value
+        .get_type()
+        .getattr("DESCRIPTOR")
+        .and_then(|d| d.getattr("full_name"))
+        .and_then(|n| n.extract::<String>())
+        .ok()?;
+    value
+        .hasattr("SerializeToString")
+        .unwrap_or(false)
+        .then_some(name)
+}
+
+/// A deep copy of `value`, which must be a message of type `elem`: one of this package's,
+/// or of another protobuf implementation (the `onnx` package's), read through its bytes.
 fn message_value(value: &Bound<'_, PyAny>, elem: &'static str) -> PyResult<Box<dyn Reflect>> {
-    let msg = value.cast::<PyMessage>().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "expected {}, got {}",
-            short_name(elem),
-            value
-                .get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
-        ))
-    })?;
+    let Ok(msg) = value.cast::<PyMessage>() else {
+        let module = value
+            .get_type()
+            .module()
+            .map(|m| m.to_string())
+            .unwrap_or_default();
+        let class = value
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default();
+        return match foreign_proto_name(value) {
+            Some(name) if name == elem => {
+                let bytes = value.call_method0("SerializeToString")?;
+                let bytes = bytes.cast::<PyBytes>().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "{module}.{class}.SerializeToString did not return bytes"
+                    ))
+                })?;
+                let mut m = new_message(elem).expect("a schema message");
+                m.decode_into(bytes.as_bytes()).map_err(to_py_err)?;
+                Ok(m)
+            }
+            Some(name) => Err(PyTypeError::new_err(format!(
+                "expected {}, got {} ({module}.{class})",
+                short_name(elem),
+                short_name(&name)
+            ))),
+            None => Err(PyTypeError::new_err(format!(
+                "expected {}, got {module}.{class}",
+                short_name(elem)
+            ))),
+        };
+    };
     let snap = msg.borrow().snapshot()?;
     if snap.proto_name() != elem {
         return Err(type_mismatch(elem, snap.proto_name()));

@@ -161,3 +161,46 @@ def test_data_type_tables_match_onnx():
     for np_dtype in ["float32", "float64", "int8", "uint16", "int64", "bool", "float16", "complex64",
                      ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.int4]:
         assert helper.np_dtype_to_tensor_dtype(np.dtype(np_dtype)) == onnx.helper.np_dtype_to_tensor_dtype(np.dtype(np_dtype))
+
+
+@pytest.mark.parametrize("dtype", [">i4", ">f8", ">f2", ">u2", ">c8", "<i8", "=f4"])
+def test_from_array_stores_any_byte_order_little_endian(dtype):
+    array = np.array([[1, -2, 3], [400, 5, 6000]]).astype(dtype)
+    native = array.astype(array.dtype.newbyteorder("="))
+    ours = numpy_helper.from_array(array, "t")
+    # onnx refuses a non-native byte order; the native array's tensor is the reference.
+    same(ours, onnx.numpy_helper.from_array(native, "t"))
+    np.testing.assert_array_equal(numpy_helper.to_array(ours), native)
+
+
+def test_messages_of_the_onnx_package_are_accepted_by_their_bytes(tmp_path):
+    X = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])
+    Y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])
+    node = onnx.helper.make_node("Relu", ["x"], ["y"], name="r")
+    theirs = onnx.helper.make_model(onnx.helper.make_graph([node], "g", [X], [Y]))
+    want = theirs.SerializeToString()
+    # Saved, checked and printed as they are.
+    ol.save(theirs, tmp_path / "m.onnx")
+    assert (tmp_path / "m.onnx").read_bytes() == want
+    ol.checker.check_model(theirs)
+    assert ol.printer.to_text(theirs) == onnx.printer.to_text(theirs)
+    w = onnx.numpy_helper.from_array(np.arange(3, dtype=np.float32), "w")
+    np.testing.assert_array_equal(numpy_helper.to_array(w), np.arange(3, dtype=np.float32))
+    # Assigned, appended and copied into this package's messages.
+    ours = ol.load_from_string(want)
+    ours.graph.node.append(node)
+    ours.graph.node.extend([node])
+    ours.graph.initializer.append(w)
+    assert [n.name for n in ours.graph.node] == ["r", "r", "r"]
+    graph = helper.make_graph([node], "g2", [X], [Y])
+    assert graph.node[0].op_type == "Relu"
+    copy = ol.ModelProto()
+    copy.CopyFrom(theirs)
+    assert copy.SerializeToString() == want
+    # The wrong message type is still a TypeError that names both.
+    with pytest.raises(TypeError) as info:
+        ours.graph.node.append(w)
+    assert "NodeProto" in str(info.value) and "TensorProto" in str(info.value)
+    with pytest.raises(TypeError) as info:
+        ours.graph.node.append(object())
+    assert "builtins.object" in str(info.value)

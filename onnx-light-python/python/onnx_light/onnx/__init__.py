@@ -277,11 +277,28 @@ def load_tensor_from_string(s: bytes, format: Optional[str] = None) -> Any:  # n
 # --- save -----------------------------------------------------------------------------
 
 
+def _adopt(obj: Any) -> Any:
+    """A message of another protobuf implementation (the ``onnx`` package's classes) as
+    this package's class of the same protobuf name, through its serialized bytes;
+    anything else unchanged."""
+    if isinstance(obj, Message):
+        return obj
+    name = getattr(getattr(type(obj), "DESCRIPTOR", None), "full_name", None)
+    if name in _native.MESSAGE_CLASSES and callable(getattr(obj, "SerializeToString", None)):
+        return _native.decode_message(name, obj.SerializeToString())
+    return obj
+
+
+def _type_name(obj: Any) -> str:
+    return f"{type(obj).__module__}.{type(obj).__qualname__}"
+
+
 def _as_model(proto: Any) -> Any:
     if isinstance(proto, (bytes, bytearray, memoryview)):
         return load_model_from_string(bytes(proto))
+    proto = _adopt(proto)
     if not isinstance(proto, Message) or proto._proto_name != "onnx.ModelProto":
-        raise TypeError(f"expected a ModelProto, got {type(proto).__name__}")
+        raise TypeError(f"expected a ModelProto, got {_type_name(proto)}")
     return proto
 
 

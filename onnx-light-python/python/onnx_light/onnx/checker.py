@@ -32,7 +32,7 @@ def check_model(
             "full_check runs ONNX shape inference, which onnx_light does not implement; "
             "use onnx.checker.check_model(model, full_check=True) for it"
         )
-    from . import load_model, load_model_from_string
+    from . import _adopt, load_model, load_model_from_string
 
     model_dir = None
     if isinstance(model, (str, os.PathLike)):
@@ -41,6 +41,8 @@ def check_model(
         model = load_model(path, load_external_data=False)
     elif isinstance(model, (bytes, bytearray, memoryview)):
         model = load_model_from_string(bytes(model))
+    else:
+        model = _adopt(model)
     problems = _native.check_model(
         model, model_dir, skip_opset_compatibility_check, check_custom_domain
     )

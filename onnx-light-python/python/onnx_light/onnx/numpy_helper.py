@@ -120,7 +120,11 @@ def _view(tensor: Any, dtype: np.dtype) -> Optional[np.ndarray]:
 
 
 def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
-    """The tensor's values as a numpy array of shape ``tensor.dims``."""
+    """The tensor's values as a numpy array of shape ``tensor.dims`` (the ``onnx``
+    package's ``TensorProto`` too)."""
+    from . import _adopt
+
+    tensor = _adopt(tensor)
     if tensor.HasField("segment"):
         raise ValueError("segmented tensors are not supported")
     data_type = tensor.data_type
@@ -219,8 +223,8 @@ def from_array(array: Any, name: Optional[str] = None) -> Any:
             stored = arr.view(np.uint8)
         tensor.raw_data = _pack(stored, bits)
         return tensor
-    if sys.byteorder == "big":
-        arr = arr.astype(arr.dtype.newbyteorder("<"))
+    # raw_data is little-endian whatever the array's byte order (a ">i4" array too).
+    arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
     tensor.raw_data = np.ascontiguousarray(arr).tobytes()
     return tensor
 

@@ -12,5 +12,7 @@ __all__ = ["to_text"]
 
 def to_text(proto: Any) -> str:
     """The text form of a ``ModelProto``, ``GraphProto``, ``FunctionProto`` or
-    ``NodeProto``."""
-    return _native.to_text(proto)
+    ``NodeProto`` (the ``onnx`` package's messages too)."""
+    from . import _adopt
+
+    return _native.to_text(_adopt(proto))
