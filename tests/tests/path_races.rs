@@ -149,26 +149,36 @@ fn a_save_never_writes_through_a_swapped_directory() {
 }
 
 /// Every temporary file of a save is private (0600) while it is written, and the final
-/// file gets ordinary permissions: observed from inside the save at each sync step.
+/// file gets ordinary permissions: observed from inside the save at each sync step. By
+/// default the temporaries have no name at all while written (`O_TMPFILE`): nothing
+/// shows in the directory; with named temporaries (the fallback) each is 0600.
 #[test]
-fn temporaries_are_private_until_renamed() {
+fn temporaries_are_unnamed_or_private_until_renamed() {
     use std::os::unix::fs::MetadataExt;
-    struct Observe<'d>(&'d std::path::Path, std::sync::Mutex<Vec<u32>>);
+    struct Observe<'d> {
+        dir: &'d std::path::Path,
+        named: bool,
+        syncs: std::sync::Mutex<usize>,
+        temporaries: std::sync::Mutex<Vec<u32>>,
+    }
     impl io::SaveHook for Observe<'_> {
         fn before(&self, step: io::SaveStep) -> std::io::Result<()> {
             if step == io::SaveStep::Sync {
-                for e in std::fs::read_dir(self.0)? {
+                *self.syncs.lock().unwrap() += 1;
+                for e in std::fs::read_dir(self.dir)? {
                     let e = e?;
-                    if e.file_name().to_string_lossy().contains(".tmp-") {
-                        self.1.lock().unwrap().push(e.metadata()?.mode() & 0o777);
+                    if e.file_name().to_string_lossy().starts_with('.') {
+                        let mode = e.metadata()?.mode() & 0o777;
+                        self.temporaries.lock().unwrap().push(mode);
                     }
                 }
             }
             Ok(())
         }
+        fn unnamed_temporaries(&self) -> bool {
+            !self.named
+        }
     }
-    let dir = Scratch::new("private-temps");
-    let hook = Observe(dir.dir(), Default::default());
     let mut g = GraphProto::named("g");
     g.initializer.push(TensorProto::from_raw(
         "w",
@@ -177,21 +187,36 @@ fn temporaries_are_private_until_renamed() {
         vec![1u8; LEN],
     ));
     let model = ModelProto::new(g, vec![]);
-    let ext = io::external::ExternalDataOptions::new("w.bin");
-    io::save_with_hook(
-        &model,
-        &dir.path("m.onnx"),
-        &SerializeOptions::default().external_data(ext),
-        &hook,
-    )
-    .unwrap();
-    let seen = hook.1.into_inner().unwrap();
-    assert!(!seen.is_empty(), "no temporary file observed");
-    assert!(seen.iter().all(|&m| m == 0o600), "{seen:?}");
-    for name in ["m.onnx", "w.bin"] {
-        let mode = std::fs::metadata(dir.path(name)).unwrap().mode() & 0o777;
-        assert_ne!(mode, 0o600, "{name} kept the temporary's mode");
-        assert_eq!(mode & 0o022, 0, "{name}: {mode:o}");
+    for named in [false, true] {
+        let dir = Scratch::new("private-temps");
+        let hook = Observe {
+            dir: dir.dir(),
+            named,
+            syncs: Default::default(),
+            temporaries: Default::default(),
+        };
+        let ext = io::external::ExternalDataOptions::new("w.bin");
+        io::save_with_hook(
+            &model,
+            &dir.path("m.onnx"),
+            &SerializeOptions::default().external_data(ext),
+            &hook,
+        )
+        .unwrap();
+        assert!(*hook.syncs.lock().unwrap() >= 2, "named {named}");
+        let seen = hook.temporaries.into_inner().unwrap();
+        if named {
+            assert!(!seen.is_empty(), "no temporary file observed");
+            assert!(seen.iter().all(|&m| m == 0o600), "{seen:?}");
+        } else {
+            assert!(seen.is_empty(), "named temporaries: {seen:?}");
+        }
+        for name in ["m.onnx", "w.bin"] {
+            let mode = std::fs::metadata(dir.path(name)).unwrap().mode() & 0o777;
+            assert_ne!(mode, 0o600, "{name} kept the temporary's mode");
+            assert_eq!(mode & 0o022, 0, "{name}: {mode:o}");
+        }
+        assert_eq!(dir.entries(), ["m.onnx", "w.bin"]);
     }
 }
 

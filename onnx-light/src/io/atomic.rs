@@ -1,6 +1,12 @@
 //! Atomic replacement of files: a temporary file next to the target, flushed, then
 //! renamed over it; files moved aside to free a name and put back if the save fails.
 //!
+//! The temporary file has no name while it is written (`O_TMPFILE`, where the kernel and
+//! filesystem support it and `/proc/self/fd` is there to link it by): a process killed
+//! mid-save (Ctrl-C, SIGKILL, out of memory) leaves nothing behind. It gets a hidden
+//! name only once written and flushed, just before the rename. Elsewhere it is a hidden
+//! file (`.<name>.tmp-<pid>-<n>`) from the start.
+//!
 //! Every step of one save happens relative to one opened directory ([`TargetDir`]), so a
 //! directory on the path swapped for a link half-way cannot split a save between two
 //! places. Temporaries are created with mode 0600 and get their final permissions just
@@ -15,8 +21,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use std::os::fd::AsRawFd;
+
 use rustix::fs::{
-    fchmod, fstat, openat, renameat, statat, unlinkat, AtFlags, FileType, Mode, OFlags,
+    fchmod, fstat, linkat, openat, renameat, statat, unlinkat, AtFlags, FileType, Mode, OFlags, CWD,
 };
 
 use super::open::FileId;
@@ -217,7 +225,8 @@ fn hidden_sibling(name: &OsStr, what: &str) -> OsString {
 pub(crate) struct AtomicTarget {
     pub(crate) file: File,
     dir: Arc<TargetDir>,
-    temp: OsString,
+    /// The temporary file's hidden name; `None` while it is unnamed (`O_TMPFILE`).
+    temp: Option<OsString>,
     name: OsString,
     /// Set once the temporary file has been renamed into place.
     committed: bool,
@@ -227,10 +236,18 @@ pub(crate) struct AtomicTarget {
 
 impl Drop for AtomicTarget {
     fn drop(&mut self) {
-        if !self.committed {
-            let _ = unlinkat(&self.dir.fd, &self.temp, AtFlags::empty());
+        // An unnamed temporary goes with its descriptor.
+        if let (false, Some(temp)) = (self.committed, &self.temp) {
+            let _ = unlinkat(&self.dir.fd, temp, AtFlags::empty());
         }
     }
+}
+
+/// The path through which the unnamed file open as `file` can be given a name
+/// (`linkat` with `AT_SYMLINK_FOLLOW`), when `/proc` is mounted.
+fn proc_fd_path(file: &impl AsRawFd) -> Option<PathBuf> {
+    let path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    statat(CWD, &path, AtFlags::empty()).ok().map(|_| path)
 }
 
 impl AtomicTarget {
@@ -260,6 +277,23 @@ impl AtomicTarget {
         }
         hook.before(SaveStep::Create)
             .map_err(|e| Error::io(e, Some(&path)))?;
+        if hook.unnamed_temporaries() {
+            let flags = OFlags::RDWR | OFlags::TMPFILE | OFlags::CLOEXEC;
+            // Any failure (no kernel or filesystem support, no /proc to link through
+            // later) falls back to a named temporary, which reports real errors.
+            if let Ok(fd) = openat(&dir.fd, ".", flags, Mode::from_raw_mode(0o600)) {
+                if proc_fd_path(&fd).is_some() {
+                    return Ok(AtomicTarget {
+                        file: File::from(fd),
+                        dir: dir.clone(),
+                        temp: None,
+                        name: name.to_os_string(),
+                        committed: false,
+                        owner_only: false,
+                    });
+                }
+            }
+        }
         loop {
             let temp = hidden_sibling(name, "tmp");
             let flags =
@@ -269,7 +303,7 @@ impl AtomicTarget {
                     return Ok(AtomicTarget {
                         file: File::from(fd),
                         dir: dir.clone(),
-                        temp,
+                        temp: Some(temp),
                         name: name.to_os_string(),
                         committed: false,
                         owner_only: false,
@@ -361,10 +395,30 @@ impl AtomicTarget {
     ) -> Result<Option<Displaced>> {
         let mut displaced = None;
         let mut committed = false;
-        let fd = &self.dir.fd;
+        let dir = self.dir.clone();
+        let fd = &dir.fd;
         let result = (|| -> std::io::Result<()> {
             fchmod(&self.file, self.final_mode())?;
             hook.before(SaveStep::Rename)?;
+            let temp = match &self.temp {
+                Some(temp) => temp.clone(),
+                None => {
+                    // Written and flushed: only now does the file get a (hidden) name,
+                    // for the rename.
+                    let source = proc_fd_path(&self.file)
+                        .ok_or_else(|| std::io::Error::other("/proc/self/fd is gone"))?;
+                    let temp = loop {
+                        let candidate = hidden_sibling(&self.name, "tmp");
+                        match linkat(CWD, &source, fd, &candidate, AtFlags::SYMLINK_FOLLOW) {
+                            Ok(()) => break candidate,
+                            Err(rustix::io::Errno::EXIST) => continue,
+                            Err(e) => return Err(e.into()),
+                        }
+                    };
+                    self.temp = Some(temp.clone());
+                    temp
+                }
+            };
             if unused {
                 // A directory stays (the rename below reports it).
                 let there = statat(fd, &self.name, AtFlags::SYMLINK_NOFOLLOW)
@@ -384,7 +438,7 @@ impl AtomicTarget {
                     });
                 }
             }
-            renameat(fd, &self.temp, fd, &self.name)?;
+            renameat(fd, &temp, fd, &self.name)?;
             committed = true;
             if sync {
                 // Durability of the rename; not every filesystem supports it.
@@ -438,6 +492,13 @@ pub trait SaveHook: Sync {
     /// # Errors
     /// The error to fail the step with.
     fn before(&self, step: SaveStep) -> std::io::Result<()>;
+
+    /// Whether the save may write its temporary files unnamed (`O_TMPFILE`, the
+    /// default where supported); `false` makes it use named hidden temporaries, the
+    /// fallback, for testing that path.
+    fn unnamed_temporaries(&self) -> bool {
+        true
+    }
 }
 
 /// The hook of saves without fault injection.
