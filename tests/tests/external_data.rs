@@ -336,6 +336,46 @@ fn another_models_data_file_is_never_replaced_unless_allowed() {
 }
 
 #[test]
+fn a_lazily_loaded_model_saved_next_to_its_source_takes_a_free_generation_of_its_names() {
+    let dir = Scratch::new("lazy-generations");
+    let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
+    io::save(&model(30), dir.path("a.onnx"), &options).unwrap();
+    io::save(&model(31), dir.path("a.onnx"), &options).unwrap(); // a.onnx now uses w.bin~1
+    let a_files = |d: &Scratch| ["w.bin", "w.bin~1"].map(|n| std::fs::read(d.path(n)).unwrap());
+    let before = a_files(&dir);
+    let lazy = io::load_with(
+        dir.path("a.onnx"),
+        &io::ParseOptions::default().structure_only(true),
+    )
+    .unwrap();
+    // Saved without options to another model in the same directory: its tensors keep
+    // their external home, in a name of the same family that no one else has.
+    io::save(&lazy, dir.path("b.onnx"), &SerializeOptions::default()).unwrap();
+    let names: Vec<_> = external_locations(&raw_model(&dir.path("b.onnx")))
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect();
+    assert!(names.iter().all(|l| l == "w.bin~2"), "{names:?}");
+    assert_eq!(io::load(dir.path("b.onnx")).unwrap(), model(31));
+    assert_eq!(a_files(&dir), before);
+    assert_eq!(io::load(dir.path("a.onnx")).unwrap(), model(31));
+    // Over its own path, again and again: two generations alternate, no name grows.
+    for _ in 0..3 {
+        let lazy = io::load_with(
+            dir.path("a.onnx"),
+            &io::ParseOptions::default().structure_only(true),
+        )
+        .unwrap();
+        io::save(&lazy, dir.path("a.onnx"), &SerializeOptions::default()).unwrap();
+        assert_eq!(io::load(dir.path("a.onnx")).unwrap(), model(31));
+    }
+    assert_eq!(
+        dir.entries(),
+        ["a.onnx", "b.onnx", "w.bin", "w.bin~1", "w.bin~2"]
+    );
+}
+
+#[test]
 fn convert_then_save_writes_the_marked_tensors() {
     let dir = Scratch::new("convert");
     let path = dir.path("m.onnx");

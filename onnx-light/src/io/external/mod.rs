@@ -13,10 +13,12 @@
 //! them); the next save over the same model takes their names and replaces them.
 //!
 //! Any other file already at a data file's name (the data of another model in the same
-//! directory, a stale file, a symlink) is not replaced: the save fails with
-//! `ErrorKind::Io(AlreadyExists)` naming the file, before anything is written, unless
+//! directory, a stale file, a symlink) is not replaced. When the caller chose the name
+//! (`ExternalDataOptions::location`, or `convert_model_to_external_data`), the save fails
+//! with `ErrorKind::Io(AlreadyExists)` naming the file, before anything is written, unless
 //! [`SerializeOptions::replace_data_files`](crate::io::SerializeOptions::replace_data_files)
-//! allows it. A name that is taken (an older generation, or an allowed file) is freed by
+//! allows it; a name that a lazily loaded tensor brought from its model gives way to the
+//! first free generation of it (`w.bin`, `w.bin~1`, `w.bin~2`, ...). A name that is taken (an older generation, or an allowed file) is freed by
 //! renaming that entry aside, renaming the new file to the free name, and removing the
 //! old entry once the model file is in place; if the save fails, the old entry is put
 //! back, so a failed save changes nothing in the directory. (A symlink is never

@@ -100,6 +100,10 @@ pub(crate) struct Plan {
     placements: Vec<Option<Placement>>,
     /// File names as requested (before generation renaming), and their sizes.
     files: Vec<(String, u64)>,
+    /// The requested names the caller chose (the options' location, or a tensor marked
+    /// by `convert_model_to_external_data`), as opposed to the names lazily loaded
+    /// tensors brought from their model.
+    chosen: HashSet<String>,
 }
 
 impl Plan {
@@ -130,6 +134,7 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
     let mut files: Vec<(String, u64)> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
     let mut tensor_file_names = TensorFileNames::default();
+    let mut chosen: HashSet<String> = HashSet::new();
     let mut any = false;
     let mut any_lazy = false;
     model.try_visit_tensors(|site, t| -> Result<()> {
@@ -160,6 +165,9 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
         } else {
             option_file_name("external_data.location", &config.location)?
         };
+        if ext.is_some() || t.raw_data.is_some() {
+            chosen.insert(requested.clone());
+        }
         // Both alignments are powers of two: the larger is a multiple of the other.
         let alignment = config.alignment.max(options.buffer.alignment) as u64;
         let mut file = *by_name.entry(requested.clone()).or_insert_with(|| {
@@ -179,6 +187,7 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
                     .filter(|(n, _)| n == &requested || n.starts_with(&format!("{requested}.")))
                     .count();
                 let split_name = format!("{requested}.{split}");
+                chosen.insert(split_name.clone());
                 files.push((split_name.clone(), 0));
                 file = files.len() - 1;
                 by_name.insert(requested.clone(), file);
@@ -191,7 +200,11 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
     })?;
     // A model with lazily loaded tensors always gets a plan. (So `None` also means that
     // every tensor's data is in memory.)
-    Ok((any || any_lazy).then_some(Plan { placements, files }))
+    Ok((any || any_lazy).then_some(Plan {
+        placements,
+        files,
+        chosen,
+    }))
 }
 
 /// Saves `model` to `path` with the planned external data.
@@ -232,11 +245,26 @@ pub(crate) fn save_external(
     // model file itself, or another name of it (a hard link) gets a second generation.
     let in_use = names_in_use(path);
     let mut taken: HashSet<String> = HashSet::new();
+    // Names lazily loaded tensors brought from their model were chosen by no one here:
+    // the save takes the first free generation of the name (`w.bin`, `w.bin~1`, ...
+    // whatever generation the model had), passing over another model's files, where a
+    // name the caller chose is refused below.
+    let foreign = |candidate: &str| {
+        !options.replace_data_files
+            && dir.entry_id(candidate).is_some()
+            && !older_generation(candidate, &in_use)
+    };
     let final_names: Vec<String> = plan
         .files
         .iter()
         .map(|(name, _)| {
-            let mut candidate = name.clone();
+            let inherited = !plan.chosen.contains(name);
+            let base = if inherited {
+                generation_base(name)
+            } else {
+                name.as_str()
+            };
+            let mut candidate = base.to_string();
             let mut generation = 0;
             while in_use.contains(&candidate)
                 || taken.contains(&candidate)
@@ -244,9 +272,10 @@ pub(crate) fn save_external(
                 || dir
                     .entry_id(&candidate)
                     .is_some_and(|id| reading.contains(&id) || Some(id) == model_entry)
+                || (inherited && foreign(&candidate))
             {
                 generation += 1;
-                candidate = format!("{name}~{generation}");
+                candidate = format!("{base}~{generation}");
             }
             taken.insert(candidate.clone());
             candidate
@@ -256,24 +285,18 @@ pub(crate) fn save_external(
     // A file already at a final name is replaced only when it is an older generation of
     // the model at `path`'s data, or when the caller allows it: anything else is usually
     // another model's data, and a save must not break that model.
-    if !options.replace_data_files {
-        if let Some(name) = final_names
-            .iter()
-            .find(|n| dir.entry_id(n.as_str()).is_some() && !older_generation(n, &in_use))
-        {
-            return Err(Error::io(
-                std::io::Error::new(
-                    std::io::ErrorKind::AlreadyExists,
-                    format!(
-                        "the data file {name} already exists and is not the data of an \
-                         earlier save to this path (another model's?); choose another \
-                         location, remove the file, or allow replacing it \
-                         (replace_data_files)"
-                    ),
+    if let Some(name) = final_names.iter().find(|n| foreign(n)) {
+        return Err(Error::io(
+            std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!(
+                    "the data file {name} already exists and is not the data of an earlier \
+                     save to this path (another model's?); choose another location, remove \
+                     the file, or allow replacing it (replace_data_files)"
                 ),
-                Some(&dir.join(name)),
-            ));
-        }
+            ),
+            Some(&dir.join(name)),
+        ));
     }
 
     // Files this save will replace (older generations, or files the caller allowed it
