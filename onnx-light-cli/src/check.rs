@@ -46,6 +46,17 @@ impl Sink for CompareSink {
     }
 }
 
+/// `what` listing the first few of `items`, quoted, and how many more: "tensors `a`,
+/// `b`, `c` and 11 more".
+pub fn some_of(what: &str, items: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let quoted: Vec<String> = items.iter().take(SHOWN).map(|i| format!("`{i}`")).collect();
+    match items.len().saturating_sub(SHOWN) {
+        0 => format!("{what} {}", quoted.join(", ")),
+        more => format!("{what} {} and {more} more", quoted.join(", ")),
+    }
+}
+
 /// The most overlapping pairs of external ranges reported one per line.
 const OVERLAPS_SHOWN: usize = 20;
 
@@ -145,9 +156,11 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
         Err(problems) => r.rule_problems = problems.0,
     }
 
-    // External references: path rules, bounds, length vs shape, checksums.
+    // External references: path rules, bounds, length vs shape, checksums. The same
+    // problem for many tensors (a missing data file) is one line naming them.
     let mut external = 0usize;
     let mut files = std::collections::BTreeMap::new();
+    let mut refused: Vec<(String, Vec<String>)> = Vec::new();
     match Resolver::new(dir) {
         Ok(resolver) => {
             model.visit_tensors(|_, t| {
@@ -164,13 +177,27 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
                             entry.1.push((t.name().to_string(), sum));
                         }
                     }
-                    Err(e) => r.problems.push(e.to_string()),
+                    Err(e) => {
+                        let tensor = e.tensor().unwrap_or_default().to_string();
+                        let what = e.to_string().replace(&format!(" (tensor `{tensor}`)"), "");
+                        match refused.iter_mut().find(|(w, _)| *w == what) {
+                            Some((_, tensors)) => tensors.push(tensor),
+                            None => refused.push((what, vec![tensor])),
+                        }
+                    }
                 }
             });
         }
         Err(e) => r
             .problems
             .push(format!("cannot open the model's directory: {e}")),
+    }
+    for (what, tensors) in refused {
+        r.problems.push(match tensors.as_slice() {
+            [one] if one.is_empty() => what,
+            [one] => format!("{what} (tensor `{one}`)"),
+            many => format!("{what} ({})", some_of("tensors", many)),
+        });
     }
     report_overlaps(&model, dir, &mut r.problems);
     if external > 0 {

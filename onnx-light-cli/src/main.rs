@@ -105,7 +105,8 @@ enum Command {
         aliasing: Aliasing,
     },
     /// Validate a model and everything it refers to (the rules of onnx.checker, external
-    /// data, tensor sizes); exit 1 with one line per problem.
+    /// data, tensor sizes); exit 1 with one line per problem (the same problem in many
+    /// places is one line naming them).
     Check {
         model: PathBuf,
         /// Print the verdict and every problem as one JSON object.
@@ -331,8 +332,23 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             for l in &report.lines {
                 say(l);
             }
+            // The same problem in many places (every tensor of a missing data file, every
+            // node of an unknown operator) is one line naming them; --json lists each.
+            let mut grouped: Vec<(&str, Vec<String>)> = Vec::new();
             for p in &report.rule_problems {
-                eprintln!("error: {p}");
+                match grouped.iter_mut().find(|(m, _)| *m == p.message) {
+                    Some((_, paths)) => paths.push(p.path.clone()),
+                    None => grouped.push((&p.message, vec![p.path.clone()])),
+                }
+            }
+            for (message, paths) in &grouped {
+                match paths.as_slice() {
+                    [one] => eprintln!("error: {one}: {message}"),
+                    many => eprintln!(
+                        "error: {message} (at {})",
+                        check::some_of("", many).trim_start()
+                    ),
+                }
             }
             for p in &report.problems {
                 eprintln!("error: {p}");

@@ -419,6 +419,41 @@ fn check_passes_valid_models_and_reports_every_problem() {
             .and(predicate::str::contains("tensor `b`"))
             .and(predicate::str::contains("past the end")),
     );
+    // A missing data file is one line per kind of problem, naming every tensor it
+    // concerns, not a line per tensor per pass; --json still lists each rule problem
+    // with its path (and the file problem once).
+    std::fs::remove_file(dir.path("w.bin")).unwrap();
+    let out = cli()
+        .arg("check")
+        .arg(&ext)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].contains("cannot be read")
+            && lines[0].contains("(at `graph.initializer[0] \"w\"`, `graph.initializer[1] \"b\"`)"),
+        "{stderr}"
+    );
+    assert!(lines[1].contains("(tensors `w`, `b`)"), "{stderr}");
+    let v = json_output(&["check", "--json"], &ext, 1);
+    let problems = v["problems"].as_array().unwrap();
+    let paths: Vec<&str> = problems
+        .iter()
+        .map(|p| p["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "graph.initializer[0] \"w\"",
+            "graph.initializer[1] \"b\"",
+            ""
+        ],
+        "{v:#}"
+    );
 }
 
 #[test]
