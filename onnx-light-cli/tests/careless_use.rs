@@ -228,14 +228,7 @@ fn another_models_data_file_is_replaced_only_with_force() {
         &SerializeOptions::default(),
     )
     .unwrap();
-    std::fs::write(dir.path("pass"), "pw").unwrap();
-    cli()
-        .args(["encrypt", "--passphrase-file"])
-        .arg(dir.path("pass"))
-        .arg(dir.path("b.onnx"))
-        .arg(dir.path("b.enc"))
-        .assert()
-        .success();
+    encrypt_with_passphrase_file(&dir, "pw", "b.onnx", "b.enc");
     // A split save would write w.bin.1 too: that file is named as well.
     std::fs::write(dir.path("w.bin.1"), "kept").unwrap();
     let refused = [
@@ -286,6 +279,18 @@ fn another_models_data_file_is_replaced_only_with_force() {
             .success();
         assert_eq!(io::load(dir.path("out.onnx")).unwrap(), other_model());
     }
+}
+
+/// Writes `passphrase` to `dir/pass` and encrypts `dir/input` to `dir/output` with it.
+fn encrypt_with_passphrase_file(dir: &Scratch, passphrase: &str, input: &str, output: &str) {
+    std::fs::write(dir.path("pass"), passphrase).unwrap();
+    cli()
+        .args(["encrypt", "--passphrase-file"])
+        .arg(dir.path("pass"))
+        .arg(dir.path(input))
+        .arg(dir.path(output))
+        .assert()
+        .success();
 }
 
 fn mkfifo(path: &Path) {
@@ -484,14 +489,7 @@ fn check_survives_its_model_being_truncated() {
 fn encrypt_and_decrypt_under_a_file_size_limit_fail_cleanly() {
     let dir = Scratch::new("careless-crypt-fsize");
     save_plain(&dir.path("m.onnx"));
-    std::fs::write(dir.path("pass"), "correct horse").unwrap();
-    cli()
-        .args(["encrypt", "--passphrase-file"])
-        .arg(dir.path("pass"))
-        .arg(dir.path("m.onnx"))
-        .arg(dir.path("m.enc"))
-        .assert()
-        .success();
+    encrypt_with_passphrase_file(&dir, "correct horse", "m.onnx", "m.enc");
     let bin = assert_cmd::cargo::cargo_bin("onnx-light");
     for (cmd, input, output) in [
         ("encrypt", "m.onnx", "x.enc"),
@@ -530,14 +528,7 @@ fn encrypt_and_decrypt_under_a_file_size_limit_fail_cleanly() {
 fn decrypted_output_is_private_in_every_form() {
     let dir = Scratch::new("careless-decrypt-mode");
     save_external(&dir.path("m.onnx"), "w.bin");
-    std::fs::write(dir.path("pass"), "pw").unwrap();
-    cli()
-        .args(["encrypt", "--passphrase-file"])
-        .arg(dir.path("pass"))
-        .arg(dir.path("m.onnx"))
-        .arg(dir.path("m.enc"))
-        .assert()
-        .success();
+    encrypt_with_passphrase_file(&dir, "pw", "m.onnx", "m.enc");
     cli()
         .args(["decrypt", "--passphrase-file"])
         .arg(dir.path("pass"))
