@@ -46,15 +46,27 @@ impl Sink for CompareSink {
     }
 }
 
-/// `what` listing the first few of `items`, quoted, and how many more: "tensors `a`,
-/// `b`, `c` and 11 more".
-pub fn some_of(what: &str, items: &[String]) -> String {
+/// The first few of `items`, quoted, and how many more: "`a`, `b`, `c` and 11 more".
+pub fn some_of(items: &[String]) -> String {
     const SHOWN: usize = 3;
     let quoted: Vec<String> = items.iter().take(SHOWN).map(|i| format!("`{i}`")).collect();
     match items.len().saturating_sub(SHOWN) {
-        0 => format!("{what} {}", quoted.join(", ")),
-        more => format!("{what} {} and {more} more", quoted.join(", ")),
+        0 => quoted.join(", "),
+        more => format!("{} and {more} more", quoted.join(", ")),
     }
+}
+
+/// `(what, where)` pairs grouped by `what`, in the order each first appears: one entry
+/// per problem, with every place it was found.
+pub fn grouped(pairs: impl IntoIterator<Item = (String, String)>) -> Vec<(String, Vec<String>)> {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for (what, place) in pairs {
+        match groups.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, places)) => places.push(place),
+            None => groups.push((what, vec![place])),
+        }
+    }
+    groups
 }
 
 /// The most overlapping pairs of external ranges reported one per line.
@@ -160,7 +172,7 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
     // problem for many tensors (a missing data file) is one line naming them.
     let mut external = 0usize;
     let mut files = std::collections::BTreeMap::new();
-    let mut refused: Vec<(String, Vec<String>)> = Vec::new();
+    let mut refused: Vec<(String, String)> = Vec::new();
     match Resolver::new(dir) {
         Ok(resolver) => {
             model.visit_tensors(|_, t| {
@@ -180,10 +192,7 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
                     Err(e) => {
                         let tensor = e.tensor().unwrap_or_default().to_string();
                         let what = e.to_string().replace(&format!(" (tensor `{tensor}`)"), "");
-                        match refused.iter_mut().find(|(w, _)| *w == what) {
-                            Some((_, tensors)) => tensors.push(tensor),
-                            None => refused.push((what, vec![tensor])),
-                        }
+                        refused.push((what, tensor));
                     }
                 }
             });
@@ -192,11 +201,11 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
             .problems
             .push(format!("cannot open the model's directory: {e}")),
     }
-    for (what, tensors) in refused {
+    for (what, tensors) in grouped(refused) {
         r.problems.push(match tensors.as_slice() {
             [one] if one.is_empty() => what,
             [one] => format!("{what} (tensor `{one}`)"),
-            many => format!("{what} ({})", some_of("tensors", many)),
+            many => format!("{what} (tensors {})", some_of(many)),
         });
     }
     report_overlaps(&model, dir, &mut r.problems);

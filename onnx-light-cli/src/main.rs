@@ -334,20 +334,14 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             }
             // The same problem in many places (every tensor of a missing data file, every
             // node of an unknown operator) is one line naming them; --json lists each.
-            let mut grouped: Vec<(&str, Vec<String>)> = Vec::new();
-            for p in &report.rule_problems {
-                match grouped.iter_mut().find(|(m, _)| *m == p.message) {
-                    Some((_, paths)) => paths.push(p.path.clone()),
-                    None => grouped.push((&p.message, vec![p.path.clone()])),
-                }
-            }
-            for (message, paths) in &grouped {
+            let rules = report
+                .rule_problems
+                .iter()
+                .map(|p| (p.message.clone(), p.path.clone()));
+            for (message, paths) in check::grouped(rules) {
                 match paths.as_slice() {
                     [one] => eprintln!("error: {one}: {message}"),
-                    many => eprintln!(
-                        "error: {message} (at {})",
-                        check::some_of("", many).trim_start()
-                    ),
+                    many => eprintln!("error: {message} (at {})", check::some_of(many)),
                 }
             }
             for p in &report.problems {
