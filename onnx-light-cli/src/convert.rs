@@ -170,32 +170,27 @@ pub fn refuse_existing_data_file(
         return Ok(());
     }
     let dir = parent(output);
-    let in_the_way = |candidate: &str| {
-        entry_id(&dir.join(candidate)).filter(|id| !reading.iter().any(|(r, _)| r == id))
-    };
-    let mut taken: Vec<String> = Vec::new();
-    if in_the_way(name).is_some() {
-        taken.push(name.to_string());
+    // NAME, then the split files a split save numbers from 1 without gaps, as far as they
+    // exist: each with the identity of what is there.
+    let mut present: Vec<(std::path::PathBuf, FileId)> = Vec::new();
+    if let Some(id) = entry_id(&dir.join(name)) {
+        present.push((dir.join(name), id));
     }
-    if split {
-        // Split files are numbered from 1 without gaps; an existing run is what a split
-        // save may replace.
-        let mut n = 1u64;
-        while entry_id(&dir.join(format!("{name}.{n}"))).is_some() {
-            let candidate = format!("{name}.{n}");
-            if in_the_way(&candidate).is_some() {
-                taken.push(candidate);
-            }
-            n += 1;
+    for n in 1.. {
+        let path = dir.join(format!("{name}.{n}"));
+        match entry_id(&path).filter(|_| split) {
+            Some(id) => present.push((path, id)),
+            None => break,
         }
     }
-    if taken.is_empty() {
+    let paths: Vec<String> = present
+        .iter()
+        .filter(|(_, id)| !reading.iter().any(|(r, _)| r == id))
+        .map(|(path, _)| path.display().to_string())
+        .collect();
+    if paths.is_empty() {
         return Ok(());
     }
-    let paths: Vec<String> = taken
-        .iter()
-        .map(|n| dir.join(n).display().to_string())
-        .collect();
     let (exist, it) = if paths.len() == 1 {
         ("exists", "it")
     } else {
