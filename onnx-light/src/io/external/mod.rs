@@ -18,12 +18,13 @@
 //! with `ErrorKind::Io(AlreadyExists)` naming the file, before anything is written, unless
 //! [`SerializeOptions::replace_data_files`](crate::io::SerializeOptions::replace_data_files)
 //! allows it; a name that a lazily loaded tensor brought from its model gives way to the
-//! first free generation of it (`w.bin`, `w.bin~1`, `w.bin~2`, ...). A name that is taken (an older generation, or an allowed file) is freed by
-//! renaming that entry aside, renaming the new file to the free name, and removing the
-//! old entry once the model file is in place; if the save fails, the old entry is put
-//! back, so a failed save changes nothing in the directory. (A symlink is never
-//! followed; a directory there makes the save fail and is kept.) Names are compared by file identity, never by spelling: a save never takes the
-//! name of a file it reads (the input model, or a data file a lazily loaded model still
+//! first free generation of it (`w.bin`, `w.bin~1`, `w.bin~2`, ...). A name that is
+//! taken (an older generation, or an allowed file) is freed by renaming that entry
+//! aside, renaming the new file to the free name, and removing the old entry once the
+//! model file is in place; if the save fails, the old entry is put back, so a failed
+//! save changes nothing in the directory. (A symlink is never followed; a directory
+//! there makes the save fail and is kept.) Names are compared by file identity, never
+//! by spelling: a save never takes the name of a file it reads (the input model, or a data file a lazily loaded model still
 //! reads), nor the model file's own name, and refuses to write its model over a data file
 //! it reads. See `docs/design/page-cache.md` for why names are freed this way.
 //!
