@@ -24,9 +24,10 @@
 //! model file is in place; if the save fails, the old entry is put back, so a failed
 //! save changes nothing in the directory. (A symlink is never followed; a directory
 //! there makes the save fail and is kept.) Names are compared by file identity, never
-//! by spelling: a save never takes the name of a file it reads (the input model, or a data file a lazily loaded model still
-//! reads), nor the model file's own name, and refuses to write its model over a data file
-//! it reads. See `docs/design/page-cache.md` for why names are freed this way.
+//! by spelling: a save never takes the name of a file it reads (the input model, or a
+//! data file a lazily loaded model still reads), nor the model file's own name, and
+//! refuses to write its model over a data file it reads. See `docs/design/page-cache.md`
+//! for why names are freed this way.
 //!
 //! # Opening data files
 //!
