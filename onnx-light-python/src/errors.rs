@@ -9,7 +9,6 @@ use pyo3::prelude::*;
 /// The exception class name for an error kind.
 fn class_name(error: &Error) -> &'static str {
     match error.kind() {
-        ErrorKind::Io(std::io::ErrorKind::AlreadyExists) => "DataFileExistsError",
         ErrorKind::Io(_) => "FileError",
         ErrorKind::InvalidOption { .. } => "OptionError",
         ErrorKind::InvalidExternalData { .. }
@@ -27,20 +26,45 @@ fn class_name(error: &Error) -> &'static str {
     }
 }
 
-/// The Python exception for a library error.
+/// The Python exception for a library error. An I/O error becomes the `FileError`
+/// subclass of its error number, with `errno`, `strerror` and `filename` set as the
+/// built-in `OSError` sets them (`_errors._file_error` picks the class).
 pub fn to_py_err(error: Error) -> PyErr {
-    let name = class_name(&error);
     let message = error.to_string();
     Python::attach(|py| {
-        let class = py
-            .import("onnx_light.onnx._errors")
-            .and_then(|m| m.getattr(name));
-        match class {
-            Ok(class) => match class.call1((message.clone(),)) {
-                Ok(exc) => PyErr::from_value(exc),
-                Err(e) => e,
-            },
+        let module = py.import("onnx_light.onnx._errors");
+        let made = module.and_then(|m| match error.kind() {
+            ErrorKind::Io(kind) => {
+                let source = error.io_error();
+                let errno = source.and_then(std::io::Error::raw_os_error);
+                let strerror = source.map(|e| os_message(e, errno));
+                // A `str`, as `OSError.filename` usually is (not a `pathlib.Path`).
+                let filename = error.file().map(|f| f.as_os_str().to_os_string());
+                m.getattr("_file_error")?.call1((
+                    message.clone(),
+                    errno,
+                    format!("{kind:?}"),
+                    strerror,
+                    filename,
+                ))
+            }
+            _ => m.getattr(class_name(&error))?.call1((message.clone(),)),
+        });
+        match made {
+            Ok(exc) => PyErr::from_value(exc),
             Err(_) => PyRuntimeError::new_err(message),
         }
     })
+}
+
+/// An I/O error's own words, as `OSError.strerror` holds them: without the
+/// ` (os error N)` that Rust appends to an operating-system error.
+fn os_message(error: &std::io::Error, errno: Option<i32>) -> String {
+    let text = error.to_string();
+    match errno {
+        Some(n) => text
+            .strip_suffix(&format!(" (os error {n})"))
+            .map_or(text.clone(), str::to_string),
+        None => text,
+    }
 }

@@ -1,8 +1,10 @@
 """load / save / external data / encryption / consolidation, checked against `onnx`."""
 
+import errno
 import io
 import os
 import pathlib
+import pickle
 
 import numpy as np
 import onnx
@@ -149,11 +151,40 @@ def test_another_models_data_file_is_left_alone_unless_replacing_is_asked_for(
     assert ol.load(tmp_path / "b.onnx").SerializeToString() == ref_bytes
 
 
-def test_missing_file_is_an_oserror(tmp_path):
-    with pytest.raises(ol.FileError) as info:
-        ol.load(tmp_path / "nope.onnx")
-    assert isinstance(info.value, OSError)
-    assert "nope.onnx" in str(info.value)
+def test_file_errors_are_the_builtin_oserror_subclasses(tmp_path, ref_bytes):
+    # Caught as with `onnx`: `except FileNotFoundError` and friends, errno and filename
+    # set, the library's message kept.
+    missing = tmp_path / "nope.onnx"
+    with pytest.raises(FileNotFoundError) as info:
+        ol.load(missing)
+    e = info.value
+    assert isinstance(e, ol.FileError)
+    assert (e.errno, e.filename) == (errno.ENOENT, str(missing))
+    assert e.strerror == os.strerror(errno.ENOENT)
+    assert str(e).startswith("I/O error: ") and "nope.onnx" in str(e)
+    again = pickle.loads(pickle.dumps(e))
+    assert type(again) is type(e) and str(again) == str(e)
+    assert (again.errno, again.strerror, again.filename) == (e.errno, e.strerror, e.filename)
+
+    m = ol.load_from_string(ref_bytes)
+    with pytest.raises(IsADirectoryError) as info:
+        ol.save(m, tmp_path)
+    assert isinstance(info.value, ol.FileError)
+    assert info.value.errno == errno.EISDIR
+    with pytest.raises(IsADirectoryError):
+        ol.load(tmp_path)
+    with pytest.raises(FileNotFoundError) as info:
+        ol.save(m, tmp_path / "no-such-dir" / "m.onnx")
+    assert ".tmp" not in str(info.value)
+    (tmp_path / "f").write_bytes(b"")
+    with pytest.raises(NotADirectoryError):
+        ol.load(tmp_path / "f" / "m.onnx")
+
+    (tmp_path / "w.bin").write_bytes(b"other")
+    with pytest.raises(FileExistsError) as info:
+        ol.save(m, tmp_path / "a.onnx", save_as_external_data=True, location="w.bin")
+    assert isinstance(info.value, ol.DataFileExistsError)
+    assert info.value.errno == errno.EEXIST
 
 
 def test_encryption_round_trips_and_detects_wrong_key(tmp_path, ref_bytes):

@@ -310,7 +310,8 @@ impl AtomicTarget {
                     })
                 }
                 Err(rustix::io::Errno::EXIST) => continue,
-                Err(e) => return Err(Error::io(e.into(), Some(&dir.join(&temp)))),
+                // Named as the file being saved: the temporary's name is ours.
+                Err(e) => return Err(Error::io(e.into(), Some(&path))),
             }
         }
     }

@@ -73,10 +73,11 @@ fn not_regular(kind: FileType) -> io::Error {
         FileType::Symlink => "a symbolic link",
         _ => "not a regular file",
     };
-    io::Error::new(
-        io::ErrorKind::InvalidInput,
-        format!("not a regular file ({what})"),
-    )
+    let kind = match kind {
+        FileType::Directory => io::ErrorKind::IsADirectory,
+        _ => io::ErrorKind::InvalidInput,
+    };
+    io::Error::new(kind, format!("not a regular file ({what})"))
 }
 
 /// Flags for opening a file to read: non-blocking, so that a FIFO or a device planted

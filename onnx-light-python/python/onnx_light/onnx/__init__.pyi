@@ -21,6 +21,10 @@ from ._errors import EncryptionError as EncryptionError
 from ._errors import Error as Error
 from ._errors import ExternalDataError as ExternalDataError
 from ._errors import FileError as FileError
+from ._errors import FilePermissionError as FilePermissionError
+from ._errors import IsDirectoryError as IsDirectoryError
+from ._errors import NoSuchFileError as NoSuchFileError
+from ._errors import NotDirectoryError as NotDirectoryError
 from ._errors import OptionError as OptionError
 from ._errors import TensorDataError as TensorDataError
 

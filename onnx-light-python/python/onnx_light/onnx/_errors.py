@@ -2,6 +2,8 @@
 that also derive from the built-in exception a caller would catch (``ValueError`` for
 bad input, ``OSError`` for file problems). Each carries the library's message."""
 
+import errno as _errno
+
 
 class Error(Exception):
     """Base class of every onnx_light error."""
@@ -30,7 +32,37 @@ class TensorDataError(Error, ValueError):
 
 
 class FileError(Error, OSError):
-    """A file could not be read or written."""
+    """A file could not be read or written. ``errno``, ``strerror`` and ``filename`` are
+    set as on the built-in ``OSError``; the error raised is of the subclass below that
+    matches its ``errno`` (so ``except FileNotFoundError`` catches a missing model, as
+    with ``onnx``), or ``FileError`` itself for other causes."""
+
+    def __str__(self):
+        # The library's message (it names the tensor and the file), not OSError's
+        # "[Errno N] ..." form that errno and strerror would otherwise select.
+        return self.args[0] if len(self.args) == 1 else super().__str__()
+
+    def __reduce__(self):
+        # errno, strerror and filename survive pickling (OSError keeps only the args).
+        if len(self.args) != 1:
+            return super().__reduce__()
+        return (_restore, (type(self), self.args[0], self.errno, self.strerror, self.filename))
+
+
+class NoSuchFileError(FileError, FileNotFoundError):
+    """The file, or a directory on its path, does not exist (``ENOENT``)."""
+
+
+class FilePermissionError(FileError, PermissionError):
+    """The file or its directory may not be read or written (``EACCES``, ``EPERM``)."""
+
+
+class IsDirectoryError(FileError, IsADirectoryError):
+    """The path names a directory where a file was expected (``EISDIR``)."""
+
+
+class NotDirectoryError(FileError, NotADirectoryError):
+    """A part of the path that should be a directory is not one (``ENOTDIR``)."""
 
 
 class DataFileExistsError(FileError, FileExistsError):
@@ -47,3 +79,45 @@ class ValidationError(Error, ValueError):
 class ParseError(Error, ValueError):
     """Text that is not valid ONNX text syntax (``parser``): the message gives the line
     and column."""
+
+
+# The subclass of FileError for each built-in OSError subclass that one maps to.
+_FILE_ERRORS = {
+    FileNotFoundError: NoSuchFileError,
+    PermissionError: FilePermissionError,
+    IsADirectoryError: IsDirectoryError,
+    NotADirectoryError: NotDirectoryError,
+    FileExistsError: DataFileExistsError,
+}
+
+
+# The error number of an I/O error the library made itself (no OS error number), by
+# the name of its Rust `io::ErrorKind`.
+_ERRNO_OF_KIND = {
+    "NotFound": _errno.ENOENT,
+    "PermissionDenied": _errno.EACCES,
+    "AlreadyExists": _errno.EEXIST,
+    "IsADirectory": _errno.EISDIR,
+    "NotADirectory": _errno.ENOTDIR,
+}
+
+
+def _file_error(message, errno, kind, strerror, filename):
+    """The FileError for a library I/O error: the subclass its error number maps to
+    (``OSError(errno, ...)`` picks the built-in one), with the library's message and
+    ``errno``, ``strerror`` and ``filename`` set. ``errno`` is the OS error number, or
+    None for an error the library made, whose number follows from ``kind``. Called by
+    the native module."""
+    if errno is None:
+        errno = _ERRNO_OF_KIND.get(kind)
+    builtin = type(OSError(errno, strerror)) if errno is not None else OSError
+    return _restore(_FILE_ERRORS.get(builtin, FileError), message, errno, strerror, filename)
+
+
+def _restore(cls, message, errno, strerror, filename):
+    """A FileError of class ``cls`` again, from what ``FileError.__reduce__`` kept."""
+    error = cls(message)
+    error.errno = errno
+    error.strerror = strerror
+    error.filename = filename
+    return error

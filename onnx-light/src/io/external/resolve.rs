@@ -104,7 +104,11 @@ impl Resolver {
                     refused("the location passes through a symbolic link (links are not followed; hard links are fine)")
                 }
                 Some(rustix::io::Errno::XDEV) => refused("the location escapes the model directory"),
-                _ if e.kind() == std::io::ErrorKind::InvalidInput => {
+                _ if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::InvalidInput | std::io::ErrorKind::IsADirectory
+                ) =>
+                {
                     refused(&format!("the location is {e}"))
                 }
                 _ => Error::io(e, Some(&path)).in_tensor(tensor),
