@@ -9,9 +9,9 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use pyo3::exceptions::{PyAttributeError, PyIndexError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PySlice, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyList, PyRange, PySlice, PyTuple, PyType};
 
 use crate::errors::to_py_err;
 use crate::reflect::{descriptor, new_message, Reflect, RepeatedMessageCell, Slot};
@@ -71,7 +71,7 @@ impl Root {
         list: &mut dyn RepeatedMessageCell<'_>,
         owner: &[Step],
         field: &'static str,
-        change: Change,
+        change: Change<'_>,
     ) {
         let mut tracked = lock(&self.tracked);
         let mut detached: Vec<(usize, Arc<Root>)> = Vec::new();
@@ -95,6 +95,7 @@ impl Root {
                 Change::Remove(i) if j > i => Some(j - 1),
                 Change::Remove(i) if j == i => None,
                 Change::Clear => None,
+                Change::Permute(new_index) => new_index.get(j).copied(),
                 _ => Some(j),
             };
             if let Some(k) = moved {
@@ -202,10 +203,12 @@ impl Root {
 
 /// How a list changes, for [`Root::relocate`].
 #[derive(Clone, Copy)]
-enum Change {
+enum Change<'a> {
     Insert(usize),
     Remove(usize),
     Clear,
+    /// The element at index `i` moves to `new_index[i]`.
+    Permute(&'a [usize]),
 }
 
 /// Where a view points: a root and the path from it.
@@ -1204,6 +1207,40 @@ impl PyRepeated {
         })
     }
 
+    /// Sorts in place, as `list.sort` does (stable; `key` and `reverse` keyword-only).
+    /// Views of the elements follow them to their new places.
+    #[pyo3(signature = (*, key = None, reverse = false))]
+    fn sort(&self, py: Python<'_>, key: Option<&Bound<'_, PyAny>>, reverse: bool) -> PyResult<()> {
+        let items = self.to_list(py)?;
+        let keys = match key {
+            Some(key) => PyList::new(
+                py,
+                items
+                    .iter()
+                    .map(|it| key.call1((it,)))
+                    .collect::<PyResult<Vec<_>>>()?,
+            )?,
+            None => items,
+        };
+        // The indices sorted by their keys: Python's own sort, so comparisons (and their
+        // errors) are exactly those of `sorted`.
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("key", keys.getattr("__getitem__")?)?;
+        kwargs.set_item("reverse", reverse)?;
+        let order: Vec<usize> = py
+            .import("builtins")?
+            .getattr("sorted")?
+            .call((PyRange::new(py, 0, keys.len() as isize)?,), Some(&kwargs))?
+            .extract()?;
+        self.reorder(&order)
+    }
+
+    /// Reverses the order in place; views of the elements follow them.
+    fn reverse(&self) -> PyResult<()> {
+        let order: Vec<usize> = (0..self.len()?).rev().collect();
+        self.reorder(&order)
+    }
+
     fn index_of(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<usize> {
         self.to_list(py)?.index(value)
     }
@@ -1231,6 +1268,31 @@ impl PyRepeated {
 }
 
 impl PyRepeated {
+    /// Moves the element at `order[k]` to `k`, for a permutation `order` computed from
+    /// the list as it was; a list that changed length meanwhile (a sort key that edits
+    /// it) is left alone.
+    fn reorder(&self, order: &[usize]) -> PyResult<()> {
+        let field = self.field;
+        let changed = || PyRuntimeError::new_err(format!("`{field}` changed while sorting"));
+        let mut new_index = vec![usize::MAX; order.len()];
+        for (k, &i) in order.iter().enumerate() {
+            new_index[i] = k;
+        }
+        self.owner.with_place(|m, root, path| match m.slot(field) {
+            Some(Slot::Repeated(mut c)) if c.len() == order.len() => {
+                c.permute(order);
+                Ok(())
+            }
+            Some(Slot::RepeatedMessage(mut c)) if c.len() == order.len() => {
+                root.relocate(&mut *c, path, field, Change::Permute(&new_index));
+                c.permute(order);
+                Ok(())
+            }
+            Some(Slot::Repeated(_) | Slot::RepeatedMessage(_)) => Err(changed()),
+            _ => Err(PyAttributeError::new_err(field)),
+        })
+    }
+
     fn set_one(&self, i: usize, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let field = self.field;
         match self.elem {

@@ -11,7 +11,7 @@ use onnx_light::onnx::*;
 use onnx_light::{Bytes, DecodeOwned, EnumValue, Message, ProtoEnum, Str};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyInt, PyString};
 
 /// A message type whose fields can be reached by name.
 pub trait Reflect: Any + Send + Sync {
@@ -69,6 +69,9 @@ pub trait RepeatedCell {
     fn remove(&mut self, index: usize);
     fn clear(&mut self);
     fn text(&self, index: usize) -> String;
+    /// Reorders the elements: the one at `order[k]` moves to `k` (`order` is a
+    /// permutation of the indices).
+    fn permute(&mut self, order: &[usize]);
 }
 
 /// A singular message field.
@@ -93,6 +96,9 @@ pub trait RepeatedMessageCell<'m> {
     /// Moves element `index` out (an empty message takes its place until the list
     /// changes); `None` past the end.
     fn take(&mut self, index: usize) -> Option<Box<dyn Reflect>>;
+    /// Reorders the elements, moving them: the one at `order[k]` moves to `k` (`order`
+    /// is a permutation of the indices).
+    fn permute(&mut self, order: &[usize]);
 }
 
 /// A Rust value held in a field, convertible to and from Python.
@@ -104,18 +110,27 @@ pub trait PyScalar: Sized + Default + Clone {
 }
 
 macro_rules! numeric_scalar {
-    ($($t:ty),*) => {$(
+    ($($t:ty: $proto:literal),*) => {$(
         impl PyScalar for $t {
             fn to_py(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
                 Ok(self.into_pyobject(py)?.into_any().unbind())
             }
             fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
                 value.extract::<$t>().map_err(|_| {
-                    PyTypeError::new_err(format!(
-                        "expected {}, got {}",
-                        stringify!($t),
-                        type_name(value)
-                    ))
+                    // An int too large is a ValueError, as protobuf has it; anything
+                    // that is not an int (a float included) a TypeError.
+                    if value.is_instance_of::<PyInt>() {
+                        PyValueError::new_err(format!(
+                            "value {value} is out of range for {}",
+                            $proto
+                        ))
+                    } else {
+                        PyTypeError::new_err(format!(
+                            "expected an int ({}), got {}",
+                            $proto,
+                            type_name(value)
+                        ))
+                    }
                 })
             }
             fn text(&self) -> String {
@@ -124,7 +139,7 @@ macro_rules! numeric_scalar {
         }
     )*};
 }
-numeric_scalar!(i64, i32, u64);
+numeric_scalar!(i64: "int64", i32: "int32", u64: "uint64");
 
 fn type_name(value: &Bound<'_, PyAny>) -> String {
     value
@@ -396,6 +411,9 @@ impl<T: PyScalar> RepeatedCell for Rep<'_, T> {
     fn text(&self, index: usize) -> String {
         self.0[index].text()
     }
+    fn permute(&mut self, order: &[usize]) {
+        permute(self.0, order);
+    }
 }
 
 /// A type that `reflect!` describes, with its protobuf name known statically.
@@ -493,6 +511,16 @@ impl<'m, M: Named> RepeatedMessageCell<'m> for RepMsg<'m, M> {
         let m = self.0.get_mut(index)?;
         Some(Box::new(std::mem::take(m)))
     }
+    fn permute(&mut self, order: &[usize]) {
+        permute(self.0, order);
+    }
+}
+
+/// Moves the element at `order[k]` of `list` to `k`; `order` is a permutation of the
+/// indices (the caller checked it), so every element moves once and none is copied.
+fn permute<T>(list: &mut Vec<T>, order: &[usize]) {
+    let mut old: Vec<Option<T>> = list.drain(..).map(Some).collect();
+    list.extend(order.iter().filter_map(|&i| old[i].take()));
 }
 
 fn opt<'m, T: PyScalar + 'm>(f: &'m mut Option<T>) -> Slot<'m> {

@@ -117,6 +117,18 @@ def _list_scenarios(mod):
     kept = m.graph.node[4]
     m.ParseFromString(mod.ModelProto().SerializeToString())
     seen.append((kept.name, len(m.graph.node)))
+    g = _graph(mod)
+    first, last_attr = g.node[0], g.node[4].attribute[0]
+    g.node.sort(key=lambda n: -n.attribute[0].f)  # views follow their elements
+    first.name = "was first"
+    last_attr.f = 40.0
+    seen.append(([n.name for n in g.node], g.node[0].attribute[0].f, first.name))
+    g.node.reverse()
+    first.op_type = "Tanh"
+    seen.append(([(n.name, n.op_type) for n in g.node], last_attr.f))
+    g.node[0].input.extend(["c", "a", "b"])
+    g.node[0].input.sort(reverse=True)
+    seen.append(list(g.node[0].input))
     return seen
 
 
@@ -163,6 +175,43 @@ def test_repeated_scalars_behave_like_lists():
         n.input[5]
     with pytest.raises(TypeError):
         n.input.append(3)
+    n.input.extend(["b", "a"])
+    n.input.sort()
+    assert n.input == ["a", "b", "d", "x"]
+    n.input.reverse()
+    assert n.input == ["x", "d", "b", "a"]
+    with pytest.raises(TypeError):
+        n.input.sort(len)  # key is keyword-only, as in protobuf
+
+
+def test_sort_keys_that_fail_or_edit_the_list_leave_it_alone():
+    g = _graph(ol)
+    with pytest.raises(TypeError):
+        g.node.sort()  # messages do not order, as in protobuf
+    with pytest.raises(ZeroDivisionError):
+        g.node.sort(key=lambda n: 1 / 0)
+
+    def shrinking(n):
+        if len(g.node) == 5:
+            del g.node[0]
+        return n.name
+
+    with pytest.raises(RuntimeError, match="changed while sorting"):
+        g.node.sort(key=shrinking)
+    assert [n.name for n in g.node] == ["n1", "n2", "n3", "n4"]
+
+
+def test_integers_out_of_range_are_value_errors_as_in_protobuf():
+    for mod in (onnx, ol):
+        m = mod.ModelProto()
+        with pytest.raises(ValueError):
+            m.ir_version = 2**70
+        with pytest.raises(ValueError):
+            mod.TensorProto().dims.append(-(2**64))
+        with pytest.raises(TypeError):
+            m.ir_version = "7"
+        with pytest.raises(TypeError):
+            m.ir_version = 7.0
 
 
 def test_repeated_messages_copy_on_append():

@@ -3,7 +3,19 @@
 
 import os
 from dataclasses import dataclass
-from typing import IO, Any, Generic, Iterable, Iterator, NamedTuple, Optional, TypeVar, Union, overload
+from typing import (
+    IO,
+    Any,
+    Callable,
+    Generic,
+    Iterable,
+    Iterator,
+    NamedTuple,
+    Optional,
+    TypeVar,
+    Union,
+    overload,
+)
 
 from . import _descriptor
 from . import checker as checker
@@ -59,6 +71,8 @@ class RepeatedField(Generic[_T]):
     def remove(self, value: _T) -> None: ...
     def pop(self, index: int = -1) -> _T: ...
     def clear(self) -> None: ...
+    def sort(self, *, key: Optional[Callable[[_T], Any]] = None, reverse: bool = False) -> None: ...
+    def reverse(self) -> None: ...
     def index_of(self, value: _T) -> int: ...
     def count(self, value: _T) -> int: ...
     def tolist(self) -> list[_T]: ...
