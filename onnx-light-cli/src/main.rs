@@ -21,6 +21,9 @@ use onnx_light::io::ParseOptions;
 
 use progress::Progress;
 
+/// The most layers `sample` builds: about 40 GB of weights, all in memory.
+const MAX_SAMPLE_LAYERS: i64 = 1000;
+
 /// Read, write, convert and check ONNX models without the protobuf runtime.
 #[derive(Debug, Parser)]
 #[command(name = "onnx-light", version, about)]
@@ -47,9 +50,11 @@ enum Command {
     /// Write the built-in sample model (a small transformer, ~340 MB of weights) to OUT.
     Sample {
         output: PathBuf,
-        /// Transformer layers (each about 40 MB of weights).
-        #[arg(long, default_value_t = 6)]
-        layers: usize,
+        /// Transformer layers (each about 40 MB of weights, built in memory; at most
+        /// 1000).
+        #[arg(long, default_value_t = 6,
+              value_parser = clap::value_parser!(u16).range(0..=MAX_SAMPLE_LAYERS))]
+        layers: u16,
         /// Replace OUT if it exists.
         #[arg(long)]
         force: bool,
@@ -159,9 +164,9 @@ enum Command {
         /// One JSON object instead of a table.
         #[arg(long)]
         json: bool,
-        /// Runs per step (the median is reported).
-        #[arg(long, default_value_t = 5)]
-        runs: usize,
+        /// Runs per step (the median is reported; at least 1).
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..))]
+        runs: u16,
         #[command(flatten)]
         memory: MemoryLimit,
         #[command(flatten)]
@@ -262,7 +267,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 );
             }
             let spec = sample::SampleSpec {
-                layers,
+                layers: usize::from(layers),
                 ..sample::SampleSpec::DEFAULT
             };
             let progress = Progress::new(cli.quiet);
@@ -396,7 +401,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         }) => {
             let progress = Progress::new(cli.quiet || json);
             let load = load_options(&memory, &aliasing);
-            bench::run(&model, runs, json, &load, &progress)?;
+            bench::run(&model, usize::from(runs), json, &load, &progress)?;
         }
     }
     Ok(ExitCode::SUCCESS)

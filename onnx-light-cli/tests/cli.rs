@@ -607,6 +607,22 @@ fn usage_errors_exit_2() {
         ])
         .assert()
         .code(2);
+    // Counts out of range are refused before anything runs: no bench of zero runs
+    // reported as one, no sample of 4 TB built in memory.
+    let dir = Scratch::new("usage");
+    cli()
+        .args(["bench", "m.onnx", "--runs", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("0 is not in 1.."));
+    cli()
+        .arg("sample")
+        .arg(dir.path("big.onnx"))
+        .args(["--layers", "100000"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("100000 is not in 0..=1000"));
+    assert!(!dir.path("big.onnx").exists());
 }
 
 #[test]
