@@ -238,13 +238,7 @@ pub fn run(
     c: &Convert,
     progress: &Progress,
 ) -> Result<String, Failure> {
-    if output.exists() && !c.force {
-        return Err(format!(
-            "{} exists; pass --force to replace it (the replacement is atomic)",
-            output.display()
-        )
-        .into());
-    }
+    crate::refuse_existing_output(output, c.force)?;
     if c.external_data.is_none()
         && (c.size_threshold.is_some() || c.align.is_some() || c.max_file_size.is_some())
     {

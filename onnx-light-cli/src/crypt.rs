@@ -56,17 +56,6 @@ fn passphrase(file: Option<&Path>, confirm: bool) -> Result<Passphrase, Failure>
     Ok(Passphrase::new(first))
 }
 
-fn refuse_existing(output: &Path, force: bool) -> Result<(), Failure> {
-    if output.exists() && !force {
-        return Err(format!(
-            "{} exists; pass --force to replace it (the replacement is atomic)",
-            output.display()
-        )
-        .into());
-    }
-    Ok(())
-}
-
 /// The format `input` is in, from its first bytes.
 fn format_of(input: &Path) -> Result<EncryptionFormat, Failure> {
     let mut prefix = Vec::with_capacity(8);
@@ -95,7 +84,7 @@ pub fn encrypt(
             )
         }
     };
-    refuse_existing(output, force)?;
+    crate::refuse_existing_output(output, force)?;
     let pass = passphrase(passphrase_file.map(PathBuf::as_path), true)?;
     let progress = Progress::new(quiet);
     progress.step(format!("encrypting {}", input.display()));
@@ -127,7 +116,7 @@ pub fn decrypt(
     force: bool,
     quiet: bool,
 ) -> Result<String, Failure> {
-    refuse_existing(output, force)?;
+    crate::refuse_existing_output(output, force)?;
     if let Some(name) = external_data {
         crate::convert::refuse_existing_data_file(output, name, false, force, &[])?;
     }

@@ -239,6 +239,21 @@ fn hint(e: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
 
 type Failure = Box<dyn std::error::Error>;
 
+/// Refuses an OUTPUT that is a directory, or that exists when `--force` was not given.
+fn refuse_existing_output(output: &std::path::Path, force: bool) -> Result<(), Failure> {
+    if output.is_dir() {
+        return Err(format!("{} is a directory; give a file name", output.display()).into());
+    }
+    if output.exists() && !force {
+        return Err(format!(
+            "{} exists; pass --force to replace it (the replacement is atomic)",
+            output.display()
+        )
+        .into());
+    }
+    Ok(())
+}
+
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
     let say = |s: &str| {
         if !cli.quiet {
@@ -261,11 +276,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             layers,
             force,
         }) => {
-            if output.exists() && !force {
-                return Err(
-                    format!("{} exists; pass --force to replace it", output.display()).into(),
-                );
-            }
+            refuse_existing_output(&output, force)?;
             let spec = sample::SampleSpec {
                 layers: usize::from(layers),
                 ..sample::SampleSpec::DEFAULT

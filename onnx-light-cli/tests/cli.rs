@@ -381,6 +381,33 @@ fn convert_refuses_an_existing_output_unless_forced() {
         .assert()
         .success();
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&p).unwrap());
+    // A directory as OUTPUT is named as such, with or without --force, by every command
+    // that writes one.
+    let sub = dir.path("sub");
+    std::fs::create_dir(&sub).unwrap();
+    for args in [
+        vec!["convert", "--force"],
+        vec!["encrypt", "--force"],
+        vec!["decrypt", "--force"],
+    ] {
+        cli()
+            .args(args)
+            .arg(&p)
+            .arg(&sub)
+            .env("ONNX_LIGHT_PASSPHRASE", "pw")
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(
+                "sub is a directory; give a file name",
+            ));
+    }
+    cli()
+        .arg("sample")
+        .arg(&sub)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("is a directory"));
+    assert!(sub.is_dir());
 }
 
 #[test]
