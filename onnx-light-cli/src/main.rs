@@ -220,21 +220,30 @@ fn load_options(memory: &MemoryLimit, aliasing: &Aliasing) -> ParseOptions {
     memory.options().allow_aliasing(aliasing.allow_aliasing)
 }
 
-/// What to try when a load is refused by a default limit the user can raise.
-fn hint(e: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
+/// What to try when a load is refused by a default limit the user can raise, or
+/// given an encrypted model.
+fn hint(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     use onnx_light::ErrorKind;
-    match e.downcast_ref::<onnx_light::Error>()?.kind() {
-        ErrorKind::LimitExceeded { what, .. } if what.contains("max_memory") => Some(
-            "the model needs more memory than its size warrants; if you trust it, pass --max-memory BYTES (or none)",
-        ),
+    let e = e.downcast_ref::<onnx_light::Error>()?;
+    let text = match e.kind() {
+        ErrorKind::LimitExceeded { what, .. } if what.contains("max_memory") => {
+            "the model needs more memory than its size warrants; if you trust it, pass --max-memory BYTES (or none)"
+        }
         ErrorKind::InvalidExternalData { reason, .. } if reason.contains("allow_aliasing") => {
-            Some("if the model shares bytes between tensors on purpose, pass --allow-aliasing")
+            "if the model shares bytes between tensors on purpose, pass --allow-aliasing"
+        }
+        ErrorKind::EncryptedInput { .. } => {
+            let file = e.file().map_or("IN".into(), |f| f.display().to_string());
+            return Some(format!(
+                "for a plain model: onnx-light decrypt {file} OUT.onnx"
+            ));
         }
         ErrorKind::Io(std::io::ErrorKind::AlreadyExists) => {
-            Some("to replace that file (and break the model that uses it, if any), pass --force")
+            "to replace that file (and break the model that uses it, if any), pass --force"
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    Some(text.to_string())
 }
 
 type Failure = Box<dyn std::error::Error>;

@@ -115,6 +115,22 @@ fn onnxcry2_round_trips_through_the_cli() {
     assert!(out.status.success(), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("(authenticated)"));
     assert_eq!(std::fs::read(&dec).unwrap(), std::fs::read(&m).unwrap());
+    // The encrypted file given where a model is expected is named as one, with the
+    // command that decrypts it (not "invalid wire type 7 at byte offset 0").
+    for command in ["info", "show", "convert"] {
+        let out = run(&[command.as_ref(), p(&enc), p(&dir.path("plain.onnx"))]
+            [..2 + usize::from(command == "convert")]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{command}: {err}");
+        assert!(
+            err.contains("is an encrypted model (ONNXCRY2)"),
+            "{command}: {err}"
+        );
+        assert!(
+            err.contains("hint: for a plain model: onnx-light decrypt"),
+            "{err}"
+        );
+    }
     let out = run(&[
         "encrypt".as_ref(),
         "--format".as_ref(),

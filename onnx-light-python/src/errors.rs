@@ -15,6 +15,7 @@ fn class_name(error: &Error) -> &'static str {
         | ErrorKind::ChecksumMismatch { .. }
         | ErrorKind::ExternalDataNotLoaded { .. } => "ExternalDataError",
         ErrorKind::NotEncrypted
+        | ErrorKind::EncryptedInput { .. }
         | ErrorKind::UnsupportedEncryption { .. }
         | ErrorKind::WrongPassphraseOrCorrupted
         | ErrorKind::TruncatedEncryption

@@ -168,6 +168,17 @@ pub enum ErrorKind {
         /// The checksum of the file.
         actual: String,
     },
+    /// Input given to a load that is an encrypted model (it starts with the magic of an
+    /// encrypted format, which no protobuf message can start with): it has to be
+    /// decrypted, or loaded with the passphrase (`crypto::load_encrypted`).
+    #[error(
+        "the input is an encrypted model ({format}); load it with its passphrase \
+         (load_encrypted) or decrypt it first"
+    )]
+    EncryptedInput {
+        /// Its first 8 bytes, e.g. `ONNXAE01`.
+        format: String,
+    },
     /// Input given to a decryption function that does not start with a known encrypted
     /// format's magic (`ONNXAE01`, `ONNXCRY1` or `ONNXCRY2`).
     #[error("not an encrypted model: the input starts with none of ONNXAE01, ONNXCRY1, ONNXCRY2")]

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use onnx_light::crypto::{
     self, DecryptOptions, EncryptOptions, EncryptingWriter, EncryptionFormat, Passphrase,
 };
-use onnx_light::io::ParseOptions;
+use onnx_light::io::{self, LoadMode, ParseOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::{Bytes, Error, ErrorKind};
@@ -1613,4 +1613,49 @@ fn decryption_results_say_whether_they_are_authenticated() {
     assert!(!d.is_authenticated());
     assert_ne!(d.bytes, plaintext);
     assert_eq!(d.bytes[32], plaintext[32] ^ 1);
+}
+
+#[test]
+fn an_encrypted_model_given_to_a_load_is_named_as_one_in_every_load_path() {
+    let dir = Scratch::new("encrypted-load");
+    let model = model_with(&[4096, 16], 7);
+    let passphrase = Passphrase::new("pw");
+    for (options, magic) in [
+        (ae_fast(1 << 16), "ONNXAE01"),
+        (cry1_fast(), "ONNXCRY1"),
+        (cry2_fast(), "ONNXCRY2"),
+    ] {
+        let file = crypto::encrypt_model(&model, &passphrase, &options).unwrap();
+        let path = dir.path(&format!("{magic}.onnx"));
+        fs::write(&path, &file).unwrap();
+        let expected = ErrorKind::EncryptedInput {
+            format: magic.to_string(),
+        };
+        // Files, in each mode; bytes, slices, shared owners and readers.
+        for mode in [LoadMode::Owned, LoadMode::NoCopy, LoadMode::StructureOnly] {
+            let e = io::load_with(&path, &ParseOptions::default().mode(mode)).unwrap_err();
+            assert_eq!(e.kind(), &expected, "{magic} {mode:?}");
+            assert_eq!(e.file(), Some(path.as_path()));
+            assert!(e.to_string().contains("encrypted model"), "{e}");
+        }
+        let plain = ParseOptions::default();
+        assert_eq!(kind(io::load_from_bytes(&file, &plain)), expected);
+        assert_eq!(kind(io::load_from_slice(&file, &plain)), expected);
+        let owner: onnx_light::ByteOwner = std::sync::Arc::new(file.clone());
+        assert_eq!(kind(io::load_from_owner(owner, &plain)), expected);
+        assert_eq!(kind(io::load_from_reader(&file[..], &plain)), expected);
+        // And the passphrase opens it, as the message says.
+        let opened = load_bytes(&file, &passphrase, &dec_fast());
+        assert_eq!(opened.model, model);
+    }
+    // Another version of a format is named by its bytes; a plain model that merely
+    // fails to decode keeps its wire-format error.
+    let e = io::load_from_bytes(b"ONNXAE09rest", &ParseOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("(ONNXAE09)"), "{e}");
+    assert!(matches!(
+        io::load_from_bytes(b"OXXXXXXX", &ParseOptions::default())
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidWireType(7)
+    ));
 }

@@ -378,10 +378,12 @@ fn load_file(file: &File, path: &Path, len: u64, options: &ParseOptions) -> Resu
     let decode = options.decode_options(len);
     if options.mode == LoadMode::NoCopy {
         let map = map_file(file, path)?;
+        refuse_encrypted(map.bytes())?;
         return Model::decode_shared(map, &decode);
     }
     if options.mode == LoadMode::StructureOnly {
         let map = map_file(file, path)?;
+        refuse_encrypted(map.bytes())?;
         let owner: ByteOwner = map;
         let mut model = Model::decode_shared(owner.clone(), &decode)?;
         let source: Arc<dyn PayloadSource> = Arc::new(DataFile::from_file(file, path)?);
@@ -406,6 +408,7 @@ fn load_file(file: &File, path: &Path, len: u64, options: &ParseOptions) -> Resu
     let mut buffer = PayloadBuffer::new(len)?;
     read_parallel(file, buffer.as_mut_slice()).map_err(|e| Error::io(e, Some(path)))?;
     let owner = buffer.freeze()?;
+    refuse_encrypted(owner.bytes())?;
     let mut model = Model::decode_shared(owner, &decode)?;
     if options.buffer.alignment > 1 {
         consolidate_tensors_to_buffer(&mut model, &options.buffer)?;
@@ -506,6 +509,7 @@ pub fn materialize_lazy_data(model: &mut ModelProto<'_>) -> Result<()> {
 pub fn load_from_slice<'a>(bytes: &'a [u8], options: &ParseOptions) -> Result<ModelProto<'a>> {
     validate_in_memory(options)?;
     options.check_model_size(bytes.len() as u64)?;
+    refuse_encrypted(bytes)?;
     let mut model = options
         .decoding(|| ModelProto::decode_with(bytes, &options.decode_options(bytes.len() as u64)))?;
     options.load_external_into(&mut model, None)?;
@@ -537,6 +541,7 @@ pub fn load_from_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Model> {
     }
     validate_in_memory(options)?;
     options.check_model_size(bytes.len() as u64)?;
+    refuse_encrypted(bytes)?;
     if initializer_bytes(bytes, options.recursion_limit) < bytes.len() as u64 / 2 {
         // Mostly structure: decode straight from `bytes` in copy mode. Strings and
         // payloads are copied once each while decoding; the structure bytes themselves
@@ -611,6 +616,7 @@ pub fn load_from_owner(owner: ByteOwner, options: &ParseOptions) -> Result<Model
     options.buffer.validate()?;
     let len = owner.bytes().len() as u64;
     options.check_model_size(len)?;
+    refuse_encrypted(owner.bytes())?;
     let decode = options.decode_options(len);
     let mut model = options.decoding(|| Model::decode_shared(owner, &decode))?;
     options.load_external_into(&mut model, None)?;
@@ -663,6 +669,20 @@ fn validate_in_memory(options: &ParseOptions) -> Result<()> {
             "no_copy",
             "applies to files; in memory, use load_from_slice (borrow) or load_from_owner (shared)",
         ));
+    }
+    Ok(())
+}
+
+/// Refuses an encrypted model given to a load, naming it, where decoding would report
+/// an invalid wire type at its first byte: the magics of the encrypted formats
+/// (`ONNXAE01`, `ONNXCRY1`, `ONNXCRY2`, other versions too) start with `O`, a field
+/// key of wire type 7, so no protobuf message starts with them.
+fn refuse_encrypted(bytes: &[u8]) -> Result<()> {
+    if bytes.starts_with(b"ONNXAE") || bytes.starts_with(b"ONNXCRY") {
+        let magic = &bytes[..bytes.len().min(8)];
+        return Err(Error::new(ErrorKind::EncryptedInput {
+            format: magic.escape_ascii().to_string(),
+        }));
     }
     Ok(())
 }
