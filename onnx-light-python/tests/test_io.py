@@ -77,6 +77,38 @@ def test_reads_external_data_written_by_onnx(tmp_path, ref_model):
     assert lazy.SerializeToString() == m.SerializeToString()
 
 
+def test_tensors_of_an_unloaded_model_read_their_external_data_as_in_onnx(
+    tmp_path, ref_model, monkeypatch
+):
+    p = tmp_path / "byonnx.onnx"
+    onnx.save(ref_model, str(p), save_as_external_data=True, location="w.bin", size_threshold=0)
+    theirs = onnx.load(str(p), load_external_data=False).graph.initializer
+    ours = ol.load(p, load_external_data=False).graph.initializer
+    for a, b in zip(ours, theirs):
+        # to_array(tensor, base_dir) reads the file without changing the tensor; the
+        # onnx package's message too.
+        want = onnx.numpy_helper.to_array(b, base_dir=str(tmp_path))
+        np.testing.assert_array_equal(numpy_helper.to_array(a, base_dir=str(tmp_path)), want)
+        np.testing.assert_array_equal(numpy_helper.to_array(b, base_dir=str(tmp_path)), want)
+        assert external_data_helper.uses_external_data(a)
+    # base_dir defaults to the current directory, as in onnx.
+    with pytest.raises(FileNotFoundError, match="w.bin"):
+        numpy_helper.to_array(ours[0])
+    monkeypatch.chdir(tmp_path)
+    np.testing.assert_array_equal(
+        numpy_helper.to_array(ours[0]), onnx.numpy_helper.to_array(theirs[0])
+    )
+    # load_external_data_for_tensor loads it into the tensor.
+    external_data_helper.load_external_data_for_tensor(ours[1], tmp_path)
+    assert not external_data_helper.uses_external_data(ours[1])
+    assert len(ours[1].external_data) == 0
+    assert ours[1].raw_data == onnx.load(str(p)).graph.initializer[1].raw_data
+    # Its location is checked as a model's is.
+    ours[2].external_data[0].value = "../w.bin"
+    with pytest.raises(ol.ExternalDataError, match="`..`"):
+        external_data_helper.load_external_data_for_tensor(ours[2], tmp_path)
+
+
 def test_convert_model_to_external_data_then_save(tmp_path, ref_bytes):
     m = ol.load_from_string(ref_bytes)
     external_data_helper.convert_model_to_external_data(m, location="weights.bin")

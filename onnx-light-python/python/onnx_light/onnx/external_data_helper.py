@@ -5,12 +5,13 @@ model object uses, and ``write_external_data_tensors`` saves and reloads in one 
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from typing import Any, Optional
 
-from . import TensorProto, _native, _remember_external, load_model, save_model
-from ._errors import DataFileExistsError
+from . import ModelProto, TensorProto, _native, _remember_external, load_model, save_model
+from ._errors import _file_error
 
 
 def uses_external_data(tensor: Any) -> bool:
@@ -48,6 +49,17 @@ def load_external_data_for_model(model: Any, base_dir: str) -> None:
     _native.load_external_data_for_model(model, os.fspath(base_dir), -1)
 
 
+def load_external_data_for_tensor(tensor: Any, base_dir: str) -> None:
+    """Reads the data of ``tensor`` from its external file in ``base_dir`` into
+    ``raw_data``; the tensor then no longer refers to the file (``external_data`` and
+    ``data_location`` cleared, as after a load). The location is checked as for a model
+    (no absolute paths, ``..`` or links out of ``base_dir``) and so is the range."""
+    holder = ModelProto()
+    holder.graph.initializer.append(tensor)
+    _native.load_external_data_for_model(holder, os.fspath(base_dir), 1)
+    tensor.CopyFrom(holder.graph.initializer[0])
+
+
 def write_external_data_tensors(model: Any, filepath: str) -> Any:
     """Writes the data of the tensors of ``model`` as external data into directory
     ``filepath`` and leaves ``model`` referring to it (``raw_data`` cleared). A file
@@ -63,10 +75,15 @@ def write_external_data_tensors(model: Any, filepath: str) -> Any:
         written = [name for name in os.listdir(tmp) if name != "model.onnx"]
         # As a save does: a file already there is usually another model's data.
         for name in written:
-            if os.path.lexists(os.path.join(filepath, name)):
-                raise DataFileExistsError(
+            path = os.path.join(filepath, name)
+            if os.path.lexists(path):
+                raise _file_error(
                     f"the data file {name} already exists in {filepath}; choose another "
-                    "location or remove the file"
+                    "location or remove the file",
+                    errno.EEXIST,
+                    "AlreadyExists",
+                    os.strerror(errno.EEXIST),
+                    path,
                 )
         for name in written:
             os.replace(os.path.join(tmp, name), os.path.join(filepath, name))
@@ -78,6 +95,7 @@ def write_external_data_tensors(model: Any, filepath: str) -> Any:
 __all__ = [
     "convert_model_to_external_data",
     "load_external_data_for_model",
+    "load_external_data_for_tensor",
     "uses_external_data",
     "write_external_data_tensors",
 ]

@@ -121,19 +121,22 @@ def _view(tensor: Any, dtype: np.dtype) -> Optional[np.ndarray]:
 
 def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
     """The tensor's values as a numpy array of shape ``tensor.dims`` (the ``onnx``
-    package's ``TensorProto`` too)."""
+    package's ``TensorProto`` too). The data of a tensor whose data is in an external
+    file that was not loaded is read from that file in ``base_dir`` (the current
+    directory by default, as in ``onnx``), without changing the tensor."""
     from . import _adopt
+    from .external_data_helper import load_external_data_for_tensor
 
     tensor = _adopt(tensor)
     if tensor.HasField("segment"):
         raise ValueError("segmented tensors are not supported")
+    if tensor.HasField("data_location") and tensor.data_location == _T.EXTERNAL and not tensor.HasField("raw_data"):
+        loaded = _T()
+        loaded.CopyFrom(tensor)
+        load_external_data_for_tensor(loaded, base_dir or ".")
+        tensor = loaded
     data_type = tensor.data_type
     dims = tuple(tensor.dims)
-    if tensor.HasField("data_location") and tensor.data_location == _T.EXTERNAL and not tensor.HasField("raw_data"):
-        raise ValueError(
-            f"tensor {tensor.name!r}: its data is in an external file that was not loaded; "
-            "use load_external_data_for_tensor or load the model with load_external_data=True"
-        )
     count = int(np.prod(dims, dtype=np.int64)) if dims else 1
     if data_type == _T.STRING:
         values = [_decode(v) for v in tensor.string_data]
