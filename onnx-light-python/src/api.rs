@@ -334,6 +334,34 @@ pub fn load_external_data_for_model(
     })
 }
 
+/// Makes every external tensor of `model` whose data is loaded (or lazily attached)
+/// inline: its `data_location` and `external_data` go. One whose data was not loaded is
+/// an error naming it, and nothing is changed.
+#[pyfunction]
+pub fn inline_external_data(py: Python<'_>, model: &Bound<'_, PyAny>) -> PyResult<()> {
+    with_model(py, model, |m| {
+        m.try_visit_tensors(|_, t| {
+            if t.is_external() && t.raw_data.is_none() && t.lazy_data.is_none() {
+                let location = t.external_data_value("location").unwrap_or_default();
+                return Err(
+                    onnx_light::Error::new(onnx_light::ErrorKind::ExternalDataNotLoaded {
+                        location: location.to_string(),
+                    })
+                    .in_tensor(t.name()),
+                );
+            }
+            Ok(())
+        })?;
+        m.visit_tensors_mut(|_, t| {
+            if t.is_external() {
+                t.data_location = None;
+                t.external_data.clear();
+            }
+        });
+        Ok(())
+    })
+}
+
 /// Decodes bytes as a message of type `name` (hostile input gives a typed error).
 #[pyfunction]
 pub fn decode_message(py: Python<'_>, name: &str, data: &[u8]) -> PyResult<Py<PyAny>> {

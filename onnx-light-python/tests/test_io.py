@@ -109,6 +109,33 @@ def test_tensors_of_an_unloaded_model_read_their_external_data_as_in_onnx(
         external_data_helper.load_external_data_for_tensor(ours[2], tmp_path)
 
 
+def test_convert_model_from_external_data_makes_the_next_save_inline(tmp_path, ref_bytes):
+    m = ol.load_from_string(ref_bytes)
+    external_data_helper.convert_model_to_external_data(m, location="w.bin", size_threshold=0)
+    external_data_helper.convert_model_from_external_data(m)  # the settings are dropped
+    ol.save(m, tmp_path / "a.onnx")
+    assert os.listdir(tmp_path) == ["a.onnx"]
+    assert (tmp_path / "a.onnx").read_bytes() == ref_bytes
+
+    ol.save(m, tmp_path / "ext.onnx", save_as_external_data=True, location="w.bin")
+    for loaded in (
+        ol.load(tmp_path / "ext.onnx"),
+        ol.load(tmp_path / "ext.onnx", skip_raw_data=True),  # data attached lazily
+    ):
+        external_data_helper.convert_model_from_external_data(loaded)
+        ol.save(loaded, tmp_path / "b.onnx")
+        assert (tmp_path / "b.onnx").read_bytes() == ref_bytes
+
+    # Data that was not loaded: a ValueError naming the tensor, as in onnx, and the
+    # model unchanged.
+    unloaded = ol.load(tmp_path / "ext.onnx", load_external_data=False)
+    before = unloaded.SerializeToString()
+    with pytest.raises(ol.ExternalDataError, match="w.bin") as info:
+        external_data_helper.convert_model_from_external_data(unloaded)
+    assert isinstance(info.value, ValueError)
+    assert unloaded.SerializeToString() == before
+
+
 def test_convert_model_to_external_data_then_save(tmp_path, ref_bytes):
     m = ol.load_from_string(ref_bytes)
     external_data_helper.convert_model_to_external_data(m, location="weights.bin")

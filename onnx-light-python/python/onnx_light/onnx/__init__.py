@@ -314,6 +314,12 @@ def _remember_external(model: Any, settings: dict[str, Any]) -> None:
     _pending_external[key] = (weakref.ref(model, lambda _r: _pending_external.pop(key, None)), settings)
 
 
+def _forget_external(model: Any) -> None:
+    entry = _pending_external.get(id(model))
+    if entry is not None and entry[0]() is model:
+        del _pending_external[id(model)]
+
+
 def _pending_settings(model: Any) -> Optional[dict[str, Any]]:
     entry = _pending_external.get(id(model))
     if entry is not None and entry[0]() is model:

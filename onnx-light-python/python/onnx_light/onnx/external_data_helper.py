@@ -10,7 +10,15 @@ import os
 import tempfile
 from typing import Any, Optional
 
-from . import ModelProto, TensorProto, _native, _remember_external, load_model, save_model
+from . import (
+    ModelProto,
+    TensorProto,
+    _forget_external,
+    _native,
+    _remember_external,
+    load_model,
+    save_model,
+)
 from ._errors import _file_error
 
 
@@ -41,6 +49,16 @@ def convert_model_to_external_data(
     if location is not None:
         settings["location"] = location
     _remember_external(model, settings)
+
+
+def convert_model_from_external_data(model: Any) -> None:
+    """Makes the next ``save`` of ``model`` write every tensor inline: the settings of an
+    earlier ``convert_model_to_external_data`` are dropped, and tensors whose external
+    data is loaded lose their ``data_location`` and ``external_data``. A tensor whose
+    data was not loaded raises ``ExternalDataError`` (a ``ValueError``, as in ``onnx``)
+    and nothing is changed."""
+    _native.inline_external_data(model)
+    _forget_external(model)
 
 
 def load_external_data_for_model(model: Any, base_dir: str) -> None:
@@ -93,6 +111,7 @@ def write_external_data_tensors(model: Any, filepath: str) -> Any:
 
 
 __all__ = [
+    "convert_model_from_external_data",
     "convert_model_to_external_data",
     "load_external_data_for_model",
     "load_external_data_for_tensor",
