@@ -20,12 +20,17 @@ use pyo3::types::PyBytes;
 use crate::errors::to_py_err;
 use crate::message::{navigate, wrap, PyMessage};
 
-/// `-1` (all cores) becomes the library's `0`.
-fn threads(n: i64) -> usize {
-    if n < 0 {
-        0
-    } else {
-        n as usize
+/// `num_threads` as the library takes it: `-1` (all cores) becomes its `0`; another
+/// negative count is an `OptionError` (the library refuses counts past its maximum).
+fn threads(n: i64) -> PyResult<usize> {
+    match n {
+        -1 => Ok(0),
+        n => usize::try_from(n).map_err(|_| {
+            to_py_err(onnx_light::Error::invalid_option(
+                "num_threads",
+                format!("{n} threads; give -1 for all cores, or a count"),
+            ))
+        }),
     }
 }
 
@@ -62,12 +67,12 @@ mod dataclass {
 }
 
 impl dataclass::ParseOptions {
-    fn parse_options(self, base_dir: Option<PathBuf>) -> ParseOptions {
+    fn parse_options(self, base_dir: Option<PathBuf>) -> PyResult<ParseOptions> {
         let mut o = ParseOptions::default()
             .load_external_data(self.load_external_data)
             .no_copy(self.no_copy)
             .structure_only(self.skip_raw_data)
-            .num_threads(threads(self.num_threads))
+            .num_threads(threads(self.num_threads)?)
             .raw_data_threshold(self.raw_data_threshold)
             .alignment(self.alignment);
         if let Some(loc) = self.location {
@@ -76,7 +81,7 @@ impl dataclass::ParseOptions {
         if let Some(dir) = base_dir {
             o = o.external_data_dir(dir);
         }
-        o
+        Ok(o)
     }
 }
 
@@ -114,7 +119,7 @@ pub fn load_path(
     path: PathBuf,
     options: dataclass::ParseOptions,
 ) -> PyResult<Py<PyAny>> {
-    let o = options.parse_options(None);
+    let o = options.parse_options(None)?;
     let model = py.detach(|| io::load_with(&path, &o)).map_err(to_py_err)?;
     model_object(py, model)
 }
@@ -146,7 +151,7 @@ pub fn load_bytes(
         skip_raw_data: false,
         ..options
     };
-    let o = options.parse_options(base_dir);
+    let o = options.parse_options(base_dir)?;
     let model = if no_copy {
         // Large payloads become slices of the `bytes` object itself, which the model
         // keeps alive.
@@ -180,7 +185,7 @@ pub fn save_path(
     external_location: Option<String>,
 ) -> PyResult<()> {
     let mut o = SerializeOptions::default()
-        .num_threads(threads(options.num_threads))
+        .num_threads(threads(options.num_threads)?)
         .sync(options.sync)
         .replace_data_files(options.replace_data_files);
     if let Some(location) = external_location {
@@ -204,7 +209,7 @@ pub fn save_bytes<'py>(
     model: &Bound<'py, PyAny>,
     num_threads: i64,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let o = SerializeOptions::default().num_threads(threads(num_threads));
+    let o = SerializeOptions::default().num_threads(threads(num_threads)?);
     let bytes = with_model(py, model, |m| io::save_to_vec(m, &o))?;
     Ok(PyBytes::new(py, &bytes))
 }
@@ -235,7 +240,7 @@ pub fn save_encrypted_path(
 ) -> PyResult<()> {
     let o = EncryptOptions::default()
         .format(encryption_format(format)?)
-        .num_threads(threads(num_threads));
+        .num_threads(threads(num_threads)?);
     let key = Passphrase::new(key);
     with_model(py, model, |m| crypto::save_encrypted(m, &path, &key, &o))
 }
@@ -251,7 +256,7 @@ pub fn save_encrypted_bytes<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let o = EncryptOptions::default()
         .format(encryption_format(format)?)
-        .num_threads(threads(num_threads));
+        .num_threads(threads(num_threads)?);
     let key = Passphrase::new(key);
     let bytes = with_model(py, model, |m| crypto::encrypt_model(m, &key, &o))?;
     Ok(PyBytes::new(py, &bytes))
@@ -261,11 +266,14 @@ pub fn save_encrypted_bytes<'py>(
 fn decrypt_options(
     allow_unauthenticated: bool,
     num_threads: i64,
-) -> (DecryptOptions, ParseOptions) {
+) -> PyResult<(DecryptOptions, ParseOptions)> {
     let d = DecryptOptions::default()
         .allow_unauthenticated(allow_unauthenticated)
-        .num_threads(threads(num_threads));
-    (d, ParseOptions::default().num_threads(threads(num_threads)))
+        .num_threads(threads(num_threads)?);
+    Ok((
+        d,
+        ParseOptions::default().num_threads(threads(num_threads)?),
+    ))
 }
 
 #[pyfunction]
@@ -277,7 +285,7 @@ pub fn load_encrypted_path(
     allow_unauthenticated: bool,
     num_threads: i64,
 ) -> PyResult<Py<PyAny>> {
-    let (d, p) = decrypt_options(allow_unauthenticated, num_threads);
+    let (d, p) = decrypt_options(allow_unauthenticated, num_threads)?;
     let key = Passphrase::new(key);
     let out = py
         .detach(|| crypto::load_encrypted_with(&path, &key, &d, &p))
@@ -294,7 +302,7 @@ pub fn load_encrypted_bytes(
     allow_unauthenticated: bool,
     num_threads: i64,
 ) -> PyResult<Py<PyAny>> {
-    let (d, p) = decrypt_options(allow_unauthenticated, num_threads);
+    let (d, p) = decrypt_options(allow_unauthenticated, num_threads)?;
     let key = Passphrase::new(key);
     let out = py
         .detach(|| crypto::load_encrypted_from_bytes(data, &key, &d, &p))
@@ -328,7 +336,7 @@ pub fn load_external_data_for_model(
     base_dir: PathBuf,
     num_threads: i64,
 ) -> PyResult<()> {
-    let o = ParseOptions::default().num_threads(threads(num_threads));
+    let o = ParseOptions::default().num_threads(threads(num_threads)?);
     with_model(py, model, |m| {
         io::load_external_data_for_model(m, &base_dir, &o)
     })

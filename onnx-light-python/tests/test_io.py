@@ -287,6 +287,19 @@ def test_bad_options_name_the_option(tmp_path, ref_bytes):
     with pytest.raises(ol.OptionError) as info:
         ol.save(m, tmp_path / "x.onnx", save_as_external_data=True, alignment=3)
     assert "alignment" in str(info.value)
+    # A thread count other than -1 (all cores) or a count is refused, not taken as -1.
+    p = tmp_path / "m.onnx"
+    ol.save(m, p, num_threads=-1)
+    for call in (
+        lambda n: ol.load(p, num_threads=n),
+        lambda n: ol.save(m, p, num_threads=n),
+        lambda n: ol.load(p, num_threads=n, no_copy=True),
+        lambda n: ol.save_encrypted(m, tmp_path / "m.enc", key="k", num_threads=n),
+    ):
+        for n in (-3, 10**6):
+            with pytest.raises(ol.OptionError, match="num_threads"):
+                call(n)
+    assert ol.load(p, num_threads=1).SerializeToString() == ref_bytes
 
 
 def test_runs_in_onnxruntime(tmp_path):
