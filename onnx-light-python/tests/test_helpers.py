@@ -204,3 +204,56 @@ def test_messages_of_the_onnx_package_are_accepted_by_their_bytes(tmp_path):
     with pytest.raises(TypeError) as info:
         ours.graph.node.append(object())
     assert "builtins.object" in str(info.value)
+
+
+def _same_repr(a, b):
+    # Arrays, lists, dicts and None compared by their repr, dtypes included.
+    assert repr(a) == repr(b)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda nh: nh.from_list([np.arange(3, dtype=np.float32), np.ones(2, np.int64)], "l"),
+        lambda nh: nh.from_list([np.ones(1)]),
+        lambda nh: nh.from_list([[np.ones(1, np.float32)], [np.ones(2, np.float32)]], "n"),
+        lambda nh: nh.from_list([{1: np.ones(1, np.float32)}], "lm"),
+        lambda nh: nh.from_list([], "e"),
+        lambda nh: nh.from_list([np.float32(1)], "scalar"),
+        lambda nh: nh.from_dict({1: np.arange(2, dtype=np.float32), 2: np.ones(2, np.float32)}, "d"),
+        lambda nh: nh.from_dict({np.int32(1): np.ones(2, np.float32)}),
+        lambda nh: nh.from_optional(np.arange(2, dtype=np.float32), "o"),
+        lambda nh: nh.from_optional(None, "none"),
+        lambda nh: nh.from_optional([np.ones(1, np.float32)], "ol"),
+        lambda nh: nh.from_optional({1: np.ones(1, np.float32)}, "om"),
+    ],
+)
+def test_sequences_maps_and_optionals_match_onnx(build):
+    ours, theirs = build(numpy_helper), build(onnx.numpy_helper)
+    same(ours, theirs)
+    back = {"SequenceProto": "to_list", "MapProto": "to_dict", "OptionalProto": "to_optional"}
+    name = back[type(theirs).__name__]
+    want = getattr(onnx.numpy_helper, name)(theirs)
+    _same_repr(getattr(numpy_helper, name)(ours), want)
+    _same_repr(getattr(numpy_helper, name)(theirs), want)  # an onnx message too
+
+
+def test_make_sequence_map_and_optional_match_onnx():
+    def tensors(h):
+        return [h.make_tensor(f"t{i}", 1, [i + 1], [1.0] * (i + 1)) for i in range(2)]
+
+    s, ts = (h.make_sequence("s", 1, tensors(h)) for h in (helper, onnx.helper))
+    same(s, ts)
+    same(helper.make_map("m", 7, [1, 2], s), onnx.helper.make_map("m", 7, [1, 2], ts))
+    same(helper.make_map("m", 8, [b"a", b"b"], s), onnx.helper.make_map("m", 8, [b"a", b"b"], ts))
+    m, tm = helper.make_map("m", 7, [1, 2], s), onnx.helper.make_map("m", 7, [1, 2], ts)
+    same(helper.make_optional("o", 4, m), onnx.helper.make_optional("o", 4, tm))
+    same(helper.make_optional("e", 0, None), onnx.helper.make_optional("e", 0, None))
+    same(helper.make_sequence("u", 0, []), onnx.helper.make_sequence("u", 0, []))
+    # What onnx builds without a word, and no ONNX consumer accepts, is refused here.
+    with pytest.raises(ValueError, match="key"):
+        helper.make_map("m", ol.TensorProto.FLOAT, [1.0], helper.make_sequence("s", 1, []))
+    with pytest.raises(ValueError, match="one value per key"):
+        helper.make_map("m", 7, [1, 2], helper.make_sequence("s", 1, []))
+    with pytest.raises(TypeError):
+        helper.make_sequence("s", 9, [])

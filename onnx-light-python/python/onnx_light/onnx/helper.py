@@ -13,9 +13,12 @@ from . import (
     AttributeProto,
     FunctionProto,
     GraphProto,
+    MapProto,
     ModelProto,
     NodeProto,
     OperatorSetIdProto,
+    OptionalProto,
+    SequenceProto,
     SparseTensorProto,
     StringStringEntryProto,
     TensorProto,
@@ -434,6 +437,91 @@ def make_sparse_tensor(values: Any, indices: Any, dims: Sequence[int]) -> Any:
     return sparse
 
 
+# The field of a SequenceProto (repeated) or OptionalProto (singular) that holds
+# values of each element type; SequenceProto and OptionalProto number their element
+# types alike (TENSOR 1, SPARSE_TENSOR 2, SEQUENCE 3, MAP 4, OPTIONAL 5).
+_SEQUENCE_FIELDS = {
+    SequenceProto.TENSOR: "tensor_values",
+    SequenceProto.SPARSE_TENSOR: "sparse_tensor_values",
+    SequenceProto.SEQUENCE: "sequence_values",
+    SequenceProto.MAP: "map_values",
+    OptionalProto.OPTIONAL: "optional_values",
+}
+_OPTIONAL_FIELDS = {
+    OptionalProto.TENSOR: "tensor_value",
+    OptionalProto.SPARSE_TENSOR: "sparse_tensor_value",
+    OptionalProto.SEQUENCE: "sequence_value",
+    OptionalProto.MAP: "map_value",
+    OptionalProto.OPTIONAL: "optional_value",
+}
+
+# The key types a MapProto may have: the integer types and STRING.
+_MAP_KEY_TYPES = frozenset(
+    [
+        TensorProto.INT8,
+        TensorProto.INT16,
+        TensorProto.INT32,
+        TensorProto.INT64,
+        TensorProto.UINT8,
+        TensorProto.UINT16,
+        TensorProto.UINT32,
+        TensorProto.UINT64,
+        TensorProto.STRING,
+    ]
+)
+
+
+def make_sequence(name: str, elem_type: int, values: Sequence[Any]) -> Any:
+    """A ``SequenceProto`` named ``name`` holding ``values`` (messages of the element
+    type ``elem_type`` names, copied); ``UNDEFINED`` makes an empty one, and an element
+    type it cannot hold raises ``TypeError``."""
+    sequence = SequenceProto(name=name, elem_type=elem_type)
+    if elem_type == SequenceProto.UNDEFINED:
+        return sequence
+    field = _SEQUENCE_FIELDS.get(elem_type)
+    if field is None:
+        raise TypeError(f"a sequence cannot hold elements of type {elem_type}")
+    getattr(sequence, field).extend(values)
+    return sequence
+
+
+def make_map(name: Optional[str], key_type: int, keys: Sequence[Any], values: Any) -> Any:
+    """A ``MapProto`` named ``name`` from ``keys`` (of the data type ``key_type``: an
+    integer type or ``STRING``) and ``values``, a ``SequenceProto`` with one value per
+    key. Another key type, or as many values as keys missing, raises ``ValueError``."""
+    if key_type not in _MAP_KEY_TYPES:
+        raise ValueError(f"a map key cannot be of data type {key_type}")
+    field = _SEQUENCE_FIELDS.get(values.elem_type)
+    count = len(getattr(values, field)) if field is not None else 0
+    if count != len(keys):
+        raise ValueError(f"a map needs one value per key: {len(keys)} keys, {count} values")
+    mapping = MapProto(key_type=key_type)
+    if name is not None:
+        mapping.name = name
+    if key_type == TensorProto.STRING:
+        mapping.string_keys.extend(k.encode("utf-8") if isinstance(k, str) else k for k in keys)
+    else:
+        mapping.keys.extend(keys)
+    mapping.values.CopyFrom(values)
+    return mapping
+
+
+def make_optional(name: str, elem_type: int, value: Optional[Any]) -> Any:
+    """An ``OptionalProto`` named ``name`` holding ``value`` (a message of the element
+    type ``elem_type`` names, copied), or holding nothing when ``elem_type`` is
+    ``UNDEFINED``; an element type it cannot hold, or a missing value, raises."""
+    optional = OptionalProto(name=name, elem_type=elem_type)
+    if elem_type == OptionalProto.UNDEFINED:
+        return optional
+    field = _OPTIONAL_FIELDS.get(elem_type)
+    if field is None:
+        raise TypeError(f"an optional cannot hold a value of type {elem_type}")
+    if value is None:
+        raise ValueError("an optional of a defined element type needs a value")
+    getattr(optional, field).CopyFrom(value)
+    return optional
+
+
 def make_sparse_tensor_type_proto(
     elem_type: int,
     shape: Optional[Sequence[Union[str, int, None]]],
@@ -601,12 +689,15 @@ __all__ = [
     "make_empty_tensor_value_info",
     "make_function",
     "make_graph",
+    "make_map",
     "make_map_type_proto",
     "make_model",
     "make_node",
     "make_operatorsetid",
     "make_opsetid",
+    "make_optional",
     "make_optional_type_proto",
+    "make_sequence",
     "make_sequence_type_proto",
     "make_sparse_tensor",
     "make_sparse_tensor_type_proto",

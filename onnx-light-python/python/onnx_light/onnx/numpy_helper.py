@@ -232,4 +232,156 @@ def from_array(array: Any, name: Optional[str] = None) -> Any:
     return tensor
 
 
-__all__ = ["from_array", "tensor_dtype_to_np_dtype", "to_array"]
+# Element types of SequenceProto and OptionalProto (both number them alike).
+_UNDEFINED, _TENSOR, _SPARSE, _SEQUENCE, _MAP, _OPTIONAL = range(6)
+
+
+def _element_type(value: Any) -> int:
+    """The element type a Python value becomes in a sequence or an optional."""
+    if value is None:
+        return _UNDEFINED
+    if isinstance(value, list):
+        return _SEQUENCE
+    if isinstance(value, dict):
+        return _MAP
+    return _TENSOR
+
+
+def _to_python(value: Any, elem_type: int) -> Any:
+    """The Python form of one element of a sequence or optional of type ``elem_type``."""
+    if elem_type == _TENSOR:
+        return to_array(value)
+    if elem_type == _SEQUENCE:
+        return to_list(value)
+    if elem_type == _MAP:
+        return to_dict(value)
+    if elem_type == _OPTIONAL:
+        return to_optional(value)
+    raise TypeError(f"elements of type {elem_type} have no numpy form")
+
+
+def _from_python(value: Any, elem_type: int) -> Any:
+    """The message for one element of a sequence or optional of type ``elem_type``."""
+    if elem_type == _TENSOR:
+        return from_array(np.asarray(value))
+    if elem_type == _SEQUENCE:
+        return from_list(value)
+    if elem_type == _MAP:
+        return from_dict(value)
+    if elem_type == _OPTIONAL:
+        return from_optional(value)
+    raise TypeError(f"cannot make an element of type {elem_type} from a Python value")
+
+
+_SEQUENCE_VALUES = {
+    _TENSOR: "tensor_values",
+    _SEQUENCE: "sequence_values",
+    _MAP: "map_values",
+    _OPTIONAL: "optional_values",
+}
+_OPTIONAL_VALUE = {
+    _TENSOR: "tensor_value",
+    _SEQUENCE: "sequence_value",
+    _MAP: "map_value",
+    _OPTIONAL: "optional_value",
+}
+
+
+def to_list(sequence: Any) -> list:
+    """The elements of a ``SequenceProto`` as a list: arrays for tensors, lists for
+    sequences, dicts for maps, values or None for optionals."""
+    from . import _adopt
+
+    sequence = _adopt(sequence)
+    field = _SEQUENCE_VALUES.get(sequence.elem_type)
+    if field is None:
+        return _to_python(None, sequence.elem_type) if sequence.elem_type else []
+    return [_to_python(v, sequence.elem_type) for v in getattr(sequence, field)]
+
+
+def from_list(lst: list, name: Optional[str] = None, dtype: Optional[int] = None) -> Any:
+    """A ``SequenceProto`` of the values of ``lst``: arrays (and anything ``np.asarray``
+    takes) as tensors, lists as sequences, dicts as maps. The element type is ``dtype``,
+    else that of the first value (tensors for an empty list)."""
+    from . import SequenceProto
+
+    elem_type = dtype if dtype is not None else (_element_type(lst[0]) if lst else _TENSOR)
+    sequence = SequenceProto(elem_type=elem_type)
+    if name is not None:
+        sequence.name = name
+    field = _SEQUENCE_VALUES.get(elem_type)
+    if field is None:
+        raise TypeError(f"a sequence of element type {elem_type} cannot be made from a list")
+    getattr(sequence, field).extend(_from_python(v, elem_type) for v in lst)
+    return sequence
+
+
+def to_dict(map_proto: Any) -> dict:
+    """A ``MapProto`` as a dict: its keys (``bytes`` for string keys) to the Python form
+    of its values."""
+    from . import _adopt
+
+    map_proto = _adopt(map_proto)
+    keys = list(map_proto.string_keys) if map_proto.key_type == _T.STRING else list(map_proto.keys)
+    values = to_list(map_proto.values)
+    if len(keys) != len(values):
+        raise ValueError(f"the map has {len(keys)} keys but {len(values)} values")
+    return dict(zip(keys, values))
+
+
+def from_dict(dict_: dict, name: Optional[str] = None) -> Any:
+    """A ``MapProto`` of ``dict_``: integer keys (their numpy type gives the key type) or
+    string keys (``str`` stored as UTF-8, or ``bytes``), and values as ``from_list``
+    takes them."""
+    from .helper import make_map
+
+    keys = list(dict_)
+    if keys and all(isinstance(k, (str, bytes)) for k in keys):
+        key_type = _T.STRING
+        keys = [k.encode("utf-8") if isinstance(k, str) else k for k in keys]
+    else:
+        key_type = _data_type_of(np.array(keys).dtype) if keys else _T.INT64
+    return make_map(name, key_type, keys, from_list(list(dict_.values())))
+
+
+def to_optional(optional: Any) -> Any:
+    """The value of an ``OptionalProto`` in its Python form, or None when it holds
+    nothing."""
+    from . import _adopt
+
+    optional = _adopt(optional)
+    field = _OPTIONAL_VALUE.get(optional.elem_type)
+    if field is None:
+        return _to_python(None, optional.elem_type) if optional.elem_type else None
+    return _to_python(getattr(optional, field), optional.elem_type)
+
+
+def from_optional(opt: Any, name: Optional[str] = None, dtype: Optional[int] = None) -> Any:
+    """An ``OptionalProto`` holding ``opt`` (as ``from_list`` takes values) or nothing
+    when it is None. The element type is ``dtype``, else that of ``opt``."""
+    from . import OptionalProto
+
+    elem_type = dtype if dtype is not None else _element_type(opt)
+    optional = OptionalProto(elem_type=elem_type)
+    if name is not None:
+        optional.name = name
+    if opt is None or elem_type == _UNDEFINED:
+        return optional
+    field = _OPTIONAL_VALUE.get(elem_type)
+    if field is None:
+        raise TypeError(f"an optional of element type {elem_type} cannot be made from a value")
+    getattr(optional, field).CopyFrom(_from_python(opt, elem_type))
+    return optional
+
+
+__all__ = [
+    "from_array",
+    "from_dict",
+    "from_list",
+    "from_optional",
+    "tensor_dtype_to_np_dtype",
+    "to_array",
+    "to_dict",
+    "to_list",
+    "to_optional",
+]
