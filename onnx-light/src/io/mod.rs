@@ -97,9 +97,10 @@ pub use load::{
     load, load_external_data_for_model, load_from_bytes, load_from_owner, load_from_reader,
     load_from_slice, load_with, materialize_lazy_data, LoadMode, ParseOptions,
 };
+// `ExternalDataOptions` is also here, beside the `SerializeOptions` that take it.
 pub use options::{
-    default_max_memory, SerializeOptions, TensorBufferOptions, DEFAULT_MEMORY_FLOOR,
-    DEFAULT_MEMORY_PER_INPUT_BYTE,
+    default_max_memory, ExternalDataOptions, SerializeOptions, TensorBufferOptions,
+    DEFAULT_MEMORY_FLOOR, DEFAULT_MEMORY_PER_INPUT_BYTE,
 };
 #[doc(hidden)]
 pub use save::save_with_hook;

@@ -46,8 +46,8 @@ impl<'a> TensorProto<'a> {
     /// ```
     ///
     /// # Errors
-    /// [`ErrorKind::ElementTypeMismatch`] when `T` is not the element type;
-    /// [`ErrorKind::UnsupportedDataType`] for the packed types (`Int4`, `Float4E2M1`,
+    /// [`ErrorKind::ElementTypeMismatch`](crate::ErrorKind::ElementTypeMismatch) when `T` is not the element type;
+    /// [`ErrorKind::UnsupportedDataType`](crate::ErrorKind::UnsupportedDataType) for the packed types (`Int4`, `Float4E2M1`,
     /// ...; several values share a byte, so there is no `&mut [T]`: use
     /// [`set_values`](Self::set_values)) and, on a big-endian target, for every
     /// multi-byte type; otherwise the errors of [`values`](Self::values). All name the
@@ -101,10 +101,10 @@ impl<'a> TensorProto<'a> {
     /// ```
     ///
     /// # Errors
-    /// [`ErrorKind::ElementTypeMismatch`] when `T` is not the element type (build a new
+    /// [`ErrorKind::ElementTypeMismatch`](crate::ErrorKind::ElementTypeMismatch) when `T` is not the element type (build a new
     /// tensor with [`from_slice`](Self::from_slice) to change it);
-    /// [`ErrorKind::TensorDataMismatch`] when `dims` do not hold `values.len()` elements;
-    /// [`ErrorKind::UnsupportedDataType`] for an `UNDEFINED` or unknown data type. All
+    /// [`ErrorKind::TensorDataMismatch`](crate::ErrorKind::TensorDataMismatch) when `dims` do not hold `values.len()` elements;
+    /// [`ErrorKind::UnsupportedDataType`](crate::ErrorKind::UnsupportedDataType) for an `UNDEFINED` or unknown data type. All
     /// name the tensor, and the tensor is unchanged after an error.
     pub fn set_values<T: TensorElement>(&mut self, values: impl AsRef<[T]>) -> Result<()> {
         let values = values.as_ref();
@@ -119,7 +119,7 @@ impl<'a> TensorProto<'a> {
     ///
     /// # Errors
     /// As [`set_values`](Self::set_values), the element count checked against the new
-    /// `dims`; [`ErrorKind::ValueOutOfRange`] for a negative dimension.
+    /// `dims`; [`ErrorKind::ValueOutOfRange`](crate::ErrorKind::ValueOutOfRange) for a negative dimension.
     pub fn set_values_with_dims<T: TensorElement>(
         &mut self,
         dims: impl Into<Vec<i64>>,
