@@ -103,6 +103,8 @@ pub struct Report {
     pub problems: Vec<String>,
     /// Problems found by the ONNX rules, each with its path in the model.
     pub rule_problems: Vec<checker::Problem>,
+    /// What to do about a model that did not load (printed after the problems).
+    pub hint: Option<String>,
 }
 
 impl Report {
@@ -121,7 +123,7 @@ impl Report {
             "model": path.display().to_string(),
             "valid": self.problems.is_empty() && self.rule_problems.is_empty(),
             "problems": rules.chain(files).collect::<Vec<_>>(),
-            "notes": self.lines,
+            "notes": self.lines.iter().cloned().chain(self.hint.iter().map(|h| format!("hint: {h}"))).collect::<Vec<_>>(),
         })
     }
 }
@@ -131,6 +133,7 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
         lines: Vec::new(),
         problems: Vec::new(),
         rule_problems: Vec::new(),
+        hint: None,
     };
     // Read, not mapped: a file truncated while `check` runs gives an error, not SIGBUS.
     // External data is resolved separately below.
@@ -139,6 +142,7 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
             Ok(m) => m,
             Err(e) => {
                 r.problems.push(format!("cannot parse the model: {e}"));
+                r.hint = crate::hint(&e);
                 return r;
             }
         };

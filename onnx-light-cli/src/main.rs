@@ -372,6 +372,9 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             for p in &report.problems {
                 eprintln!("error: {p}");
             }
+            if let Some(h) = &report.hint {
+                eprintln!("hint: {h}");
+            }
             if failed {
                 return Ok(ExitCode::FAILURE);
             }
