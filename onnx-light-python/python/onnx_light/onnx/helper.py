@@ -26,7 +26,7 @@ from . import (
     TypeProto,
     ValueInfoProto,
 )
-from .numpy_helper import _data_type_of, tensor_dtype_to_np_dtype
+from .numpy_helper import _HOLDER_FIELDS, _data_type_of, _holder_field, tensor_dtype_to_np_dtype
 
 # The default opset of `make_model`: the newest of the ai.onnx domain that the pinned
 # `onnx` release knows.
@@ -437,24 +437,6 @@ def make_sparse_tensor(values: Any, indices: Any, dims: Sequence[int]) -> Any:
     return sparse
 
 
-# The field of a SequenceProto (repeated) or OptionalProto (singular) that holds
-# values of each element type; SequenceProto and OptionalProto number their element
-# types alike (TENSOR 1, SPARSE_TENSOR 2, SEQUENCE 3, MAP 4, OPTIONAL 5).
-_SEQUENCE_FIELDS = {
-    SequenceProto.TENSOR: "tensor_values",
-    SequenceProto.SPARSE_TENSOR: "sparse_tensor_values",
-    SequenceProto.SEQUENCE: "sequence_values",
-    SequenceProto.MAP: "map_values",
-    OptionalProto.OPTIONAL: "optional_values",
-}
-_OPTIONAL_FIELDS = {
-    OptionalProto.TENSOR: "tensor_value",
-    OptionalProto.SPARSE_TENSOR: "sparse_tensor_value",
-    OptionalProto.SEQUENCE: "sequence_value",
-    OptionalProto.MAP: "map_value",
-    OptionalProto.OPTIONAL: "optional_value",
-}
-
 # The key types a MapProto may have: the integer types and STRING.
 _MAP_KEY_TYPES = frozenset(
     [
@@ -476,12 +458,8 @@ def make_sequence(name: str, elem_type: int, values: Sequence[Any]) -> Any:
     type ``elem_type`` names, copied); ``UNDEFINED`` makes an empty one, and an element
     type it cannot hold raises ``TypeError``."""
     sequence = SequenceProto(name=name, elem_type=elem_type)
-    if elem_type == SequenceProto.UNDEFINED:
-        return sequence
-    field = _SEQUENCE_FIELDS.get(elem_type)
-    if field is None:
-        raise TypeError(f"a sequence cannot hold elements of type {elem_type}")
-    getattr(sequence, field).extend(values)
+    if elem_type != SequenceProto.UNDEFINED:
+        getattr(sequence, _holder_field(elem_type, False, "a sequence")).extend(values)
     return sequence
 
 
@@ -491,8 +469,8 @@ def make_map(name: Optional[str], key_type: int, keys: Sequence[Any], values: An
     key. Another key type, or as many values as keys missing, raises ``ValueError``."""
     if key_type not in _MAP_KEY_TYPES:
         raise ValueError(f"a map key cannot be of data type {key_type}")
-    field = _SEQUENCE_FIELDS.get(values.elem_type)
-    count = len(getattr(values, field)) if field is not None else 0
+    fields = _HOLDER_FIELDS.get(values.elem_type)
+    count = len(getattr(values, fields[0])) if fields is not None else 0
     if count != len(keys):
         raise ValueError(f"a map needs one value per key: {len(keys)} keys, {count} values")
     mapping = MapProto(key_type=key_type)
@@ -513,9 +491,7 @@ def make_optional(name: str, elem_type: int, value: Optional[Any]) -> Any:
     optional = OptionalProto(name=name, elem_type=elem_type)
     if elem_type == OptionalProto.UNDEFINED:
         return optional
-    field = _OPTIONAL_FIELDS.get(elem_type)
-    if field is None:
-        raise TypeError(f"an optional cannot hold a value of type {elem_type}")
+    field = _holder_field(elem_type, True, "an optional")
     if value is None:
         raise ValueError("an optional of a defined element type needs a value")
     getattr(optional, field).CopyFrom(value)

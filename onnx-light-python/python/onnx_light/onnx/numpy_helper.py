@@ -232,8 +232,24 @@ def from_array(array: Any, name: Optional[str] = None) -> Any:
     return tensor
 
 
-# Element types of SequenceProto and OptionalProto (both number them alike).
+# Element types of SequenceProto and OptionalProto (both number them alike), and the
+# fields that hold values of each: (the sequence's repeated one, the optional's).
 _UNDEFINED, _TENSOR, _SPARSE, _SEQUENCE, _MAP, _OPTIONAL = range(6)
+_HOLDER_FIELDS = {
+    _TENSOR: ("tensor_values", "tensor_value"),
+    _SPARSE: ("sparse_tensor_values", "sparse_tensor_value"),
+    _SEQUENCE: ("sequence_values", "sequence_value"),
+    _MAP: ("map_values", "map_value"),
+    _OPTIONAL: ("optional_values", "optional_value"),
+}
+
+
+def _holder_field(elem_type: int, optional: bool, what: str) -> str:
+    """The field of a sequence (or an optional) that holds ``elem_type`` values."""
+    fields = _HOLDER_FIELDS.get(elem_type)
+    if fields is None:
+        raise TypeError(f"{what} cannot hold elements of type {elem_type}")
+    return fields[optional]
 
 
 def _element_type(value: Any) -> int:
@@ -247,44 +263,19 @@ def _element_type(value: Any) -> int:
     return _TENSOR
 
 
-def _to_python(value: Any, elem_type: int) -> Any:
-    """The Python form of one element of a sequence or optional of type ``elem_type``."""
-    if elem_type == _TENSOR:
-        return to_array(value)
-    if elem_type == _SEQUENCE:
-        return to_list(value)
-    if elem_type == _MAP:
-        return to_dict(value)
-    if elem_type == _OPTIONAL:
-        return to_optional(value)
-    raise TypeError(f"elements of type {elem_type} have no numpy form")
-
-
-def _from_python(value: Any, elem_type: int) -> Any:
-    """The message for one element of a sequence or optional of type ``elem_type``."""
-    if elem_type == _TENSOR:
-        return from_array(np.asarray(value))
-    if elem_type == _SEQUENCE:
-        return from_list(value)
-    if elem_type == _MAP:
-        return from_dict(value)
-    if elem_type == _OPTIONAL:
-        return from_optional(value)
-    raise TypeError(f"cannot make an element of type {elem_type} from a Python value")
-
-
-_SEQUENCE_VALUES = {
-    _TENSOR: "tensor_values",
-    _SEQUENCE: "sequence_values",
-    _MAP: "map_values",
-    _OPTIONAL: "optional_values",
-}
-_OPTIONAL_VALUE = {
-    _TENSOR: "tensor_value",
-    _SEQUENCE: "sequence_value",
-    _MAP: "map_value",
-    _OPTIONAL: "optional_value",
-}
+def _convert(value: Any, elem_type: int, to_python: bool) -> Any:
+    """One element of a sequence or optional of type ``elem_type``: its Python form
+    (``to_python``), or its message from its Python form."""
+    converters = {
+        _TENSOR: (to_array, lambda v: from_array(np.asarray(v))),
+        _SEQUENCE: (to_list, from_list),
+        _MAP: (to_dict, from_dict),
+        _OPTIONAL: (to_optional, from_optional),
+    }
+    pair = converters.get(elem_type)
+    if pair is None:
+        raise TypeError(f"elements of type {elem_type} have no numpy form")
+    return pair[0 if to_python else 1](value)
 
 
 def to_list(sequence: Any) -> list:
@@ -293,10 +284,10 @@ def to_list(sequence: Any) -> list:
     from . import _adopt
 
     sequence = _adopt(sequence)
-    field = _SEQUENCE_VALUES.get(sequence.elem_type)
-    if field is None:
-        return _to_python(None, sequence.elem_type) if sequence.elem_type else []
-    return [_to_python(v, sequence.elem_type) for v in getattr(sequence, field)]
+    if sequence.elem_type == _UNDEFINED:
+        return []
+    field = _holder_field(sequence.elem_type, False, "a sequence")
+    return [_convert(v, sequence.elem_type, True) for v in getattr(sequence, field)]
 
 
 def from_list(lst: list, name: Optional[str] = None, dtype: Optional[int] = None) -> Any:
@@ -309,10 +300,8 @@ def from_list(lst: list, name: Optional[str] = None, dtype: Optional[int] = None
     sequence = SequenceProto(elem_type=elem_type)
     if name is not None:
         sequence.name = name
-    field = _SEQUENCE_VALUES.get(elem_type)
-    if field is None:
-        raise TypeError(f"a sequence of element type {elem_type} cannot be made from a list")
-    getattr(sequence, field).extend(_from_python(v, elem_type) for v in lst)
+    field = _holder_field(elem_type, False, "a sequence")
+    getattr(sequence, field).extend(_convert(v, elem_type, False) for v in lst)
     return sequence
 
 
@@ -350,10 +339,10 @@ def to_optional(optional: Any) -> Any:
     from . import _adopt
 
     optional = _adopt(optional)
-    field = _OPTIONAL_VALUE.get(optional.elem_type)
-    if field is None:
-        return _to_python(None, optional.elem_type) if optional.elem_type else None
-    return _to_python(getattr(optional, field), optional.elem_type)
+    if optional.elem_type == _UNDEFINED:
+        return None
+    field = _holder_field(optional.elem_type, True, "an optional")
+    return _convert(getattr(optional, field), optional.elem_type, True)
 
 
 def from_optional(opt: Any, name: Optional[str] = None, dtype: Optional[int] = None) -> Any:
@@ -367,10 +356,8 @@ def from_optional(opt: Any, name: Optional[str] = None, dtype: Optional[int] = N
         optional.name = name
     if opt is None or elem_type == _UNDEFINED:
         return optional
-    field = _OPTIONAL_VALUE.get(elem_type)
-    if field is None:
-        raise TypeError(f"an optional of element type {elem_type} cannot be made from a value")
-    getattr(optional, field).CopyFrom(_from_python(opt, elem_type))
+    field = _holder_field(elem_type, True, "an optional")
+    getattr(optional, field).CopyFrom(_convert(opt, elem_type, False))
     return optional
 
 
