@@ -49,6 +49,8 @@ mod dataclass {
         pub raw_data_threshold: usize,
         pub alignment: usize,
         pub location: Option<String>,
+        pub max_memory: Option<i64>,
+        pub allow_aliasing: bool,
     }
 
     /// `onnx_light.onnx.SerializeOptions` (its `save_as_external_data` and `location`
@@ -66,9 +68,25 @@ mod dataclass {
     }
 }
 
+/// `max_memory` as Python gives it: `None` for no limit, `-1` for the library's
+/// default (which depends on the input's size), or a number of bytes.
+fn memory_limit(o: ParseOptions, max_memory: Option<i64>) -> PyResult<ParseOptions> {
+    match max_memory {
+        None => Ok(o.max_memory(u64::MAX)),
+        Some(-1) => Ok(o),
+        Some(n) => u64::try_from(n).map(|n| o.max_memory(n)).map_err(|_| {
+            to_py_err(onnx_light::Error::invalid_option(
+                "max_memory",
+                format!("{n} bytes; give None for no limit, -1 for the default, or a size"),
+            ))
+        }),
+    }
+}
+
 impl dataclass::ParseOptions {
     fn parse_options(self, base_dir: Option<PathBuf>) -> PyResult<ParseOptions> {
-        let mut o = ParseOptions::default()
+        let mut o = memory_limit(ParseOptions::default(), self.max_memory)?
+            .allow_aliasing(self.allow_aliasing)
             .load_external_data(self.load_external_data)
             .no_copy(self.no_copy)
             .structure_only(self.skip_raw_data)
@@ -266,26 +284,26 @@ pub fn save_encrypted_bytes<'py>(
 fn decrypt_options(
     allow_unauthenticated: bool,
     num_threads: i64,
+    max_memory: Option<i64>,
 ) -> PyResult<(DecryptOptions, ParseOptions)> {
     let d = DecryptOptions::default()
         .allow_unauthenticated(allow_unauthenticated)
         .num_threads(threads(num_threads)?);
-    Ok((
-        d,
-        ParseOptions::default().num_threads(threads(num_threads)?),
-    ))
+    let p = memory_limit(ParseOptions::default(), max_memory)?;
+    Ok((d, p.num_threads(threads(num_threads)?)))
 }
 
 #[pyfunction]
-#[pyo3(signature = (path, key, allow_unauthenticated, num_threads))]
+#[pyo3(signature = (path, key, allow_unauthenticated, num_threads, max_memory))]
 pub fn load_encrypted_path(
     py: Python<'_>,
     path: PathBuf,
     key: String,
     allow_unauthenticated: bool,
     num_threads: i64,
+    max_memory: Option<i64>,
 ) -> PyResult<Py<PyAny>> {
-    let (d, p) = decrypt_options(allow_unauthenticated, num_threads)?;
+    let (d, p) = decrypt_options(allow_unauthenticated, num_threads, max_memory)?;
     let key = Passphrase::new(key);
     let out = py
         .detach(|| crypto::load_encrypted_with(&path, &key, &d, &p))
@@ -294,15 +312,16 @@ pub fn load_encrypted_path(
 }
 
 #[pyfunction]
-#[pyo3(signature = (data, key, allow_unauthenticated, num_threads))]
+#[pyo3(signature = (data, key, allow_unauthenticated, num_threads, max_memory))]
 pub fn load_encrypted_bytes(
     py: Python<'_>,
     data: &[u8],
     key: String,
     allow_unauthenticated: bool,
     num_threads: i64,
+    max_memory: Option<i64>,
 ) -> PyResult<Py<PyAny>> {
-    let (d, p) = decrypt_options(allow_unauthenticated, num_threads)?;
+    let (d, p) = decrypt_options(allow_unauthenticated, num_threads, max_memory)?;
     let key = Passphrase::new(key);
     let out = py
         .detach(|| crypto::load_encrypted_from_bytes(data, &key, &d, &p))

@@ -27,11 +27,27 @@ fn class_name(error: &Error) -> &'static str {
     }
 }
 
+/// What a Python caller passes to `load` to lift a default limit that refused a model.
+fn python_hint(error: &Error) -> Option<&'static str> {
+    match error.kind() {
+        ErrorKind::LimitExceeded { what, .. } if what.contains("max_memory") => Some(
+            "if you trust the model, pass max_memory=None (no limit) or a larger size in bytes",
+        ),
+        ErrorKind::InvalidExternalData { reason, .. } if reason.contains("allow_aliasing") => {
+            Some("pass allow_aliasing=True if the tensors share bytes on purpose")
+        }
+        _ => None,
+    }
+}
+
 /// The Python exception for a library error. An I/O error becomes the `FileError`
 /// subclass of its error number, with `errno`, `strerror` and `filename` set as the
 /// built-in `OSError` sets them (`_errors._file_error` picks the class).
 pub fn to_py_err(error: Error) -> PyErr {
-    let message = error.to_string();
+    let mut message = error.to_string();
+    if let Some(hint) = python_hint(&error) {
+        message = format!("{message}; {hint}");
+    }
     Python::attach(|py| {
         let module = py.import("onnx_light.onnx._errors");
         let made = module.and_then(|m| match error.kind() {

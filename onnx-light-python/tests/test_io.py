@@ -475,3 +475,56 @@ def test_no_copy_load_from_a_file_object_reads_its_external_data(tmp_path, ref_b
     with open(p, "rb") as f:
         m = ol.load(f, no_copy=True)  # the file's directory holds m.onnx.data
     assert m.SerializeToString() == ref_bytes
+
+
+def _many_empty_nodes(n):
+    """A model of n empty nodes: 2 bytes each on disk, far more once decoded."""
+    nodes = b"\x0a\x00" * n
+    length = bytearray()
+    size = len(nodes)
+    while True:
+        byte, size = size & 0x7F, size >> 7
+        length.append(byte | (0x80 if size else 0))
+        if not size:
+            break
+    return b"\x3a" + bytes(length) + nodes
+
+
+def test_the_memory_limit_can_be_raised_or_lifted_from_python(tmp_path):
+    data = _many_empty_nodes(1_000_000)
+    p = tmp_path / "many.onnx"
+    p.write_bytes(data)
+    assert len(onnx.load(str(p)).graph.node) == 1_000_000  # what onnx loads
+    with pytest.raises(ol.DecodeError, match=r"max_memory.*pass max_memory=None"):
+        ol.load(p)
+    assert len(ol.load(p, max_memory=None).graph.node) == 1_000_000
+    assert len(ol.load(p, max_memory=1 << 30).graph.node) == 1_000_000
+    assert len(ol.load(p, options=ol.ParseOptions(max_memory=None)).graph.node) == 1_000_000
+    with pytest.raises(ol.DecodeError):
+        ol.load(p, max_memory=1000)
+    with pytest.raises(ol.OptionError, match="max_memory"):
+        ol.load(p, max_memory=-5)
+    assert len(ol.load_from_string(data, max_memory=None).graph.node) == 1_000_000
+    with pytest.raises(ol.DecodeError):
+        ol.load_from_string(data)
+    sealed = ol.save_encrypted_string(ol.load(p, max_memory=None), key="k")
+    with pytest.raises(ol.DecodeError):
+        ol.load_encrypted_string(sealed, key="k")
+    assert len(ol.load_encrypted_string(sealed, key="k", max_memory=None).graph.node) == 1_000_000
+
+
+def test_aliased_external_data_loads_when_allowed(tmp_path):
+    (tmp_path / "w.bin").write_bytes(np.arange(4, dtype=np.float32).tobytes())
+    g = onnx.GraphProto(name="g")
+    for name in ("a", "b"):  # two tensors over the same 16 bytes
+        t = g.initializer.add(name=name, data_type=onnx.TensorProto.FLOAT, dims=[4])
+        t.data_location = onnx.TensorProto.EXTERNAL
+        for k, v in (("location", "w.bin"), ("offset", "0"), ("length", "16")):
+            t.external_data.add(key=k, value=v)
+    p = tmp_path / "aliased.onnx"
+    p.write_bytes(onnx.helper.make_model(g).SerializeToString())
+    with pytest.raises(ol.ExternalDataError, match="allow_aliasing=True"):
+        ol.load(p)
+    m = ol.load(p, allow_aliasing=True)
+    for t in m.graph.initializer:
+        np.testing.assert_array_equal(numpy_helper.to_array(t), np.arange(4, dtype=np.float32))

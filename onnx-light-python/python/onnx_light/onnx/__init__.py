@@ -141,6 +141,8 @@ class ParseOptions:
     raw_data_threshold: int = 1024
     alignment: int = 1
     location: Optional[str] = None
+    max_memory: Optional[int] = -1
+    allow_aliasing: bool = False
 
 
 @dataclass
@@ -195,6 +197,8 @@ def load_model(
     raw_data_threshold: int = _UNSET,
     alignment: int = _UNSET,
     location: Optional[str] = _UNSET,
+    max_memory: Optional[int] = _UNSET,
+    allow_aliasing: bool = _UNSET,
     options: Optional[ParseOptions] = None,
 ) -> Any:
     """Loads a model from a path, ``bytes`` or a binary file object.
@@ -204,6 +208,9 @@ def load_model(
     ``skip_raw_data``: leave
     large payloads on disk. ``num_threads``: -1 = all cores, 1 = the calling thread.
     ``location``: read all external data from this file (relative to the model).
+    ``max_memory``: the most memory the decoded model may take, in bytes; -1 (the
+    default) = 64 MiB + 16 times the model's size, None = no limit.
+    ``allow_aliasing``: accept tensors whose external data ranges share bytes.
     """
     _check_format(format)
     o = _merge(
@@ -217,6 +224,8 @@ def load_model(
             raw_data_threshold=raw_data_threshold,
             alignment=alignment,
             location=location,
+            max_memory=max_memory,
+            allow_aliasing=allow_aliasing,
         ),
     )
     path, data = _read_source(f)
@@ -241,15 +250,17 @@ def load_model_from_string(
     num_threads: int = -1,
     raw_data_threshold: int = 1024,
     alignment: int = 1,
+    max_memory: Optional[int] = -1,
 ) -> Any:
     """Decodes a serialized model (external data is not loaded: there is no directory
-    to resolve it from)."""
+    to resolve it from). ``max_memory`` as for ``load``."""
     _check_format(format)
     o = ParseOptions(
         load_external_data=False,
         num_threads=num_threads,
         raw_data_threshold=raw_data_threshold,
         alignment=alignment,
+        max_memory=max_memory,
     )
     return _native.load_bytes(bytes(s), o, None)
 
@@ -437,22 +448,35 @@ def load_encrypted(
     *,
     allow_unauthenticated: bool = True,
     num_threads: int = -1,
+    max_memory: Optional[int] = -1,
 ) -> Any:
     """Decrypts and loads a model; the format is detected. ``allow_unauthenticated=False``
-    refuses ``ONNXCRY1`` (which has no integrity protection)."""
+    refuses ``ONNXCRY1`` (which has no integrity protection). ``max_memory`` as for
+    ``load``."""
     path, data = _read_source(f)
     if data is not None:
         return load_encrypted_string(
-            data, key, allow_unauthenticated=allow_unauthenticated, num_threads=num_threads
+            data,
+            key,
+            allow_unauthenticated=allow_unauthenticated,
+            num_threads=num_threads,
+            max_memory=max_memory,
         )
-    return _native.load_encrypted_path(path, key, allow_unauthenticated, num_threads)
+    return _native.load_encrypted_path(path, key, allow_unauthenticated, num_threads, max_memory)
 
 
 def load_encrypted_string(
-    s: bytes, key: str, *, allow_unauthenticated: bool = True, num_threads: int = -1
+    s: bytes,
+    key: str,
+    *,
+    allow_unauthenticated: bool = True,
+    num_threads: int = -1,
+    max_memory: Optional[int] = -1,
 ) -> Any:
     """Decrypts and loads a model from bytes."""
-    return _native.load_encrypted_bytes(bytes(s), key, allow_unauthenticated, num_threads)
+    return _native.load_encrypted_bytes(
+        bytes(s), key, allow_unauthenticated, num_threads, max_memory
+    )
 
 
 # --- consolidation --------------------------------------------------------------------

@@ -453,6 +453,8 @@ class ParseOptions:
     raw_data_threshold: int = ...
     alignment: int = ...
     location: Optional[str] = ...
+    max_memory: Optional[int] = ...
+    allow_aliasing: bool = ...
 
 @dataclass
 class SerializeOptions:
@@ -482,6 +484,8 @@ def load_model(
     raw_data_threshold: int = ...,
     alignment: int = ...,
     location: Optional[str] = ...,
+    max_memory: Optional[int] = ...,
+    allow_aliasing: bool = ...,
     options: Optional[ParseOptions] = ...,
 ) -> ModelProto: ...
 
@@ -494,6 +498,7 @@ def load_model_from_string(
     num_threads: int = ...,
     raw_data_threshold: int = ...,
     alignment: int = ...,
+    max_memory: Optional[int] = ...,
 ) -> ModelProto: ...
 
 load_from_string = load_model_from_string
@@ -533,10 +538,20 @@ def save_encrypted_string(
     model: Union[ModelProto, bytes], key: str, *, format: Optional[str] = ..., num_threads: int = ...
 ) -> bytes: ...
 def load_encrypted(
-    f: Union[_Path, IO[bytes]], key: str, *, allow_unauthenticated: bool = ..., num_threads: int = ...
+    f: Union[_Path, IO[bytes]],
+    key: str,
+    *,
+    allow_unauthenticated: bool = ...,
+    num_threads: int = ...,
+    max_memory: Optional[int] = ...,
 ) -> ModelProto: ...
 def load_encrypted_string(
-    s: bytes, key: str, *, allow_unauthenticated: bool = ..., num_threads: int = ...
+    s: bytes,
+    key: str,
+    *,
+    allow_unauthenticated: bool = ...,
+    num_threads: int = ...,
+    max_memory: Optional[int] = ...,
 ) -> ModelProto: ...
 def raw_data_view(tensor: TensorProto) -> Optional[memoryview]: ...
 def consolidate_tensors_to_buffer(
