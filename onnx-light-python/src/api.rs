@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
 
-use crate::errors::to_py_err;
+use crate::errors::{to_py_err, Failure};
 use crate::message::{navigate, wrap, PyMessage};
 
 /// `num_threads` as the library takes it: `-1` (all cores) becomes its `0`; another
@@ -120,15 +120,16 @@ fn with_model<R: Send>(
         let m = msg.borrow();
         m.locate()
     };
-    py.detach(|| {
+    let done = py.detach(|| -> Result<R, Failure> {
         let mut guard = root.lock();
         let m = navigate(&mut **guard, &path, true)?.expect("created");
         let model = m
             .as_any_mut()
             .downcast_mut::<ModelProto<'static>>()
             .ok_or_else(|| PyTypeError::new_err("expected a ModelProto"))?;
-        f(model).map_err(to_py_err)
-    })
+        Ok(f(model)?)
+    });
+    Ok(done?)
 }
 
 #[pyfunction]

@@ -85,3 +85,35 @@ fn os_message(error: &std::io::Error, errno: Option<i32>) -> String {
         None => text,
     }
 }
+
+/// An error raised with the GIL released, while a model's lock may be held: it becomes
+/// a Python exception (which needs the GIL) only after the section returns. Converting
+/// it inside would take the GIL while holding the lock, and deadlock against a thread
+/// that holds the GIL and waits for that lock.
+pub enum Failure {
+    /// A library error, converted by [`to_py_err`] once the GIL is held.
+    Library(Error),
+    /// A Python exception made without the GIL (a lazily built one).
+    Python(PyErr),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Library(e)
+    }
+}
+
+impl From<PyErr> for Failure {
+    fn from(e: PyErr) -> Self {
+        Failure::Python(e)
+    }
+}
+
+impl From<Failure> for PyErr {
+    fn from(f: Failure) -> Self {
+        match f {
+            Failure::Library(e) => to_py_err(e),
+            Failure::Python(e) => e,
+        }
+    }
+}

@@ -11,9 +11,10 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use pyo3::exceptions::{PyAttributeError, PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 use pyo3::types::{PyBytes, PyDict, PyList, PyRange, PySlice, PyTuple, PyType};
 
-use crate::errors::to_py_err;
+use crate::errors::{to_py_err, Failure};
 use crate::reflect::{descriptor, new_message, Reflect, RepeatedMessageCell, Slot};
 use crate::text::format_message;
 
@@ -57,9 +58,16 @@ impl Root {
         })
     }
 
-    /// Locks the root message.
+    /// Locks the root message, from a section detached from Python (GIL released).
     pub fn lock(&self) -> MutexGuard<'_, Box<dyn Reflect>> {
         lock(&self.msg)
+    }
+
+    /// Locks the root message from code attached to Python: the GIL is released while
+    /// waiting, so that the thread holding the lock can take the GIL to finish (a lock
+    /// taken while holding the GIL would deadlock against it).
+    pub fn lock_attached(&self) -> MutexGuard<'_, Box<dyn Reflect>> {
+        Python::attach(|py| self.msg.lock_py_attached(py)).unwrap_or_else(|e| e.into_inner())
     }
 
     /// Before the list `field` of the message at `owner` changes: views of elements that
@@ -332,7 +340,7 @@ impl PyMessage {
         f: impl FnOnce(&mut dyn Reflect) -> PyResult<R>,
     ) -> PyResult<R> {
         let (root, path) = self.locate();
-        let mut guard = root.lock();
+        let mut guard = root.lock_attached();
         match navigate(&mut **guard, &path, create)? {
             Some(m) => f(m),
             None => {
@@ -350,7 +358,7 @@ impl PyMessage {
         f: impl FnOnce(&mut dyn Reflect, &Arc<Root>, &[Step]) -> PyResult<R>,
     ) -> PyResult<R> {
         let (root, path) = self.locate();
-        let mut guard = root.lock();
+        let mut guard = root.lock_attached();
         let m = navigate(&mut **guard, &path, true)?.expect("created");
         f(m, &root, &path)
     }
@@ -636,7 +644,7 @@ impl PyMessage {
             PyValueError::new_err(format!("{} has no field `{name}`", short_name(self.name)))
         })?;
         let (root, path) = self.locate();
-        let mut guard = root.lock();
+        let mut guard = root.lock_attached();
         let Some(m) = navigate(&mut **guard, &path, false)? else {
             return Ok(()); // an unset message has nothing to clear
         };
@@ -691,7 +699,7 @@ impl PyMessage {
     #[pyo3(name = "Clear")]
     fn clear(&self) -> PyResult<()> {
         let (root, path) = self.locate();
-        let mut guard = root.lock();
+        let mut guard = root.lock_attached();
         if let Some(m) = navigate(&mut **guard, &path, false)? {
             root.detach_under(m, &path);
             m.clear();
@@ -714,25 +722,26 @@ impl PyMessage {
     fn merge_from(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
         let snap = message_value(other, self.name)?;
         let (root, path) = self.locate();
-        py.detach(|| {
+        let done = py.detach(|| -> Result<(), Failure> {
             let mut guard = root.lock();
             let m = navigate(&mut **guard, &path, true)?.expect("created");
-            let mut bytes = m.encode().map_err(to_py_err)?;
-            bytes.extend_from_slice(&snap.encode().map_err(to_py_err)?);
-            m.decode_into(&bytes).map_err(to_py_err)
-        })
+            let mut bytes = m.encode()?;
+            bytes.extend_from_slice(&snap.encode()?);
+            Ok(m.decode_into(&bytes)?)
+        });
+        Ok(done?)
     }
 
     #[pyo3(name = "MergeFromString")]
     fn merge_from_string(&self, py: Python<'_>, data: &[u8]) -> PyResult<usize> {
         let (root, path) = self.locate();
         let len = data.len();
-        py.detach(|| {
+        py.detach(|| -> Result<(), Failure> {
             let mut guard = root.lock();
             let m = navigate(&mut **guard, &path, true)?.expect("created");
-            let mut bytes = m.encode().map_err(to_py_err)?;
+            let mut bytes = m.encode()?;
             bytes.extend_from_slice(data);
-            m.decode_into(&bytes).map_err(to_py_err)
+            Ok(m.decode_into(&bytes)?)
         })?;
         Ok(len)
     }
@@ -746,15 +755,12 @@ impl PyMessage {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let (root, path) = self.locate();
         let name = self.name;
-        let bytes = py.detach(|| {
+        let bytes = py.detach(|| -> Result<Vec<u8>, Failure> {
             let mut guard = root.lock();
-            match navigate(&mut **guard, &path, false)? {
-                Some(m) => m.encode().map_err(to_py_err),
-                None => new_message(name)
-                    .expect("known type")
-                    .encode()
-                    .map_err(to_py_err),
-            }
+            Ok(match navigate(&mut **guard, &path, false)? {
+                Some(m) => m.encode()?,
+                None => new_message(name).expect("known type").encode()?,
+            })
         })?;
         Ok(PyBytes::new(py, &bytes))
     }
@@ -774,16 +780,16 @@ impl PyMessage {
         let (root, path) = self.locate();
         let len = data.len();
         let name = self.name;
-        py.detach(|| {
+        py.detach(|| -> Result<(), Failure> {
             let mut guard = root.lock();
             let m = navigate(&mut **guard, &path, true)?.expect("created");
             if !root.tracks_under(&path) {
-                return m.decode_into(data).map_err(to_py_err);
+                return Ok(m.decode_into(data)?);
             }
             // Views inside the old content keep it: decode aside first, so that a
             // failed parse changes nothing.
             let mut fresh = new_message(name).expect("known type");
-            fresh.decode_into(data).map_err(to_py_err)?;
+            fresh.decode_into(data)?;
             root.detach_under(m, &path);
             m.assign(&*fresh);
             Ok(())

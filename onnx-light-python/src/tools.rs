@@ -9,15 +9,16 @@ use onnx_light::text;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::errors::to_py_err;
+use crate::errors::Failure;
 use crate::message::{navigate, wrap, PyMessage};
 use crate::reflect::Reflect;
 
-/// Runs `f` on the message behind `obj` (GIL released).
+/// Runs `f` on the message behind `obj` (GIL released; its errors are converted once
+/// the GIL is held again, see [`Failure`]).
 fn with_message<R: Send>(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
-    f: impl FnOnce(&dyn Reflect) -> PyResult<R> + Send,
+    f: impl FnOnce(&dyn Reflect) -> Result<R, Failure> + Send,
 ) -> PyResult<R> {
     let msg = obj
         .cast::<PyMessage>()
@@ -27,13 +28,14 @@ fn with_message<R: Send>(
         let (root, path) = m.locate();
         (root, path, m.name)
     };
-    py.detach(|| {
+    let done = py.detach(|| {
         let mut guard = root.lock();
         match navigate(&mut **guard, &path, false)? {
             Some(m) => f(m),
             None => f(&*crate::reflect::new_message(name).expect("known type")),
         }
-    })
+    });
+    Ok(done?)
 }
 
 /// The problems `onnx_light::checker` finds in `model`, one line each (empty: valid).
@@ -81,9 +83,10 @@ pub fn to_text(py: Python<'_>, proto: &Bound<'_, PyAny>) -> PyResult<String> {
             return Err(PyTypeError::new_err(format!(
                 "to_text takes a ModelProto, GraphProto, FunctionProto or NodeProto, not {}",
                 m.proto_name()
-            )));
+            ))
+            .into());
         };
-        printed.map_err(to_py_err)
+        Ok(printed?)
     })
 }
 

@@ -410,3 +410,61 @@ def test_list_fields_gives_descriptors_in_number_order(ref_bytes):
     t = ol.TensorProto(name="t", data_type=1, dims=[2])
     assert [(f.name, f.number) for f, _ in t.ListFields()] == [("dims", 1), ("data_type", 2), ("name", 8)]
     assert dict((f.name, v) for f, v in t.ListFields())["name"] == "t"
+
+
+_THREADS_SCRIPT = r"""
+import sys, threading, time
+import onnx_light.onnx as ol
+
+m = ol.ModelProto()
+for i in range(2000):
+    m.graph.node.add(name=f"n{i}", op_type="Relu", input=["x"], output=["y"])
+t = m.graph.initializer.add(name="w")
+stop = False
+
+class SlowIndex:
+    # Python code run while a write holds the model: the interpreter may switch
+    # threads in the middle of it.
+    def __index__(self):
+        return sum(range(2000)) % 7
+
+def failing_saves():
+    while not stop:
+        try:
+            ol.save(m, sys.argv[1])  # a missing directory: the error path, every time
+        except ol.FileError:
+            pass
+
+def writes():
+    while not stop:
+        t.dims.append(SlowIndex())
+        del t.dims[:]
+
+def reads():
+    while not stop:
+        _ = m.graph.node[1999].name
+
+threads = [threading.Thread(target=f) for f in (failing_saves, writes, reads, reads)]
+for th in threads:
+    th.start()
+time.sleep(3)
+stop = True
+for th in threads:
+    th.join()
+print("done")
+"""
+
+
+def test_threads_sharing_a_model_do_not_deadlock(tmp_path):
+    # A save that fails while another thread waits for the model, and a write that runs
+    # Python code while others wait: both hung the interpreter once.
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _THREADS_SCRIPT, str(tmp_path / "missing" / "m.onnx")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "done", out.stderr
