@@ -5,6 +5,7 @@ import io
 import os
 import pathlib
 import pickle
+import stat
 
 import numpy as np
 import onnx
@@ -528,3 +529,22 @@ def test_aliased_external_data_loads_when_allowed(tmp_path):
     m = ol.load(p, allow_aliasing=True)
     for t in m.graph.initializer:
         np.testing.assert_array_equal(numpy_helper.to_array(t), np.arange(4, dtype=np.float32))
+
+
+def test_saving_to_a_pipe_writes_into_it_as_onnx_does(tmp_path, ref_bytes):
+    import threading
+
+    m = ol.load_from_string(ref_bytes)
+    fifo = tmp_path / "pipe.onnx"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    ol.save(m, fifo)
+    reader.join(30)
+    assert got == [ref_bytes]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # still a pipe, not a file
+    # External data needs a directory of files: refused, the pipe left as it is.
+    with pytest.raises(ol.FileError, match="FIFO"):
+        ol.save(m, fifo, save_as_external_data=True)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)

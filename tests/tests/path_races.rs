@@ -288,3 +288,50 @@ fn a_save_never_replaces_a_file_it_reads_however_the_target_is_spelled() {
     assert!(err.to_string().contains("destroy"), "{err}");
     assert_eq!(std::fs::read(dir.path("w.bin")).unwrap(), weights);
 }
+
+#[test]
+fn a_save_never_replaces_a_device_a_fifo_or_a_socket() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = Scratch::new("special-targets");
+    let model = model_with_data_in_sub();
+    let fifo = dir.path("pipe.onnx");
+    rustix::fs::mkfifoat(CWD, &fifo, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+    let socket = dir.path("sock.onnx");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let mut targets = vec![(fifo, "a FIFO"), (socket, "a socket")];
+    // A character device needs root to create: checked when the tests run as root.
+    let device = dir.path("null.onnx");
+    if rustix::fs::mknodat(
+        CWD,
+        &device,
+        rustix::fs::FileType::CharacterDevice,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        rustix::fs::makedev(1, 3),
+    )
+    .is_ok()
+    {
+        targets.push((device, "a character device"));
+    }
+    for (path, what) in targets {
+        let before = std::fs::symlink_metadata(&path).unwrap().file_type();
+        let e = io::save(&model, &path, &SerializeOptions::default()).unwrap_err();
+        assert!(
+            e.to_string().contains(&format!("the path is {what}")),
+            "{e}"
+        );
+        let after = std::fs::symlink_metadata(&path).unwrap().file_type();
+        assert!(!after.is_file(), "{what} was replaced by a file");
+        assert_eq!(
+            (
+                before.is_fifo(),
+                before.is_socket(),
+                before.is_char_device()
+            ),
+            (after.is_fifo(), after.is_socket(), after.is_char_device())
+        );
+    }
+    // Nothing else was left in the directory (no temporaries, no data files).
+    let mut names = dir.entries();
+    names.retain(|n| !["null.onnx", "pipe.onnx", "sock.onnx"].contains(&n.as_str()));
+    assert_eq!(names, Vec::<String>::new());
+}

@@ -267,13 +267,44 @@ impl AtomicTarget {
     /// I/O errors naming the path; `name` naming a directory.
     pub(crate) fn in_dir(dir: &Arc<TargetDir>, name: &OsStr, hook: &dyn SaveHook) -> Result<Self> {
         let path = dir.join(name);
-        let is_dir = statat(&dir.fd, name, AtFlags::empty())
-            .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory);
-        if is_dir {
-            return Err(Error::io(
-                std::io::Error::new(std::io::ErrorKind::IsADirectory, "the path is a directory"),
+        // What is at the path now (through a symbolic link): only a regular file is
+        // replaced. A rename over a device or a FIFO would put a file in its place
+        // (`/dev/null` as root), so those are refused rather than written into.
+        let existing = statat(&dir.fd, name, AtFlags::empty())
+            .ok()
+            .map(|st| FileType::from_raw_mode(st.st_mode));
+        let refused = |kind, what: &str| {
+            Err(Error::io(
+                std::io::Error::new(kind, what.to_string()),
                 Some(&path),
-            ));
+            ))
+        };
+        match existing {
+            Some(FileType::Directory) => {
+                return refused(std::io::ErrorKind::IsADirectory, "the path is a directory")
+            }
+            Some(
+                t @ (FileType::CharacterDevice
+                | FileType::BlockDevice
+                | FileType::Fifo
+                | FileType::Socket),
+            ) => {
+                let what = match t {
+                    FileType::CharacterDevice => "a character device",
+                    FileType::BlockDevice => "a block device",
+                    FileType::Fifo => "a FIFO",
+                    _ => "a socket",
+                };
+                return refused(
+                    std::io::ErrorKind::InvalidInput,
+                    &format!(
+                        "the path is {what}, which a save would replace with a file \
+                         (saves write a new file and rename it over the path); \
+                         save to a regular file, or stream with save_to_writer"
+                    ),
+                );
+            }
+            _ => {}
         }
         hook.before(SaveStep::Create)
             .map_err(|e| Error::io(e, Some(&path)))?;

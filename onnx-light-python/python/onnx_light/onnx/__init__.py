@@ -14,6 +14,7 @@ element keeps that element as a message of its own.
 from __future__ import annotations
 
 import os
+import stat
 import weakref
 from dataclasses import dataclass
 from typing import IO, Any, NamedTuple, Optional, Union
@@ -397,10 +398,25 @@ def save_model(
         f.write(_native.save_bytes(model, o.num_threads))
         return
     path = os.fspath(f)
+    if not o.save_as_external_data and _is_device_or_pipe(path):
+        # As onnx does: the bytes are written into it (a save renames a new file over
+        # a regular file, which would replace the device node).
+        with open(path, "wb") as fh:
+            fh.write(_native.save_bytes(model, o.num_threads))
+        return
     external = None
     if o.save_as_external_data:
         external = o.location or os.path.basename(path) + ".data"
     _native.save_path(model, path, o, external)
+
+
+def _is_device_or_pipe(path: str) -> bool:
+    """True for a character device (``/dev/null``) or a FIFO at ``path``."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
 
 
 save = save_model
