@@ -946,7 +946,7 @@ fn a_failed_save_leaves_an_older_generation_it_would_replace_as_it_was() {
 }
 
 #[test]
-fn a_fifo_at_a_data_file_name_is_replaced_without_blocking_the_save() {
+fn a_fifo_at_a_data_file_name_is_refused_without_blocking_the_save() {
     let dir = Scratch::new("fifo");
     let path = dir.path("m.onnx");
     let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
@@ -956,12 +956,17 @@ fn a_fifo_at_a_data_file_name_is_replaced_without_blocking_the_save() {
         .status()
         .expect("run mkfifo");
     assert!(made.success());
-    // Nothing opens the FIFO for writing: a blocking open of it would hang here.
-    io::save(&model(22), &path, &options).unwrap();
-    assert!(std::fs::symlink_metadata(dir.path("w.bin~1"))
+    // Nothing opens the FIFO for writing: a blocking open of it would hang here. It is
+    // not replaced by a file either (as no device or FIFO is): the save fails naming it,
+    // and the model saved before is intact.
+    let e = io::save(&model(22), &path, &options).unwrap_err();
+    assert!(e.to_string().contains("the path is a FIFO"), "{e}");
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::symlink_metadata(dir.path("w.bin~1"))
         .unwrap()
-        .is_file());
-    assert_eq!(io::load(&path).unwrap(), model(22));
+        .file_type();
+    assert!(kind.is_fifo());
+    assert_eq!(io::load(&path).unwrap(), model(21));
 }
 
 #[test]
