@@ -289,12 +289,7 @@ impl AtomicTarget {
                 | FileType::Fifo
                 | FileType::Socket),
             ) => {
-                let what = match t {
-                    FileType::CharacterDevice => "a character device",
-                    FileType::BlockDevice => "a block device",
-                    FileType::Fifo => "a FIFO",
-                    _ => "a socket",
-                };
+                let what = super::open::type_in_words(t);
                 return refused(
                     std::io::ErrorKind::InvalidInput,
                     &format!(

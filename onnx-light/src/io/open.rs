@@ -62,9 +62,9 @@ impl FileId {
     }
 }
 
-/// Why a file that opened cannot be used.
-fn not_regular(kind: FileType) -> io::Error {
-    let what = match kind {
+/// A file type in words, for messages: `a FIFO`, `a character device`, ...
+pub(crate) fn type_in_words(kind: FileType) -> &'static str {
+    match kind {
         FileType::Directory => "a directory",
         FileType::Fifo => "a FIFO",
         FileType::Socket => "a socket",
@@ -72,7 +72,12 @@ fn not_regular(kind: FileType) -> io::Error {
         FileType::BlockDevice => "a block device",
         FileType::Symlink => "a symbolic link",
         _ => "not a regular file",
-    };
+    }
+}
+
+/// Why a file that opened cannot be used.
+fn not_regular(kind: FileType) -> io::Error {
+    let what = type_in_words(kind);
     let kind = match kind {
         FileType::Directory => io::ErrorKind::IsADirectory,
         _ => io::ErrorKind::InvalidInput,
