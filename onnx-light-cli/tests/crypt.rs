@@ -116,7 +116,7 @@ fn onnxcry2_round_trips_through_the_cli() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("(authenticated)"));
     assert_eq!(std::fs::read(&dec).unwrap(), std::fs::read(&m).unwrap());
     // The encrypted file given where a model is expected is named as one, with the
-    // command that decrypts it (not "invalid wire type 7 at byte offset 0").
+    // command that decrypts it, rather than as a wire-format error at its first byte.
     for command in ["info", "show", "check", "convert"] {
         let out = run(&[command.as_ref(), p(&enc), p(&dir.path("plain.onnx"))]
             [..2 + usize::from(command == "convert")]);

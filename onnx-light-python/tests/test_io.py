@@ -253,7 +253,7 @@ def test_encryption_round_trips_and_detects_wrong_key(tmp_path, ref_bytes):
     ol.save_encrypted(m, p, key="secret")
     assert ol.load_encrypted(p, key="secret").SerializeToString() == ref_bytes
     with pytest.raises(ol.EncryptionError, match="is an encrypted model .ONNXAE01."):
-        ol.load(p)  # not "invalid wire type 7"
+        ol.load(p)  # named as encrypted, not as a wire-format error
     with pytest.raises(ol.EncryptionError) as info:
         ol.load_encrypted(p, key="wrong")
     assert "secret" not in str(info.value)

@@ -457,7 +457,8 @@ print("done")
 
 def test_threads_sharing_a_model_do_not_deadlock(tmp_path):
     # A save that fails while another thread waits for the model, and a write that runs
-    # Python code while others wait: both hung the interpreter once.
+    # Python code while others wait: each deadlocks unless locks are waited for without
+    # the GIL and errors become exceptions after the lock is released.
     import subprocess
     import sys
 
