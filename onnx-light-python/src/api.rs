@@ -17,8 +17,9 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
 
-use crate::errors::{to_py_err, Failure};
-use crate::message::{navigate, wrap, PyMessage};
+use crate::errors::to_py_err;
+use crate::message::{wrap, PyMessage};
+use crate::reflect::MAX_NESTING;
 
 /// `num_threads` as the library takes it: `-1` (all cores) becomes its `0`; another
 /// negative count is an `OptionError` (the library refuses counts past its maximum).
@@ -116,18 +117,16 @@ fn with_model<R: Send>(
     let msg = model
         .cast::<PyMessage>()
         .map_err(|_| PyTypeError::new_err("expected a ModelProto"))?;
-    let (root, path) = {
-        let m = msg.borrow();
-        m.locate()
-    };
-    let done = py.detach(|| -> Result<R, Failure> {
-        let mut guard = root.lock();
-        let m = navigate(&mut **guard, &path, true)?.expect("created");
-        let model = m
-            .as_any_mut()
-            .downcast_mut::<ModelProto<'static>>()
-            .ok_or_else(|| PyTypeError::new_err("expected a ModelProto"))?;
-        Ok(f(model)?)
+    let view = msg.borrow().view_ref();
+    let done = py.detach(|| {
+        view.with_detached(true, |m| {
+            let m = m.expect("created");
+            let model = m
+                .as_any_mut()
+                .downcast_mut::<ModelProto<'static>>()
+                .ok_or_else(|| PyTypeError::new_err("expected a ModelProto"))?;
+            Ok(f(model)?)
+        })
     });
     Ok(done?)
 }
@@ -395,7 +394,7 @@ pub fn inline_external_data(py: Python<'_>, model: &Bound<'_, PyAny>) -> PyResul
 pub fn decode_message(py: Python<'_>, name: &str, data: &[u8]) -> PyResult<Py<PyAny>> {
     let msg = PyMessage::new_root(name)?;
     let (root, _) = msg.locate();
-    py.detach(|| root.lock().decode_into(data))
+    py.detach(|| root.lock().decode_into(data, MAX_NESTING as u32))
         .map_err(to_py_err)?;
 
     wrap(py, msg)

@@ -9,13 +9,18 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use pyo3::exceptions::{PyAttributeError, PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyAttributeError, PyIndexError, PyRecursionError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyBytes, PyDict, PyList, PyRange, PySlice, PyTuple, PyType};
 
 use crate::errors::{to_py_err, Failure};
-use crate::reflect::{descriptor, new_message, Reflect, RepeatedMessageCell, Slot};
+use crate::reflect::{
+    descriptor, height, new_message, Convert, Reflect, RepeatedMessageCell, Slot, Value,
+    MAX_NESTING,
+};
 use crate::text::format_message;
 
 /// The top-level message that views point into.
@@ -237,6 +242,52 @@ impl Place {
     }
 }
 
+/// A handle on a view's place that can cross into code detached from Python.
+#[derive(Clone)]
+pub struct ViewRef(Arc<Mutex<Place>>);
+
+impl ViewRef {
+    /// Locks the root this view points into and runs `f` on the root message, with the
+    /// root and the path. The place is read again once the lock is held: a change made
+    /// under the lock (a parse replacing a list, say) may have moved the view meanwhile,
+    /// and a write must land where a read would look. `attached`: the caller holds the
+    /// GIL (it is released while waiting).
+    pub fn locked<R>(
+        &self,
+        attached: bool,
+        f: impl FnOnce(&mut dyn Reflect, &Arc<Root>, &Arc<[Step]>) -> R,
+    ) -> R {
+        loop {
+            let (root, path) = {
+                let p = lock(&self.0);
+                (p.root.clone(), p.path.clone())
+            };
+            let mut guard = if attached {
+                root.lock_attached()
+            } else {
+                root.lock()
+            };
+            let unmoved = {
+                let p = lock(&self.0);
+                Arc::ptr_eq(&p.root, &root) && Arc::ptr_eq(&p.path, &path)
+            };
+            if unmoved {
+                return f(&mut **guard, &root, &path);
+            }
+        }
+    }
+
+    /// Runs `f` on the message the view stands for, or on `None` when it is unset (and
+    /// not created). Detached from Python: the caller released the GIL.
+    pub fn with_detached<R>(
+        &self,
+        create: bool,
+        f: impl FnOnce(Option<&mut dyn Reflect>) -> Result<R, Failure>,
+    ) -> Result<R, Failure> {
+        self.locked(false, |msg, _, path| f(navigate(msg, path, create)?))
+    }
+}
+
 /// One step from a message to a sub-message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -281,6 +332,11 @@ pub fn navigate<'m>(
         }
     }
     Ok(Some(msg))
+}
+
+/// The levels of messages a decode may create below a message at `path`.
+fn nesting_room(path: &[Step]) -> u32 {
+    MAX_NESTING.saturating_sub(path.len()) as u32
 }
 
 /// The base class of every ONNX message class.
@@ -332,6 +388,16 @@ impl PyMessage {
         (p.root.clone(), p.path.clone())
     }
 
+    /// A handle on this view's place, for code detached from Python.
+    pub fn view_ref(&self) -> ViewRef {
+        ViewRef(self.place.clone())
+    }
+
+    /// How many messages this view is below its root.
+    fn depth(&self) -> usize {
+        lock(&self.place).path.len()
+    }
+
     /// Runs `f` on the message this view stands for (created if `create`), or on an
     /// empty message of its type when it is unset and `create` is false.
     pub fn with<R>(
@@ -339,14 +405,15 @@ impl PyMessage {
         create: bool,
         f: impl FnOnce(&mut dyn Reflect) -> PyResult<R>,
     ) -> PyResult<R> {
-        let (root, path) = self.locate();
-        let mut guard = root.lock_attached();
-        match navigate(&mut **guard, &path, create)? {
-            Some(m) => f(m),
+        let mut f = Some(f);
+        let found = self.view_ref().locked(true, |msg, _, path| {
+            Ok::<_, PyErr>(navigate(msg, path, create)?.map(|m| f.take().expect("called once")(m)))
+        })?;
+        match found {
+            Some(r) => r,
             None => {
-                drop(guard);
                 let mut empty = new_message(self.name).expect("views have known types");
-                f(&mut *empty)
+                f.take().expect("not called")(&mut *empty)
             }
         }
     }
@@ -357,10 +424,31 @@ impl PyMessage {
         &self,
         f: impl FnOnce(&mut dyn Reflect, &Arc<Root>, &[Step]) -> PyResult<R>,
     ) -> PyResult<R> {
-        let (root, path) = self.locate();
-        let mut guard = root.lock_attached();
-        let m = navigate(&mut **guard, &path, true)?.expect("created");
-        f(m, &root, &path)
+        self.view_ref().locked(true, |msg, root, path| {
+            let m = navigate(msg, path, true)?.expect("created");
+            f(m, root, path)
+        })
+    }
+
+    /// Refuses to place a message of `height` levels `below` levels under this view when
+    /// the result would nest deeper than [`MAX_NESTING`] (it could not be loaded back,
+    /// and recursive walks are only bounded below that depth).
+    fn check_nesting(&self, below: usize, height: usize) -> PyResult<()> {
+        let depth = self.depth() + below;
+        if depth + height > MAX_NESTING {
+            return Err(PyRecursionError::new_err(format!(
+                "messages nest at most {MAX_NESTING} levels deep (the limit of loading, as in \
+                 protobuf): this would put {} levels of messages below depth {depth}",
+                height.min(MAX_NESTING + 1)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Refuses `value` placed `below` levels under this view when it nests too deep.
+    fn check_value_nesting(&self, below: usize, value: &mut dyn Reflect) -> PyResult<()> {
+        let room = MAX_NESTING.saturating_sub(self.depth() + below);
+        self.check_nesting(below, height(value, room))
     }
 
     /// A deep copy of the message this view stands for.
@@ -380,12 +468,14 @@ impl PyMessage {
             })
     }
 
-    fn child(&self, step: Step, name: &'static str) -> PyMessage {
+    /// The view of a sub-message; none exists deeper than [`MAX_NESTING`].
+    fn child(&self, step: Step, name: &'static str) -> PyResult<PyMessage> {
+        self.check_nesting(1, 0)?;
         let (root, base) = self.locate();
         let mut path = Vec::with_capacity(base.len() + 1);
         path.extend_from_slice(&base);
         path.push(step);
-        PyMessage::at(root, path.into(), name)
+        Ok(PyMessage::at(root, path.into(), name))
     }
 
     /// Reads field `field` as a Python value (scalars) or a live view (messages and
@@ -405,7 +495,7 @@ impl PyMessage {
         })?;
         match got {
             Got::Value(v) => Ok(v),
-            Got::Msg(name) => wrap(py, self.child(Step::Field(field), name)),
+            Got::Msg(name) => wrap(py, self.child(Step::Field(field), name)?),
             Got::Repeated(elem) => Ok(Py::new(
                 py,
                 PyRepeated {
@@ -422,7 +512,8 @@ impl PyMessage {
     pub fn set(&self, field: &'static str, value: &Bound<'_, PyAny>) -> PyResult<()> {
         // Copy message values out first: `value` may be a view of this very root.
         if let Ok(other) = value.cast::<PyMessage>() {
-            let snap = other.borrow().snapshot()?;
+            let mut snap = other.borrow().snapshot()?;
+            self.check_value_nesting(1, &mut *snap)?;
             return self.with_place(|m, root, path| match m.slot(field) {
                 Some(Slot::Message(c)) => {
                     let target = c.into_mut(true).expect("created");
@@ -442,77 +533,98 @@ impl PyMessage {
                 ))),
             });
         }
-        let is_repeated = self.with(false, |m| {
-            Ok(matches!(
-                m.slot(field),
-                Some(Slot::Repeated(_)) | Some(Slot::RepeatedMessage(_))
-            ))
-        })?;
-        if is_repeated {
-            // Protobuf refuses this assignment; accepting it as "replace the contents"
-            // is what scripts that try it mean.
-            let items = collect_items(value)?;
-            let elems = self.convert_message_items(field, &items)?;
-            return self.with_place(|m, root, path| {
-                if let Some(Slot::RepeatedMessage(mut c)) = m.slot(field) {
-                    if elems.is_some() {
+        // Python values are converted before the model is locked: conversion runs
+        // Python code (`__index__`, iterators) that may read this very model.
+        match self.field_kind(field)? {
+            FieldShape::Repeated | FieldShape::RepeatedMessage => {
+                // Protobuf refuses this assignment; accepting it as "replace the
+                // contents" is what scripts that try it mean. Every item is converted
+                // first, so that a bad one changes nothing.
+                let items = collect_items(value)?;
+                let items = self.convert_items(field, &items)?;
+                self.with_place(|m, root, path| {
+                    if let Some(Slot::RepeatedMessage(mut c)) = m.slot(field) {
                         root.relocate(&mut *c, path, field, Change::Clear);
                     }
-                }
-                replace_all(m, field, &items, elems)
-            });
-        }
-        self.with(true, |m| match m.slot(field) {
-            Some(Slot::Single(mut c)) => c.set(value),
-            Some(Slot::Message(_)) => Err(PyTypeError::new_err(format!(
+                    replace_all(m, field, items)
+                })
+            }
+            FieldShape::Single(convert) => {
+                let v = convert(value)?;
+                self.with(true, |m| match m.slot(field) {
+                    Some(Slot::Single(mut c)) => c.set(v),
+                    _ => Err(PyAttributeError::new_err(field)),
+                })
+            }
+            FieldShape::Message => Err(PyTypeError::new_err(format!(
                 "field `{field}` holds a message; assign a message or use CopyFrom"
             ))),
-            _ => Err(PyAttributeError::new_err(field)),
+        }
+    }
+
+    /// What field `field` holds, with the converter of its values.
+    fn field_kind(&self, field: &'static str) -> PyResult<FieldShape> {
+        self.with(false, |m| match m.slot(field) {
+            Some(Slot::Single(c)) => Ok(FieldShape::Single(c.converter())),
+            Some(Slot::Repeated(_)) => Ok(FieldShape::Repeated),
+            Some(Slot::Message(_)) => Ok(FieldShape::Message),
+            Some(Slot::RepeatedMessage(_)) => Ok(FieldShape::RepeatedMessage),
+            None => Err(PyAttributeError::new_err(field)),
         })
     }
 
-    /// Snapshots of the message items of a sequence assigned to a repeated message field.
-    fn convert_message_items(
-        &self,
-        field: &'static str,
-        items: &[Bound<'_, PyAny>],
-    ) -> PyResult<Option<Vec<Box<dyn Reflect>>>> {
+    /// The items of a sequence written to the repeated field `field`, converted (and
+    /// messages copied and checked for nesting) before anything is stored.
+    fn convert_items(&self, field: &'static str, items: &[Bound<'_, PyAny>]) -> PyResult<Items> {
         let elem = self.with(false, |m| match m.slot(field) {
-            Some(Slot::RepeatedMessage(c)) => Ok(Some(c.elem_name())),
-            _ => Ok(None),
+            Some(Slot::RepeatedMessage(c)) => Ok(Ok(c.elem_name())),
+            Some(Slot::Repeated(c)) => Ok(Err(c.converter())),
+            _ => Err(PyAttributeError::new_err(field)),
         })?;
-        let Some(elem) = elem else { return Ok(None) };
-        items
-            .iter()
-            .map(|it| message_value(it, elem))
-            .collect::<PyResult<Vec<_>>>()
-            .map(Some)
+        match elem {
+            Ok(elem) => items
+                .iter()
+                .map(|it| {
+                    let mut snap = message_value(it, elem)?;
+                    self.check_value_nesting(1, &mut *snap)?;
+                    Ok(snap)
+                })
+                .collect::<PyResult<Vec<_>>>()
+                .map(Items::Messages),
+            Err(convert) => items
+                .iter()
+                .map(convert)
+                .collect::<PyResult<Vec<_>>>()
+                .map(Items::Values),
+        }
     }
 }
 
-fn replace_all(
-    m: &mut dyn Reflect,
-    field: &'static str,
-    items: &[Bound<'_, PyAny>],
-    elems: Option<Vec<Box<dyn Reflect>>>,
-) -> PyResult<()> {
-    match (m.slot(field), elems) {
-        (Some(Slot::Repeated(mut c)), _) => {
-            // Convert everything before touching the field, so a bad item changes nothing.
-            let mut scratch = Vec::new();
+/// What a field holds, as far as writing Python values to it goes.
+enum FieldShape {
+    Single(Convert),
+    Repeated,
+    Message,
+    RepeatedMessage,
+}
+
+/// Items converted for a repeated field, ready to be stored without running Python code.
+enum Items {
+    Values(Vec<Value>),
+    Messages(Vec<Box<dyn Reflect>>),
+}
+
+/// Replaces the contents of the repeated field `field` with `items`.
+fn replace_all(m: &mut dyn Reflect, field: &'static str, items: Items) -> PyResult<()> {
+    match (m.slot(field), items) {
+        (Some(Slot::Repeated(mut c)), Items::Values(values)) => {
             c.clear();
-            for (i, it) in items.iter().enumerate() {
-                if let Err(e) = c.insert(i, it) {
-                    scratch.push(e);
-                    break;
-                }
+            for (i, v) in values.into_iter().enumerate() {
+                c.insert(i, v)?;
             }
-            match scratch.pop() {
-                Some(e) => Err(e),
-                None => Ok(()),
-            }
+            Ok(())
         }
-        (Some(Slot::RepeatedMessage(mut c)), Some(elems)) => {
+        (Some(Slot::RepeatedMessage(mut c)), Items::Messages(elems)) => {
             c.clear();
             for (i, e) in elems.iter().enumerate() {
                 c.insert(i, Some(&**e));
@@ -570,7 +682,8 @@ fn message_value(value: &Bound<'_, PyAny>, elem: &'static str) -> PyResult<Box<d
                     ))
                 })?;
                 let mut m = new_message(elem).expect("a schema message");
-                m.decode_into(bytes.as_bytes()).map_err(to_py_err)?;
+                m.decode_into(bytes.as_bytes(), MAX_NESTING as u32)
+                    .map_err(to_py_err)?;
                 Ok(m)
             }
             Some(name) => Err(PyTypeError::new_err(format!(
@@ -643,27 +756,27 @@ impl PyMessage {
         let field = self.field_name(name).map_err(|_| {
             PyValueError::new_err(format!("{} has no field `{name}`", short_name(self.name)))
         })?;
-        let (root, path) = self.locate();
-        let mut guard = root.lock_attached();
-        let Some(m) = navigate(&mut **guard, &path, false)? else {
-            return Ok(()); // an unset message has nothing to clear
-        };
-        if let Ok(Some(sub)) = navigate(m, &[Step::Field(field)], false) {
-            let mut at = path.to_vec();
-            at.push(Step::Field(field));
-            root.detach_under(sub, &at);
-        }
-        match m.slot(field) {
-            Some(Slot::Single(mut c)) => c.clear(),
-            Some(Slot::Message(mut c)) => c.clear(),
-            Some(Slot::Repeated(mut c)) => c.clear(),
-            Some(Slot::RepeatedMessage(mut c)) => {
-                root.relocate(&mut *c, &path, field, Change::Clear);
-                c.clear();
+        self.view_ref().locked(true, |msg, root, path| {
+            let Some(m) = navigate(msg, path, false)? else {
+                return Ok(()); // an unset message has nothing to clear
+            };
+            if let Ok(Some(sub)) = navigate(m, &[Step::Field(field)], false) {
+                let mut at = path.to_vec();
+                at.push(Step::Field(field));
+                root.detach_under(sub, &at);
             }
-            None => return Err(PyValueError::new_err(field)),
-        }
-        Ok(())
+            match m.slot(field) {
+                Some(Slot::Single(mut c)) => c.clear(),
+                Some(Slot::Message(mut c)) => c.clear(),
+                Some(Slot::Repeated(mut c)) => c.clear(),
+                Some(Slot::RepeatedMessage(mut c)) => {
+                    root.relocate(&mut *c, path, field, Change::Clear);
+                    c.clear();
+                }
+                None => return Err(PyValueError::new_err(field)),
+            }
+            Ok(())
+        })
     }
 
     #[pyo3(name = "WhichOneof")]
@@ -698,18 +811,19 @@ impl PyMessage {
 
     #[pyo3(name = "Clear")]
     fn clear(&self) -> PyResult<()> {
-        let (root, path) = self.locate();
-        let mut guard = root.lock_attached();
-        if let Some(m) = navigate(&mut **guard, &path, false)? {
-            root.detach_under(m, &path);
-            m.clear();
-        }
-        Ok(())
+        self.view_ref().locked(true, |msg, root, path| {
+            if let Some(m) = navigate(msg, path, false)? {
+                root.detach_under(m, path);
+                m.clear();
+            }
+            Ok(())
+        })
     }
 
     #[pyo3(name = "CopyFrom")]
     fn copy_from(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        let snap = message_value(other, self.name)?;
+        let mut snap = message_value(other, self.name)?;
+        self.check_value_nesting(0, &mut *snap)?;
         self.with_place(|m, root, path| {
             root.detach_under(m, path);
             m.assign(&*snap);
@@ -720,28 +834,31 @@ impl PyMessage {
     /// Protobuf's merge is the decode of the two encodings one after the other.
     #[pyo3(name = "MergeFrom")]
     fn merge_from(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        let snap = message_value(other, self.name)?;
-        let (root, path) = self.locate();
-        let done = py.detach(|| -> Result<(), Failure> {
-            let mut guard = root.lock();
-            let m = navigate(&mut **guard, &path, true)?.expect("created");
-            let mut bytes = m.encode()?;
-            bytes.extend_from_slice(&snap.encode()?);
-            Ok(m.decode_into(&bytes)?)
+        let mut snap = message_value(other, self.name)?;
+        self.check_value_nesting(0, &mut *snap)?;
+        let view = self.view_ref();
+        let done = py.detach(|| {
+            view.locked(false, |msg, _, path| -> Result<(), Failure> {
+                let m = navigate(msg, path, true)?.expect("created");
+                let mut bytes = m.encode()?;
+                bytes.extend_from_slice(&snap.encode()?);
+                Ok(m.decode_into(&bytes, nesting_room(path))?)
+            })
         });
         Ok(done?)
     }
 
     #[pyo3(name = "MergeFromString")]
     fn merge_from_string(&self, py: Python<'_>, data: &[u8]) -> PyResult<usize> {
-        let (root, path) = self.locate();
+        let view = self.view_ref();
         let len = data.len();
-        py.detach(|| -> Result<(), Failure> {
-            let mut guard = root.lock();
-            let m = navigate(&mut **guard, &path, true)?.expect("created");
-            let mut bytes = m.encode()?;
-            bytes.extend_from_slice(data);
-            Ok(m.decode_into(&bytes)?)
+        py.detach(|| {
+            view.locked(false, |msg, _, path| -> Result<(), Failure> {
+                let m = navigate(msg, path, true)?.expect("created");
+                let mut bytes = m.encode()?;
+                bytes.extend_from_slice(data);
+                Ok(m.decode_into(&bytes, nesting_room(path))?)
+            })
         })?;
         Ok(len)
     }
@@ -753,13 +870,14 @@ impl PyMessage {
         py: Python<'py>,
         _kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let (root, path) = self.locate();
+        let view = self.view_ref();
         let name = self.name;
-        let bytes = py.detach(|| -> Result<Vec<u8>, Failure> {
-            let mut guard = root.lock();
-            Ok(match navigate(&mut **guard, &path, false)? {
-                Some(m) => m.encode()?,
-                None => new_message(name).expect("known type").encode()?,
+        let bytes = py.detach(|| {
+            view.with_detached(false, |m| {
+                Ok(match m {
+                    Some(m) => m.encode()?,
+                    None => new_message(name).expect("known type").encode()?,
+                })
             })
         })?;
         Ok(PyBytes::new(py, &bytes))
@@ -777,22 +895,24 @@ impl PyMessage {
 
     #[pyo3(name = "ParseFromString")]
     fn parse_from_string(&self, py: Python<'_>, data: &[u8]) -> PyResult<usize> {
-        let (root, path) = self.locate();
+        let view = self.view_ref();
         let len = data.len();
         let name = self.name;
-        py.detach(|| -> Result<(), Failure> {
-            let mut guard = root.lock();
-            let m = navigate(&mut **guard, &path, true)?.expect("created");
-            if !root.tracks_under(&path) {
-                return Ok(m.decode_into(data)?);
-            }
-            // Views inside the old content keep it: decode aside first, so that a
-            // failed parse changes nothing.
-            let mut fresh = new_message(name).expect("known type");
-            fresh.decode_into(data)?;
-            root.detach_under(m, &path);
-            m.assign(&*fresh);
-            Ok(())
+        py.detach(|| {
+            view.locked(false, |msg, root, path| -> Result<(), Failure> {
+                let m = navigate(msg, path, true)?.expect("created");
+                let limit = nesting_room(path);
+                if !root.tracks_under(path) {
+                    return Ok(m.decode_into(data, limit)?);
+                }
+                // Views inside the old content keep it: decode aside first, so that a
+                // failed parse changes nothing.
+                let mut fresh = new_message(name).expect("known type");
+                fresh.decode_into(data, limit)?;
+                root.detach_under(m, path);
+                m.assign(&*fresh);
+                Ok(())
+            })
         })?;
         Ok(len)
     }
@@ -929,7 +1049,7 @@ impl PyRepeated {
 
     fn item(&self, py: Python<'_>, i: usize) -> PyResult<Py<PyAny>> {
         match self.elem {
-            Some(elem) => wrap(py, self.owner.child(Step::Index(self.field, i), elem)),
+            Some(elem) => wrap(py, self.owner.child(Step::Index(self.field, i), elem)?),
             None => {
                 let field = self.field;
                 self.owner.with(false, |m| match m.slot(field) {
@@ -941,30 +1061,36 @@ impl PyRepeated {
     }
 
     fn insert_at(&self, index: usize, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let items = self
+            .owner
+            .convert_items(self.field, std::slice::from_ref(value))?;
+        self.insert_items(index, items)
+    }
+
+    /// Inserts converted items at `index` (clamped to the length), under one lock.
+    fn insert_items(&self, index: usize, items: Items) -> PyResult<()> {
         let field = self.field;
-        match self.elem {
-            Some(elem) => {
-                let snap = message_value(value, elem)?;
-                self.owner.with_place(|m, root, path| match m.slot(field) {
-                    Some(Slot::RepeatedMessage(mut c)) => {
-                        let i = index.min(c.len());
-                        if i < c.len() {
-                            root.relocate(&mut *c, path, field, Change::Insert(i));
-                        }
-                        c.insert(i, Some(&*snap));
-                        Ok(())
-                    }
-                    _ => Err(PyAttributeError::new_err(field)),
-                })
-            }
-            None => self.owner.with(true, |m| match m.slot(field) {
-                Some(Slot::Repeated(mut c)) => {
+        self.owner
+            .with_place(|m, root, path| match (m.slot(field), items) {
+                (Some(Slot::RepeatedMessage(mut c)), Items::Messages(elems)) => {
                     let i = index.min(c.len());
-                    c.insert(i, value)
+                    for (k, e) in elems.iter().enumerate() {
+                        if i + k < c.len() {
+                            root.relocate(&mut *c, path, field, Change::Insert(i + k));
+                        }
+                        c.insert(i + k, Some(&**e));
+                    }
+                    Ok(())
+                }
+                (Some(Slot::Repeated(mut c)), Items::Values(values)) => {
+                    let i = index.min(c.len());
+                    for (k, v) in values.into_iter().enumerate() {
+                        c.insert(i + k, v)?;
+                    }
+                    Ok(())
                 }
                 _ => Err(PyAttributeError::new_err(field)),
-            }),
-        }
+            })
     }
 
     fn remove_at(&self, index: usize) -> PyResult<()> {
@@ -1052,13 +1178,12 @@ impl PyRepeated {
                         .map(|i| i.start as usize)
                         .unwrap_or(0)
                 });
+                // Converted first, so that a bad item changes nothing.
+                let items = self.owner.convert_items(self.field, &items)?;
                 for &i in indices.iter().rev() {
                     self.remove_at(i)?;
                 }
-                for (k, it) in items.iter().enumerate() {
-                    self.insert_at(start + k, it)?;
-                }
-                return Ok(());
+                return self.insert_items(start, items);
             }
             if indices.len() != items.len() {
                 return Err(PyValueError::new_err(format!(
@@ -1067,10 +1192,8 @@ impl PyRepeated {
                     indices.len()
                 )));
             }
-            for (&i, it) in indices.iter().zip(&items) {
-                self.set_one(i, it)?;
-            }
-            return Ok(());
+            let items = self.owner.convert_items(self.field, &items)?;
+            return self.set_items(&indices, items);
         }
         let index: isize = key.extract()?;
         let i = self.index(index, self.len()?)?;
@@ -1136,12 +1259,13 @@ impl PyRepeated {
     }
 
     fn extend(&self, values: &Bound<'_, PyAny>) -> PyResult<()> {
-        // Like protobuf, extending (even with nothing) marks the parents as set.
-        self.owner.with(true, |_| Ok(()))?;
-        for it in collect_items(values)? {
-            self.insert_at(usize::MAX, &it)?;
-        }
-        Ok(())
+        // All items are converted before any is stored, so that a bad one changes
+        // nothing (as in protobuf). Like protobuf, extending (even with nothing) marks
+        // the parents as set.
+        let items = self
+            .owner
+            .convert_items(self.field, &collect_items(values)?)?;
+        self.insert_items(usize::MAX, items)
     }
 
     fn insert(&self, index: isize, value: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -1172,7 +1296,7 @@ impl PyRepeated {
             }
             _ => Err(PyAttributeError::new_err(field)),
         })?;
-        let child = self.owner.child(Step::Index(field, index), elem);
+        let child = self.owner.child(Step::Index(field, index), elem)?;
         if let Some(fields) = fields {
             for (k, v) in fields.iter() {
                 let name = child.field_name(&k.extract::<String>()?)?;
@@ -1300,26 +1424,38 @@ impl PyRepeated {
     }
 
     fn set_one(&self, i: usize, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let items = self
+            .owner
+            .convert_items(self.field, std::slice::from_ref(value))?;
+        self.set_items(&[i], items)
+    }
+
+    /// Stores converted items at `indices` (one each), under one lock.
+    fn set_items(&self, indices: &[usize], items: Items) -> PyResult<()> {
         let field = self.field;
-        match self.elem {
-            Some(elem) => {
-                let snap = message_value(value, elem)?;
-                self.owner.with(true, |m| match m.slot(field) {
-                    Some(Slot::RepeatedMessage(c)) => match c.into_mut(i) {
+        self.owner.with(true, |m| match (m.slot(field), items) {
+            (Some(Slot::RepeatedMessage(mut c)), Items::Messages(elems)) => {
+                for (&i, e) in indices.iter().zip(&elems) {
+                    match c.reborrow(i) {
                         Some(target) => {
-                            target.assign(&*snap);
-                            Ok(())
+                            target.assign(&**e);
                         }
-                        None => Err(PyIndexError::new_err(i)),
-                    },
-                    _ => Err(PyAttributeError::new_err(field)),
-                })
+                        None => return Err(PyIndexError::new_err(i)),
+                    }
+                }
+                Ok(())
             }
-            None => self.owner.with(true, |m| match m.slot(field) {
-                Some(Slot::Repeated(mut c)) if i < c.len() => c.set(i, value),
-                _ => Err(PyIndexError::new_err(i)),
-            }),
-        }
+            (Some(Slot::Repeated(mut c)), Items::Values(values)) => {
+                for (&i, v) in indices.iter().zip(values) {
+                    if i >= c.len() {
+                        return Err(PyIndexError::new_err(i));
+                    }
+                    c.set(i, v)?;
+                }
+                Ok(())
+            }
+            _ => Err(PyAttributeError::new_err(field)),
+        })
     }
 }
 

@@ -18,7 +18,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::message::{navigate, PyMessage};
+use crate::message::PyMessage;
 
 /// A read-only view of a tensor's `raw_data` that keeps its storage alive.
 #[pyclass(module = "onnx_light.onnx", name = "Payload", frozen)]
@@ -62,31 +62,30 @@ impl Payload {
 /// share one buffer; later edits of the tensor replace it and leave the array as it was.
 #[pyfunction]
 pub fn tensor_payload(py: Python<'_>, tensor: &Bound<'_, PyMessage>) -> PyResult<Option<Payload>> {
-    let (root, path) = {
-        let t = tensor.borrow();
-        t.locate()
-    };
-    py.detach(|| {
-        let mut guard = root.lock();
-        let Some(msg) = navigate(&mut **guard, &path, false)? else {
-            return Ok(None);
-        };
-        let t = msg
-            .as_any_mut()
-            .downcast_mut::<TensorProto<'static>>()
-            .ok_or_else(|| PyTypeError::new_err("expected a TensorProto"))?;
-        let Some(raw) = t.raw_data.as_mut() else {
-            return Ok(None);
-        };
-        let shared = match raw {
-            Bytes::Shared(s) => s.clone(),
-            other => {
-                let owner: ByteOwner = Arc::new(std::mem::take(other).into_vec());
-                let s = SharedBytes::whole(owner);
-                *other = Bytes::Shared(s.clone());
-                s
-            }
-        };
-        Ok(Some(Payload { bytes: shared }))
-    })
+    let view = tensor.borrow().view_ref();
+    let done = py.detach(|| {
+        view.with_detached(false, |msg| {
+            let Some(msg) = msg else {
+                return Ok(None);
+            };
+            let t = msg
+                .as_any_mut()
+                .downcast_mut::<TensorProto<'static>>()
+                .ok_or_else(|| PyTypeError::new_err("expected a TensorProto"))?;
+            let Some(raw) = t.raw_data.as_mut() else {
+                return Ok(None);
+            };
+            let shared = match raw {
+                Bytes::Shared(s) => s.clone(),
+                other => {
+                    let owner: ByteOwner = Arc::new(std::mem::take(other).into_vec());
+                    let s = SharedBytes::whole(owner);
+                    *other = Bytes::Shared(s.clone());
+                    s
+                }
+            };
+            Ok(Some(Payload { bytes: shared }))
+        })
+    });
+    Ok(done?)
 }

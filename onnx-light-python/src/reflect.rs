@@ -8,7 +8,10 @@ use std::borrow::BorrowMut;
 use std::marker::PhantomData;
 
 use onnx_light::onnx::*;
-use onnx_light::{Bytes, DecodeOwned, EnumValue, Message, ProtoEnum, Str};
+use onnx_light::{
+    Bytes, DecodeOptions, DecodeOwned, EnumValue, FieldKind, Message, ProtoEnum, Str,
+    DEFAULT_RECURSION_LIMIT,
+};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyInt, PyString};
@@ -23,8 +26,9 @@ pub trait Reflect: Any + Send + Sync {
     fn encode(&self) -> onnx_light::Result<Vec<u8>>;
     /// The serialized size.
     fn byte_size(&self) -> u64;
-    /// Replaces the content with the message decoded from `bytes`.
-    fn decode_into(&mut self, bytes: &[u8]) -> onnx_light::Result<()>;
+    /// Replaces the content with the message decoded from `bytes`, with at most
+    /// `recursion_limit` levels of messages below this one.
+    fn decode_into(&mut self, bytes: &[u8], recursion_limit: u32) -> onnx_light::Result<()>;
     /// Resets every field.
     fn clear(&mut self);
     /// A deep copy.
@@ -51,10 +55,85 @@ pub enum Slot<'m> {
     RepeatedMessage(Box<dyn RepeatedMessageCell<'m> + 'm>),
 }
 
+/// A Python value converted for one field, ready to be stored. Conversion runs Python
+/// code (`__index__`, `__float__`, ...) that may read the very model being written, so it
+/// happens before the model is locked, and storing it runs no Python code.
+pub struct Value(Box<dyn Any + Send>);
+
+/// Converts a Python value for a field of one Rust type.
+pub type Convert = fn(&Bound<'_, PyAny>) -> PyResult<Value>;
+
+fn convert<T: PyScalar + Send + 'static>(value: &Bound<'_, PyAny>) -> PyResult<Value> {
+    Ok(Value(Box::new(T::from_py(value)?)))
+}
+
+impl Value {
+    /// The value as the `T` its converter made; a value converted for another field type
+    /// (the field changed type between conversion and storing) is a `TypeError`.
+    fn into<T: 'static>(self) -> PyResult<T> {
+        self.0
+            .downcast::<T>()
+            .map(|b| *b)
+            .map_err(|_| PyTypeError::new_err("the value was converted for another field type"))
+    }
+}
+
+/// How many levels of messages may nest below a root message: the limit a load applies
+/// by default (and protobuf's), so that whatever the API builds can be loaded back.
+/// Every recursive walk (equality, copies, encoding, printing) stays well within the
+/// stack at this depth.
+pub const MAX_NESTING: usize = DEFAULT_RECURSION_LIMIT as usize;
+
+/// The levels of messages set below `m` (0 when it holds no message), counted up to
+/// `cap + 1` (deeper content stops the walk there).
+pub fn height(m: &mut dyn Reflect, cap: usize) -> usize {
+    if cap == 0 {
+        // Any sub-message at all is one level too many.
+        return usize::from(holds_a_message(m));
+    }
+    let Some(desc) = descriptor(m.proto_name()) else {
+        return 0;
+    };
+    let mut deepest = 0;
+    for f in desc.fields {
+        if !matches!(f.kind, FieldKind::Message(_) | FieldKind::Map(..)) {
+            continue;
+        }
+        let below = match m.slot(f.name) {
+            Some(Slot::Message(c)) => c.into_mut(false).map(|sub| height(sub, cap - 1)),
+            Some(Slot::RepeatedMessage(mut c)) => (0..c.len())
+                .filter_map(|i| c.reborrow(i).map(|sub| height(sub, cap - 1)))
+                .max(),
+            _ => None,
+        };
+        if let Some(h) = below {
+            deepest = deepest.max(h + 1);
+            if deepest > cap {
+                break;
+            }
+        }
+    }
+    deepest
+}
+
+fn holds_a_message(m: &mut dyn Reflect) -> bool {
+    let Some(desc) = descriptor(m.proto_name()) else {
+        return false;
+    };
+    desc.fields.iter().any(|f| match m.slot(f.name) {
+        Some(Slot::Message(mut c)) => c.has(),
+        Some(Slot::RepeatedMessage(c)) => c.len() > 0,
+        _ => false,
+    })
+}
+
 /// A singular non-message field.
 pub trait SingleCell {
     fn get(&self, py: Python<'_>) -> PyResult<Py<PyAny>>;
-    fn set(&mut self, value: &Bound<'_, PyAny>) -> PyResult<()>;
+    /// How Python values are converted for this field.
+    fn converter(&self) -> Convert;
+    /// Stores a value made by [`SingleCell::converter`].
+    fn set(&mut self, value: Value) -> PyResult<()>;
     fn has(&self) -> bool;
     fn clear(&mut self);
     fn text(&self) -> String;
@@ -64,8 +143,11 @@ pub trait SingleCell {
 pub trait RepeatedCell {
     fn len(&self) -> usize;
     fn get(&self, py: Python<'_>, index: usize) -> PyResult<Py<PyAny>>;
-    fn set(&mut self, index: usize, value: &Bound<'_, PyAny>) -> PyResult<()>;
-    fn insert(&mut self, index: usize, value: &Bound<'_, PyAny>) -> PyResult<()>;
+    /// How Python values are converted for this field's elements.
+    fn converter(&self) -> Convert;
+    /// Stores values made by [`RepeatedCell::converter`].
+    fn set(&mut self, index: usize, value: Value) -> PyResult<()>;
+    fn insert(&mut self, index: usize, value: Value) -> PyResult<()>;
     fn remove(&mut self, index: usize);
     fn clear(&mut self);
     fn text(&self, index: usize) -> String;
@@ -93,6 +175,8 @@ pub trait RepeatedMessageCell<'m> {
     fn remove(&mut self, index: usize);
     fn clear(&mut self);
     fn into_mut(self: Box<Self>, index: usize) -> Option<&'m mut dyn Reflect>;
+    /// Element `index`, borrowed for as long as the cell is.
+    fn reborrow(&mut self, index: usize) -> Option<&mut dyn Reflect>;
     /// Moves element `index` out (an empty message takes its place until the list
     /// changes); `None` past the end.
     fn take(&mut self, index: usize) -> Option<Box<dyn Reflect>>;
@@ -102,7 +186,7 @@ pub trait RepeatedMessageCell<'m> {
 }
 
 /// A Rust value held in a field, convertible to and from Python.
-pub trait PyScalar: Sized + Default + Clone {
+pub trait PyScalar: Sized + Default + Clone + Send + 'static {
     fn to_py(&self, py: Python<'_>) -> PyResult<Py<PyAny>>;
     fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self>;
     /// The value in protobuf's text format.
@@ -281,26 +365,17 @@ impl PyScalar for Bytes<'static> {
     fn to_py(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         Ok(PyBytes::new(py, self.as_slice()).into_any().unbind())
     }
+    /// Only `bytes` (and its subclasses, such as `numpy.bytes_`), as in protobuf: a
+    /// `str`, `bytearray`, `memoryview` or array has no single right byte string (an
+    /// int32 array's elements or its buffer), so it is a `TypeError`.
     fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
-        if let Ok(b) = value.cast::<PyBytes>() {
-            return Ok(Bytes::from(b.as_bytes().to_vec()));
+        match value.cast::<PyBytes>() {
+            Ok(b) => Ok(Bytes::from(b.as_bytes().to_vec())),
+            Err(_) => Err(PyTypeError::new_err(format!(
+                "expected bytes, got {}",
+                type_name(value)
+            ))),
         }
-        if let Ok(s) = value.cast::<PyString>() {
-            return Ok(Bytes::from(s.extract::<String>()?.into_bytes()));
-        }
-        // bytearray, memoryview, numpy arrays: anything with the buffer protocol.
-        if let Ok(v) = value.extract::<Vec<u8>>() {
-            return Ok(Bytes::from(v));
-        }
-        let b = value
-            .py()
-            .import("builtins")?
-            .getattr("bytes")?
-            .call1((value,))
-            .map_err(|_| {
-                PyTypeError::new_err(format!("expected bytes, got {}", type_name(value)))
-            })?;
-        Ok(Bytes::from(b.cast::<PyBytes>()?.as_bytes().to_vec()))
     }
     fn text(&self) -> String {
         quote(self.as_slice())
@@ -332,8 +407,11 @@ impl<T: PyScalar> SingleCell for Opt<'_, T> {
             None => T::default().to_py(py),
         }
     }
-    fn set(&mut self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        *self.0 = Some(T::from_py(value)?);
+    fn converter(&self) -> Convert {
+        convert::<T>
+    }
+    fn set(&mut self, value: Value) -> PyResult<()> {
+        *self.0 = Some(value.into()?);
         Ok(())
     }
     fn has(&self) -> bool {
@@ -361,8 +439,11 @@ impl<O, T: PyScalar> SingleCell for OneofScalar<'_, O, T> {
             None => T::default().to_py(py),
         }
     }
-    fn set(&mut self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        *self.slot = Some((self.make)(T::from_py(value)?));
+    fn converter(&self) -> Convert {
+        convert::<T>
+    }
+    fn set(&mut self, value: Value) -> PyResult<()> {
+        *self.slot = Some((self.make)(value.into()?));
         Ok(())
     }
     fn has(&self) -> bool {
@@ -393,13 +474,15 @@ impl<T: PyScalar> RepeatedCell for Rep<'_, T> {
     fn get(&self, py: Python<'_>, index: usize) -> PyResult<Py<PyAny>> {
         self.0[index].to_py(py)
     }
-    fn set(&mut self, index: usize, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.0[index] = T::from_py(value)?;
+    fn converter(&self) -> Convert {
+        convert::<T>
+    }
+    fn set(&mut self, index: usize, value: Value) -> PyResult<()> {
+        self.0[index] = value.into()?;
         Ok(())
     }
-    fn insert(&mut self, index: usize, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let v = T::from_py(value)?;
-        self.0.insert(index, v);
+    fn insert(&mut self, index: usize, value: Value) -> PyResult<()> {
+        self.0.insert(index, value.into()?);
         Ok(())
     }
     fn remove(&mut self, index: usize) {
@@ -507,6 +590,9 @@ impl<'m, M: Named> RepeatedMessageCell<'m> for RepMsg<'m, M> {
     fn into_mut(self: Box<Self>, index: usize) -> Option<&'m mut dyn Reflect> {
         self.0.get_mut(index).map(|m| m as &mut dyn Reflect)
     }
+    fn reborrow(&mut self, index: usize) -> Option<&mut dyn Reflect> {
+        self.0.get_mut(index).map(|m| m as &mut dyn Reflect)
+    }
     fn take(&mut self, index: usize) -> Option<Box<dyn Reflect>> {
         let m = self.0.get_mut(index)?;
         Some(Box::new(std::mem::take(m)))
@@ -564,8 +650,16 @@ macro_rules! reflect {
                 fn byte_size(&self) -> u64 {
                     self.encoded_len()
                 }
-                fn decode_into(&mut self, bytes: &[u8]) -> onnx_light::Result<()> {
-                    *self = <$ty<'static>>::decode_owned(bytes)?;
+                fn decode_into(
+                    &mut self,
+                    bytes: &[u8],
+                    recursion_limit: u32,
+                ) -> onnx_light::Result<()> {
+                    let options = DecodeOptions {
+                        recursion_limit,
+                        ..DecodeOptions::default()
+                    };
+                    *self = <$ty<'static>>::decode_owned_with(bytes, &options)?;
                     Ok(())
                 }
                 fn clear(&mut self) {

@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::errors::Failure;
-use crate::message::{navigate, wrap, PyMessage};
+use crate::message::{wrap, PyMessage};
 use crate::reflect::Reflect;
 
 /// Runs `f` on the message behind `obj` (GIL released; its errors are converted once
@@ -23,17 +23,15 @@ fn with_message<R: Send>(
     let msg = obj
         .cast::<PyMessage>()
         .map_err(|_| PyTypeError::new_err("expected an ONNX message"))?;
-    let (root, path, name) = {
+    let (view, name) = {
         let m = msg.borrow();
-        let (root, path) = m.locate();
-        (root, path, m.name)
+        (m.view_ref(), m.name)
     };
     let done = py.detach(|| {
-        let mut guard = root.lock();
-        match navigate(&mut **guard, &path, false)? {
+        view.with_detached(false, |m| match m {
             Some(m) => f(m),
             None => f(&*crate::reflect::new_message(name).expect("known type")),
-        }
+        })
     });
     Ok(done?)
 }
