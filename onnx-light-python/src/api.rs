@@ -185,13 +185,26 @@ pub fn load_bytes(
     model_object(py, model)
 }
 
-/// Refuses a data file location a save would refuse (a path with directories, a hostile
-/// name), so that `convert_model_to_external_data` fails where it is called.
+/// Marks the tensors of `model` that the options select as external at once, as
+/// `onnx`'s `convert_model_to_external_data` does: `data_location = EXTERNAL` and a
+/// `location` entry, the bytes kept in memory until a save writes them to that file.
 #[pyfunction]
-pub fn check_external_location(location: String) -> PyResult<()> {
-    ExternalDataOptions::new(location)
-        .validate()
-        .map_err(to_py_err)
+#[pyo3(signature = (model, location, all_tensors_to_one_file, size_threshold, convert_attribute))]
+pub fn mark_external_data(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    location: String,
+    all_tensors_to_one_file: bool,
+    size_threshold: usize,
+    convert_attribute: bool,
+) -> PyResult<()> {
+    let options = ExternalDataOptions::new(location)
+        .size_threshold(size_threshold)
+        .one_file_per_tensor(!all_tensors_to_one_file)
+        .convert_attributes(convert_attribute);
+    with_model(py, model, |m| {
+        onnx_light::io::external::convert_model_to_external_data(m, &options)
+    })
 }
 
 #[pyfunction]

@@ -71,7 +71,7 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::load_path, m)?)?;
     m.add_function(wrap_pyfunction!(api::load_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(api::save_path, m)?)?;
-    m.add_function(wrap_pyfunction!(api::check_external_location, m)?)?;
+    m.add_function(wrap_pyfunction!(api::mark_external_data, m)?)?;
     m.add_function(wrap_pyfunction!(api::save_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(api::save_encrypted_path, m)?)?;
     m.add_function(wrap_pyfunction!(api::save_encrypted_bytes, m)?)?;

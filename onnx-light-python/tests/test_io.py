@@ -145,6 +145,39 @@ def test_convert_model_to_external_data_then_save(tmp_path, ref_bytes):
     assert onnx.load(str(tmp_path / "c.onnx")).graph.initializer[0].name == "w0"
 
 
+def test_convert_model_to_external_data_marks_tensors_at_once_as_onnx_does(ref_model):
+    original = ref_model.SerializeToString()
+    ours = ol.load_from_string(original)
+    for model in (ref_model, ours):
+        getattr(
+            onnx if model is ref_model else ol, "external_data_helper"
+        ).convert_model_to_external_data(model, location="w.bin", size_threshold=0)
+    assert ours.SerializeToString() == ref_model.SerializeToString()
+    marked = [t for t in ours.graph.initializer if t.data_location == ol.TensorProto.EXTERNAL]
+    assert len(marked) == len(ours.graph.initializer)
+    assert all(t.raw_data for t in marked), "the bytes stay in memory until a save"
+    # Without a location, one new unique file name for all of them, as in onnx.
+    fresh = ol.load_from_string(original)
+    external_data_helper.convert_model_to_external_data(fresh)
+    names = {t.external_data[0].value for t in fresh.graph.initializer if t.external_data}
+    assert len(names) == 1 and names.pop().endswith(".data")
+
+
+def test_write_external_data_tensors_writes_the_marked_tensors_into_a_directory(
+    tmp_path, ref_bytes
+):
+    m = ol.load_from_string(ref_bytes)
+    external_data_helper.convert_model_to_external_data(m, location="w.bin", size_threshold=0)
+    assert external_data_helper.write_external_data_tensors(m, str(tmp_path)) is m
+    assert os.listdir(tmp_path) == ["w.bin"]
+    for t in m.graph.initializer:
+        assert not t.HasField("raw_data")
+        assert {e.key for e in t.external_data} >= {"location", "offset", "length"}
+    external_data_helper.load_external_data_for_model(m, str(tmp_path))
+    external_data_helper.convert_model_from_external_data(m)
+    assert m.SerializeToString() == ref_bytes
+
+
 def test_external_paths_escaping_the_directory_are_refused(tmp_path, ref_model):
     t = ref_model.graph.initializer[0]
     t.ClearField("raw_data")

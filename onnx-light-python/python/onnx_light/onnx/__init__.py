@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import stat
-import weakref
 from dataclasses import dataclass
 from typing import IO, Any, NamedTuple, Optional, Union
 
@@ -318,27 +317,6 @@ def _as_model(proto: Any) -> Any:
     return proto
 
 
-_pending_external: dict[int, tuple[Any, dict[str, Any]]] = {}
-
-
-def _remember_external(model: Any, settings: dict[str, Any]) -> None:
-    key = id(model)
-    _pending_external[key] = (weakref.ref(model, lambda _r: _pending_external.pop(key, None)), settings)
-
-
-def _forget_external(model: Any) -> None:
-    entry = _pending_external.get(id(model))
-    if entry is not None and entry[0]() is model:
-        del _pending_external[id(model)]
-
-
-def _pending_settings(model: Any) -> Optional[dict[str, Any]]:
-    entry = _pending_external.get(id(model))
-    if entry is not None and entry[0]() is model:
-        return entry[1]
-    return None
-
-
 def save_model(
     proto: Any,
     f: Union[str, os.PathLike, IO[bytes]],
@@ -387,10 +365,6 @@ def save_model(
         sync=sync,
         replace_data_files=replace_data_files,
     )
-    pending = _pending_settings(model)
-    if pending is not None and save_as_external_data is _UNSET:
-        given.update({k: v for k, v in pending.items() if given.get(k, _UNSET) is _UNSET})
-        given["save_as_external_data"] = True
     o = _merge(options, SerializeOptions, given)
     if hasattr(f, "write"):
         if o.save_as_external_data:

@@ -1,25 +1,16 @@
-"""``onnx.external_data_helper`` on onnx_light: where ``onnx`` marks tensors and then
-writes files in separate steps, onnx_light writes external data while it saves, so
-``convert_model_to_external_data`` records the settings that the next ``save`` of that
-model object uses, and ``write_external_data_tensors`` saves and reloads in one step."""
+"""``onnx.external_data_helper`` on onnx_light. As in ``onnx``,
+``convert_model_to_external_data`` marks tensors as external at once (their bytes stay
+in memory) and the next ``save`` writes them to the files they name; the marking, the
+path checks and the writing are the library's."""
 
 from __future__ import annotations
 
-import errno
 import os
 import tempfile
+import uuid
 from typing import Any, Optional
 
-from . import (
-    ModelProto,
-    TensorProto,
-    _forget_external,
-    _native,
-    _remember_external,
-    load_model,
-    save_model,
-)
-from ._errors import _file_error
+from . import ModelProto, TensorProto, _as_model, _native, load_model, save_model
 
 
 def uses_external_data(tensor: Any) -> bool:
@@ -34,31 +25,29 @@ def convert_model_to_external_data(
     size_threshold: int = 1024,
     convert_attribute: bool = False,
 ) -> None:
-    """Makes the next ``save`` of ``model`` (without ``save_as_external_data``) write
-    tensors of at least ``size_threshold`` bytes to external files.
+    """Marks the tensors of ``model`` holding at least ``size_threshold`` bytes of
+    ``raw_data`` as external, as ``onnx`` does: ``data_location = EXTERNAL`` and a
+    ``location`` entry, the bytes kept in memory. The next ``save`` writes them to that
+    file, next to the model.
 
-    ``location`` is a file name, written next to the model; a path with directories is
-    refused here (``OptionError``), not when the model is saved."""
-    if location is not None:
-        _native.check_external_location(location)
-    settings = {
-        "all_tensors_to_one_file": all_tensors_to_one_file,
-        "size_threshold": size_threshold,
-        "convert_attribute": convert_attribute,
-    }
-    if location is not None:
-        settings["location"] = location
-    _remember_external(model, settings)
+    With ``all_tensors_to_one_file``, every tensor goes to ``location`` (default: a new
+    unique ``<uuid>.data`` name, as in ``onnx``); otherwise each goes to a file named
+    after the tensor. ``location`` is a file name: a path with directories or a hostile
+    name is refused here (``OptionError``), not when the model is saved. Attribute
+    tensors are included with ``convert_attribute``. The size counted is the length of
+    ``raw_data`` (``onnx`` compares ``sys.getsizeof``, 33 bytes more)."""
+    model = _as_model(model)
+    if location is None:
+        location = f"{uuid.uuid1()}.data"
+    _native.mark_external_data(model, location, all_tensors_to_one_file, size_threshold, convert_attribute)
 
 
 def convert_model_from_external_data(model: Any) -> None:
-    """Makes the next ``save`` of ``model`` write every tensor inline: the settings of an
-    earlier ``convert_model_to_external_data`` are dropped, and tensors whose external
-    data is loaded lose their ``data_location`` and ``external_data``. A tensor whose
-    data was not loaded raises ``ExternalDataError`` (a ``ValueError``, as in ``onnx``)
-    and nothing is changed."""
-    _native.inline_external_data(model)
-    _forget_external(model)
+    """Makes every tensor of ``model`` inline again: tensors whose external data is
+    loaded lose their ``data_location`` and ``external_data``. A tensor whose data was
+    not loaded raises ``ExternalDataError`` (a ``ValueError``, as in ``onnx``) and
+    nothing is changed."""
+    _native.inline_external_data(_as_model(model))
 
 
 def load_external_data_for_model(model: Any, base_dir: str) -> None:
@@ -79,33 +68,23 @@ def load_external_data_for_tensor(tensor: Any, base_dir: str) -> None:
 
 
 def write_external_data_tensors(model: Any, filepath: str) -> Any:
-    """Writes the data of the tensors of ``model`` as external data into directory
-    ``filepath`` and leaves ``model`` referring to it (``raw_data`` cleared). A file
-    already at a data file's name raises ``DataFileExistsError`` and nothing is moved
-    into ``filepath``."""
-    from . import _pending_settings
+    """Writes the data of the tensors of ``model`` marked external (see
+    ``convert_model_to_external_data``) to their files in directory ``filepath`` and
+    leaves ``model`` referring to them (``raw_data`` cleared, ``offset`` and ``length``
+    set). A file already at a data file's name raises ``DataFileExistsError`` and is
+    left as it was (``onnx`` appends to it).
 
-    settings = dict(_pending_settings(model) or {})
-    location = settings.pop("location", None) or "external_data.data"
-    with tempfile.TemporaryDirectory(dir=filepath) as tmp:
-        model_path = os.path.join(tmp, "model.onnx")
-        save_model(model, model_path, save_as_external_data=True, location=location, alignment=1, **settings)
-        written = [name for name in os.listdir(tmp) if name != "model.onnx"]
-        # As a save does: a file already there is usually another model's data.
-        for name in written:
-            path = os.path.join(filepath, name)
-            if os.path.lexists(path):
-                raise _file_error(
-                    f"the data file {name} already exists in {filepath}; choose another "
-                    "location or remove the file",
-                    errno.EEXIST,
-                    "AlreadyExists",
-                    os.strerror(errno.EEXIST),
-                    path,
-                )
-        for name in written:
-            os.replace(os.path.join(tmp, name), os.path.join(filepath, name))
+    The library saves the model into ``filepath`` under a temporary name, which writes
+    the data files with its own checks (no file replaced, nothing outside the
+    directory), and the model is read back from it before it is removed."""
+    model = _as_model(model)
+    fd, model_path = tempfile.mkstemp(prefix=".external-", suffix=".onnx", dir=filepath)
+    os.close(fd)
+    try:
+        save_model(model, model_path)
         reloaded = load_model(model_path, load_external_data=False)
+    finally:
+        os.unlink(model_path)
     model.CopyFrom(reloaded)
     return model
 
