@@ -68,6 +68,7 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MESSAGE_CLASSES", message_classes(py)?)?;
     m.add("MESSAGE_FIELDS", message_fields(py)?)?;
     m.add("IR_VERSION", onnx_light::onnx::IR_VERSION)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(api::load_path, m)?)?;
     m.add_function(wrap_pyfunction!(api::load_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(api::save_path, m)?)?;

@@ -14,7 +14,7 @@ use onnx_light::{
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyInt, PyString};
+use pyo3::types::{PyBytes, PyFloat, PyInt, PyString};
 
 /// A message type whose fields can be reached by name.
 pub trait Reflect: Any + Send + Sync {
@@ -201,9 +201,10 @@ macro_rules! numeric_scalar {
             }
             fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
                 value.extract::<$t>().map_err(|_| {
-                    // An int too large is a ValueError, as protobuf has it; anything
-                    // that is not an int (a float included) a TypeError.
-                    if value.is_instance_of::<PyInt>() {
+                    // An int too large is a ValueError, as protobuf has it (NumPy
+                    // integers too: anything with `__index__`); anything that is not
+                    // an int (a float included) a TypeError.
+                    if value.is_instance_of::<PyInt>() || as_index(value).is_some() {
                         PyValueError::new_err(format!(
                             "value {value} is out of range for {}",
                             $proto
@@ -224,6 +225,19 @@ macro_rules! numeric_scalar {
     )*};
 }
 numeric_scalar!(i64: "int64", i32: "int32", u64: "uint64");
+
+/// `operator.index(value)`: the int a value stands for, when it is an integer type.
+fn as_index<'py>(value: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+    if value.is_instance_of::<pyo3::types::PyBool>() || value.is_instance_of::<PyFloat>() {
+        return None;
+    }
+    value
+        .py()
+        .import("operator")
+        .and_then(|m| m.getattr("index"))
+        .and_then(|index| index.call1((value,)))
+        .ok()
+}
 
 fn type_name(value: &Bound<'_, PyAny>) -> String {
     value
@@ -386,8 +400,31 @@ impl<E: ProtoEnum> PyScalar for EnumValue<E> {
     fn to_py(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         self.raw().to_py(py)
     }
+    /// A value the enum does not name is a `ValueError`, as in protobuf (ONNX's enums
+    /// are closed); decoding still keeps unknown values.
     fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
-        Ok(EnumValue::from_raw(i32::from_py(value)?))
+        if let Ok(name) = value.cast::<PyString>() {
+            // As in protobuf, an enum field takes the name of a value too.
+            let name = name.to_cow()?;
+            return match E::VALUES.iter().find(|(n, _)| *n == name) {
+                Some((_, v)) => Ok(EnumValue::from_raw(*v)),
+                None => Err(PyValueError::new_err(format!(
+                    "unknown enum value name: {name:?}"
+                ))),
+            };
+        }
+        let raw = i32::from_py(value).map_err(|e| {
+            // An integer out of range names no value either.
+            if as_index(value).is_some() {
+                PyValueError::new_err(format!("unknown enum value: {value}"))
+            } else {
+                e
+            }
+        })?;
+        if !E::VALUES.iter().any(|(_, v)| *v == raw) {
+            return Err(PyValueError::new_err(format!("unknown enum value: {raw}")));
+        }
+        Ok(EnumValue::from_raw(raw))
     }
     fn text(&self) -> String {
         match E::VALUES.iter().find(|(_, v)| *v == self.raw()) {

@@ -58,3 +58,12 @@ def test_user_script_gives_the_same_results(tmp_path, ref_bytes):
         sess = ort.InferenceSession(str(tmp_path / d / "ext.onnx"), providers=["CPUExecutionProvider"])
         outs.append(sess.run(None, {"X": x})[0])
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_the_package_has_its_version():
+    import importlib.metadata
+
+    import onnx_light
+
+    assert onnx_light.__version__ == importlib.metadata.version("onnx_light")
+    assert onnx_light.__version__[0].isdigit()
