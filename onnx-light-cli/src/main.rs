@@ -68,10 +68,14 @@ enum Command {
         #[command(flatten)]
         memory: MemoryLimit,
     },
-    /// Print a model in the ONNX text syntax, exactly as `onnx.printer.to_text` does
-    /// (external tensors as their `external_data` entries).
+    /// Print a model in the ONNX text syntax, as `onnx.printer.to_text` does, with each
+    /// tensor's values cut after the first 16 unless --full (external tensors as their
+    /// `external_data` entries).
     Show {
         model: PathBuf,
+        /// Print every tensor value: exactly what `onnx.printer.to_text` prints.
+        #[arg(long)]
+        full: bool,
         #[command(flatten)]
         memory: MemoryLimit,
     },
@@ -307,7 +311,11 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             json,
             memory,
         }) => info::run(&model, json, &memory.options())?,
-        Some(Command::Show { model, memory }) => show::run(&model, &memory.options())?,
+        Some(Command::Show {
+            model,
+            full,
+            memory,
+        }) => show::run(&model, full, &memory.options())?,
         Some(Command::Convert {
             input,
             output,

@@ -1,19 +1,28 @@
-//! `onnx-light show`: a model in the ONNX text syntax, exactly as `onnx.printer.to_text`
-//! prints it (every weight written out; external tensors as their `external_data`
-//! entries, since their files are not read).
+//! `onnx-light show`: a model in the ONNX text syntax, as `onnx.printer.to_text` prints
+//! it, with each tensor's values cut after the first few (`--full`: exactly as the
+//! printer, every weight written out); external tensors as their `external_data`
+//! entries, since their files are not read.
 
 use std::io::{self, Write};
 use std::path::Path;
 
 use onnx_light::io::{self as olio, ParseOptions};
-use onnx_light::text;
+use onnx_light::text::{self, PrintOptions};
 
-pub fn run(model: &Path, options: &ParseOptions) -> Result<(), Box<dyn std::error::Error>> {
+/// The values of each tensor that `show` prints without `--full`.
+const SHOWN_VALUES: usize = 16;
+
+pub fn run(
+    model: &Path,
+    full: bool,
+    options: &ParseOptions,
+) -> Result<(), Box<dyn std::error::Error>> {
     // Mapped, not copied, and external files left alone: the printer shows where
     // external weights are, not their values.
     let options = options.clone().no_copy(true).load_external_data(false);
     let model = olio::load_with(model, &options)?;
-    let mut s = text::to_text(&model)?;
+    let print = PrintOptions::default().max_tensor_values((!full).then_some(SHOWN_VALUES));
+    let mut s = text::to_text_with(&model, &print)?;
     s.push('\n');
     let mut out = io::stdout().lock();
     match out.write_all(s.as_bytes()).and_then(|()| out.flush()) {

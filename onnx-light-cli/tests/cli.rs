@@ -300,6 +300,27 @@ fn show_prints_the_text_syntax_with_external_tensors_as_their_entries() {
         <float[2] b =  {0.5,1e-04}, float[1024] w = [\"location\": \"w.bin\", \"offset\": \"0\", \"length\": \"4096\"]>\n\
         {\n   [\"add 1\"] y = Add (x, b)\n}\n";
     assert_eq!(text, expected);
+
+    // Inline weights: cut after 16 values by default, all of them with --full.
+    let show = |full: bool| {
+        let mut c = cli();
+        c.arg("show");
+        if full {
+            c.arg("--full");
+        }
+        let out = c.arg(&p).assert().success().get_output().stdout.clone();
+        String::from_utf8(out).unwrap()
+    };
+    let short = show(false);
+    assert!(
+        short.contains("float[1024] w =  {0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,... 1008 more}"),
+        "{short}"
+    );
+    assert!(short.contains("float[2] b =  {0.5,1e-04}"), "{short}");
+    let full = show(true);
+    let all: Vec<String> = (0..1024).map(|i| i.to_string()).collect();
+    assert!(full.contains(&format!("float[1024] w =  {{{}}}", all.join(","))));
+    assert!(!full.contains("more}"));
 }
 
 #[test]

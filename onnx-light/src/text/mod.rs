@@ -31,7 +31,8 @@
 //! C++ `std::to_chars` writes them (the shortest digits that read back to the same value,
 //! in fixed or scientific notation, whichever is shorter: `0.001`, `1e-04`, `1e+08`),
 //! every tensor value written out (the printer elides nothing, so a model with large
-//! weights gives a large text), `...` for the element types the printer does not
+//! weights gives a large text: [`to_text_with`] cuts each tensor after a number of
+//! values instead), `...` for the element types the printer does not
 //! write (complex, 4-, 2- and 6-bit types, strings in `raw_data`). What the syntax has no
 //! place for is left out, as the printer leaves it: doc strings other than the model's,
 //! sparse initializers, value infos and attribute defaults of functions, training
@@ -50,11 +51,34 @@ pub use parse::ParseError;
 
 use print::Printer;
 
+/// How [`to_text_with`] prints. The default prints exactly what `onnx.printer` prints.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PrintOptions {
+    /// Print at most this many values of each tensor, then `... N more` (the text no
+    /// longer parses then); `None` (the default) prints every value, as the printer does.
+    pub max_tensor_values: Option<usize>,
+}
+
+impl PrintOptions {
+    /// Print at most `n` values of each tensor (`None`: all).
+    pub fn max_tensor_values(mut self, n: Option<usize>) -> Self {
+        self.max_tensor_values = n;
+        self
+    }
+}
+
 /// A message the text format can print: [`ModelProto`], [`GraphProto`],
 /// [`FunctionProto`] and [`NodeProto`], as `onnx.printer.to_text` accepts.
 pub trait ToText {
     /// The message in the ONNX text syntax (see [`to_text`]).
-    fn to_text(&self) -> Result<String>;
+    fn to_text(&self) -> Result<String> {
+        self.to_text_with(&PrintOptions::default())
+    }
+
+    /// The message in the ONNX text syntax, printed as `options` say (see
+    /// [`to_text_with`]).
+    fn to_text_with(&self, options: &PrintOptions) -> Result<String>;
 }
 
 /// The message in the ONNX text syntax, exactly as `onnx.printer.to_text` prints it.
@@ -70,25 +94,48 @@ pub fn to_text<T: ToText + ?Sized>(message: &T) -> Result<String> {
     message.to_text()
 }
 
+/// The message in the ONNX text syntax, with tensors elided past
+/// [`PrintOptions::max_tensor_values`]: what `onnx-light show` prints by default, so
+/// that a model with large weights stays readable. With the default options, the same
+/// as [`to_text`].
+///
+/// ```
+/// use onnx_light::onnx::*;
+/// use onnx_light::text::{self, PrintOptions};
+///
+/// let mut graph = GraphProto::named("g");
+/// let w: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+/// graph.initializer.push(TensorProto::from_vec("w", [1000], w)?);
+/// let text = text::to_text_with(&graph, &PrintOptions::default().max_tensor_values(Some(3)))?;
+/// assert!(text.contains("float[1000] w =  {0,1,2,... 997 more}"));
+/// # Ok::<(), onnx_light::Error>(())
+/// ```
+///
+/// # Errors
+/// As [`to_text`].
+pub fn to_text_with<T: ToText + ?Sized>(message: &T, options: &PrintOptions) -> Result<String> {
+    message.to_text_with(options)
+}
+
 impl ToText for ModelProto<'_> {
-    fn to_text(&self) -> Result<String> {
-        let mut p = Printer::new();
+    fn to_text_with(&self, options: &PrintOptions) -> Result<String> {
+        let mut p = Printer::eliding(options.max_tensor_values);
         p.model(self)?;
         Ok(p.finish())
     }
 }
 
 impl ToText for GraphProto<'_> {
-    fn to_text(&self) -> Result<String> {
-        let mut p = Printer::new();
+    fn to_text_with(&self, options: &PrintOptions) -> Result<String> {
+        let mut p = Printer::eliding(options.max_tensor_values);
         p.graph(self)?;
         Ok(p.finish())
     }
 }
 
 impl ToText for FunctionProto<'_> {
-    fn to_text(&self) -> Result<String> {
-        let mut p = Printer::new();
+    fn to_text_with(&self, options: &PrintOptions) -> Result<String> {
+        let mut p = Printer::eliding(options.max_tensor_values);
         p.function(self)?;
         Ok(p.finish())
     }
@@ -96,8 +143,8 @@ impl ToText for FunctionProto<'_> {
 
 /// A node prints on one line of its own: three spaces of indent, a newline at the end.
 impl ToText for NodeProto<'_> {
-    fn to_text(&self) -> Result<String> {
-        let mut p = Printer::new();
+    fn to_text_with(&self, options: &PrintOptions) -> Result<String> {
+        let mut p = Printer::eliding(options.max_tensor_values);
         p.node(self)?;
         Ok(p.finish())
     }

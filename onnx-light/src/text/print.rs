@@ -59,6 +59,8 @@ pub(crate) fn attribute_type_name(n: i32) -> &'static str {
 pub(crate) struct Printer {
     pub(crate) out: Vec<u8>,
     indent: usize,
+    /// The values printed of each tensor before the rest is elided (`None`: all).
+    max_values: Option<usize>,
 }
 
 impl Printer {
@@ -66,7 +68,36 @@ impl Printer {
         Printer {
             out: Vec::new(),
             indent: 3,
+            max_values: None,
         }
+    }
+
+    /// A printer that writes at most `max_values` values of each tensor (`None`: all).
+    pub(crate) fn eliding(max_values: Option<usize>) -> Self {
+        Printer {
+            max_values,
+            ..Printer::new()
+        }
+    }
+
+    /// How many of `total` values to print.
+    fn shown(&self, total: usize) -> usize {
+        self.max_values.map_or(total, |m| total.min(m))
+    }
+
+    /// Closes an elided list: `, ... N more}`, or `}` when nothing was left out.
+    fn close_values(&mut self, shown: usize, total: usize) {
+        if shown < total {
+            use std::io::Write as _;
+            // Writing to a Vec cannot fail.
+            let _ = write!(
+                self.out,
+                "{}... {} more",
+                if shown > 0 { "," } else { "" },
+                total - shown
+            );
+        }
+        self.raw("}");
     }
 
     /// The text; bytes of `bytes` fields that are not UTF-8 become U+FFFD.
@@ -234,18 +265,19 @@ impl Printer {
         values: impl ExactSizeIterator<Item = T>,
         mut f: impl FnMut(&mut Vec<u8>, T),
     ) {
+        let total = values.len();
+        let shown = self.shown(total);
         // Room for typical numbers up front: growing a buffer of hundreds of megabytes
         // by doubling costs more than writing the digits.
-        self.out
-            .reserve(values.len().saturating_mul(12).min(1 << 30));
+        self.out.reserve(shown.saturating_mul(12).min(1 << 30));
         self.raw(" {");
-        for (i, v) in values.enumerate() {
+        for (i, v) in values.take(shown).enumerate() {
             if i > 0 {
                 self.out.push(b',');
             }
             f(&mut self.out, v);
         }
-        self.raw("}");
+        self.close_values(shown, total);
     }
 
     pub(crate) fn tensor(&mut self, t: &TensorProto<'_>, initializer: bool) -> Result<()> {
@@ -324,11 +356,16 @@ impl Printer {
                 Some(Float) => self.numbers(t.float_data.iter().copied(), write_f32),
                 Some(Double) => self.numbers(t.double_data.iter().copied(), write_f64),
                 Some(String) => {
-                    for (i, s) in t.string_data.iter().enumerate() {
+                    let total = t.string_data.len();
+                    let shown = self.shown(total);
+                    if shown == 0 && total > 0 {
+                        self.raw("{");
+                    }
+                    for (i, s) in t.string_data.iter().take(shown).enumerate() {
                         self.raw(if i == 0 { "{" } else { ", " });
                         self.quoted(s.as_slice());
                     }
-                    self.raw("}");
+                    self.close_values(shown, total);
                 }
                 _ => self.raw("..."),
             }
