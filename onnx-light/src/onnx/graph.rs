@@ -47,6 +47,28 @@ impl<'a> GraphProto<'a> {
             ..GraphProto::default()
         }
     }
+
+    /// The initializer called `name` (the first, if several are), by a scan of the
+    /// list: build a map once for many lookups.
+    ///
+    /// ```
+    /// use onnx_light::onnx::{GraphProto, TensorProto};
+    ///
+    /// let mut g = GraphProto::named("g");
+    /// g.initializer.push(TensorProto::from_vec("w", [2], vec![1.0f32, 2.0])?);
+    /// assert_eq!(g.initializer_by_name("w").map(|t| t.dims.clone()), Some(vec![2]));
+    /// assert!(g.initializer_by_name("b").is_none());
+    /// # Ok::<(), onnx_light::Error>(())
+    /// ```
+    pub fn initializer_by_name(&self, name: &str) -> Option<&TensorProto<'a>> {
+        self.initializer.iter().find(|t| t.name() == name)
+    }
+
+    /// The initializer called `name`, to change it (see
+    /// [`initializer_by_name`](Self::initializer_by_name)).
+    pub fn initializer_by_name_mut(&mut self, name: &str) -> Option<&mut TensorProto<'a>> {
+        self.initializer.iter_mut().find(|t| t.name() == name)
+    }
 }
 
 /// One operator invocation.
