@@ -26,7 +26,7 @@ from . import (
     TypeProto,
     ValueInfoProto,
 )
-from .numpy_helper import _HOLDER_FIELDS, _data_type_of, _holder_field, tensor_dtype_to_np_dtype
+from ._tensor_types import _HOLDER_FIELDS, _data_type_of, _holder_field, tensor_dtype_to_np_dtype
 
 # The default opset of `make_model`: the newest of the ai.onnx domain that the pinned
 # `onnx` release knows.
