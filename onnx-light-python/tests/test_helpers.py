@@ -89,7 +89,8 @@ def test_numpy_round_trip_matches_onnx(array):
     assert back.dtype == onnx.numpy_helper.to_array(theirs).dtype
 
 
-@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2", "int4", "uint4", "float4_e2m1fn"])
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2", "int4", "uint4", "float4_e2m1fn",
+                                  "int2", "uint2", "float6_e2m3fn", "float6_e3m2fn"])
 def test_ml_dtypes_round_trip_matches_onnx(name):
     dtype = np.dtype(getattr(ml_dtypes, name))
     array = np.array([0, 1, 2, 3, 4, 5, -1 if "uint" not in name else 6], dtype=np.float32).astype(dtype)
@@ -104,7 +105,7 @@ def test_ml_dtypes_round_trip_matches_onnx(name):
 def test_typed_fields_read_like_onnx():
     for dt, vals in [(1, [1.5, 2.5]), (7, [1, -2]), (6, [3, 4]), (10, [0.5, 1.0]), (16, [1.0, 2.0]),
                      (11, [1.25, 2.5]), (9, [True, False]), (13, [1, 2]), (3, [-1, 2]), (17, [1.0, 2.0]),
-                     (22, [1, -2, 3]), (21, [1, 2, 3])]:
+                     (22, [1, -2, 3]), (21, [1, 2, 3]), (27, [0.5, -1.0, 7.5]), (28, [0.25, -28.0, 1.5])]:
         ref = onnx.helper.make_tensor("t", dt, [len(vals)], vals)
         ours = ol.TensorProto.FromString(ref.SerializeToString())
         np.testing.assert_array_equal(numpy_helper.to_array(ours).astype(np.float64),

@@ -48,6 +48,8 @@ _SPECIAL = {
     _T.FLOAT4E2M1: ("float4_e2m1fn", np.dtype("u1"), 4),
     _T.UINT2: ("uint2", np.dtype("u1"), 2),
     _T.INT2: ("int2", np.dtype("i1"), 2),
+    _T.FLOAT6E2M3: ("float6_e2m3fn", np.dtype("u1"), 6),
+    _T.FLOAT6E3M2: ("float6_e3m2fn", np.dtype("u1"), 6),
 }
 _SIGNED_PACKED = {_T.INT4, _T.INT2}
 
@@ -85,9 +87,13 @@ def _data_type_of(dtype: np.dtype) -> int:
 
 def _pack(values: np.ndarray, bits: int) -> bytes:
     """Packs the low ``bits`` of each value, low bits first; zero bits pad the last byte."""
-    per = 8 // bits
     mask = (1 << bits) - 1
     v = (values.astype(np.int64).reshape(-1) & mask).astype(np.uint8)
+    if 8 % bits:
+        # Values that straddle bytes (6 bits) go through one array element per bit.
+        each = np.unpackbits(v[:, None], axis=1, bitorder="little")[:, :bits]
+        return np.packbits(each.reshape(-1), bitorder="little").tobytes()
+    per = 8 // bits
     pad = (-len(v)) % per
     if pad:
         v = np.concatenate([v, np.zeros(pad, np.uint8)])
@@ -100,10 +106,16 @@ def _pack(values: np.ndarray, bits: int) -> bytes:
 
 def _unpack(raw: np.ndarray, bits: int, count: int, signed: bool) -> np.ndarray:
     """Splits packed sub-byte values (low bits first) into one byte per value."""
-    per = 8 // bits
-    mask = (1 << bits) - 1
-    parts = [(raw >> (bits * k)) & mask for k in range(per)]
-    out = np.stack(parts, axis=-1).reshape(-1)[:count].astype(np.uint8)
+    if 8 % bits:
+        stream = np.unpackbits(np.asarray(raw, np.uint8), bitorder="little")[: count * bits]
+        if len(stream) < count * bits:
+            raise ValueError(f"{len(raw)} bytes hold fewer than {count} values of {bits} bits")
+        out = np.packbits(stream.reshape(count, bits), axis=1, bitorder="little").reshape(-1)
+    else:
+        per = 8 // bits
+        mask = (1 << bits) - 1
+        parts = [(raw >> (bits * k)) & mask for k in range(per)]
+        out = np.stack(parts, axis=-1).reshape(-1)[:count].astype(np.uint8)
     if signed:
         out = out.astype(np.int8)
         out = np.where(out >= (1 << (bits - 1)), out - (1 << bits), out).astype(np.int8)

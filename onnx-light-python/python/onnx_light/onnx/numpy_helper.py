@@ -1,6 +1,6 @@
 """``onnx.numpy_helper`` on onnx_light messages: ``to_array`` and ``from_array`` for
-every element type. bfloat16, float8, float4 and int4/int2 become ``ml_dtypes`` arrays
-when ``ml_dtypes`` is installed, raw integer arrays (the stored bit patterns, one
+every element type. bfloat16, float8, float6, float4 and int4/int2 become ``ml_dtypes``
+arrays when ``ml_dtypes`` is installed, raw integer arrays (the stored bit patterns, one
 element per value) otherwise; strings become object arrays of ``bytes``."""
 
 from __future__ import annotations
@@ -107,14 +107,20 @@ def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
         return arr.reshape(dims)
     if data_type in _SPECIAL:
         _name, storage, bits = _SPECIAL[data_type]
+        packed = bits < 8
         if tensor.HasField("raw_data"):
             raw = np.frombuffer(tensor.raw_data, dtype=np.uint8)
             stored = raw.view("<u2") if bits == 16 else raw
         else:
             ints = np.asarray(tensor.int32_data.tolist(), dtype=np.int64)
             stored = ints.astype(np.uint16 if bits == 16 else np.uint8)
+            if bits == 6:
+                # int32_data holds one 6-bit code per value; only 4- and 2-bit values
+                # are packed there.
+                stored = stored & 0x3F
+                packed = False
         signed = data_type in _SIGNED_PACKED
-        if bits < 8:
+        if packed:
             stored = _unpack(stored, bits, count, signed)
         target = _special_dtype(data_type)
         if target == storage:
