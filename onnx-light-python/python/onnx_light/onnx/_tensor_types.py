@@ -61,15 +61,37 @@ def _special_dtype(data_type: int) -> np.dtype:
     return storage
 
 
+def _ml_dtype(data_type: int) -> np.dtype:
+    """The ``ml_dtypes`` dtype of a data type numpy lacks; ``ImportError`` without
+    ``ml_dtypes``, since converting numbers to it needs that package's rounding."""
+    name = _SPECIAL[data_type][0]
+    if _ml is None or not hasattr(_ml, name):
+        raise ImportError(f"converting numbers to {name} needs the ml_dtypes package")
+    return np.dtype(getattr(_ml, name))
+
+
+def _ml_finfo(dtype: np.dtype) -> Any:
+    """The limits of an ``ml_dtypes`` float dtype (``_ml_dtype`` checked the package)."""
+    return _ml.finfo(dtype)
+
+
 def tensor_dtype_to_np_dtype(data_type: int) -> np.dtype:
-    """The numpy dtype of ``to_array``'s result for a ``TensorProto`` data type."""
+    """The numpy dtype of ``to_array``'s result for a ``TensorProto`` data type
+    (``KeyError`` for a number that is no data type, or ``UNDEFINED``)."""
     if data_type in _PLAIN:
         return _PLAIN[data_type].newbyteorder("=")
     if data_type in _SPECIAL:
         return _special_dtype(data_type)
     if data_type == _T.STRING:
         return np.dtype(object)
-    raise ValueError(f"unsupported tensor data type {data_type}")
+    raise KeyError(data_type)
+
+
+def _bits_per_element(data_type: int) -> int:
+    """How many bits one value of ``data_type`` takes in ``raw_data``."""
+    if data_type in _SPECIAL:
+        return _SPECIAL[data_type][2]
+    return _PLAIN[data_type].itemsize * 8
 
 
 def _data_type_of(dtype: np.dtype) -> int:

@@ -3,6 +3,7 @@ functions and models with the same names, arguments and results as ``onnx.helper
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Iterable, Optional, Sequence, Union
 
@@ -26,7 +27,18 @@ from . import (
     TypeProto,
     ValueInfoProto,
 )
-from ._tensor_types import _HOLDER_FIELDS, _data_type_of, _holder_field, tensor_dtype_to_np_dtype
+from ._tensor_types import (
+    _HOLDER_FIELDS,
+    _SPECIAL,
+    _bits_per_element,
+    _data_type_of,
+    _holder_field,
+    _little_endian_bytes,
+    _ml_dtype,
+    _ml_finfo,
+    _pack,
+    tensor_dtype_to_np_dtype,
+)
 
 # The default opset of `make_model`: the newest of the ai.onnx domain that the pinned
 # `onnx` release knows.
@@ -287,13 +299,64 @@ def make_function(
     return f
 
 
-def _float_bits(values: np.ndarray, data_type: int) -> list[int]:
-    """The stored bit patterns of 16-bit and 8-bit floats, for ``int32_data``."""
-    from .numpy_helper import from_array
+# The float8 types whose numbers make_tensor clips to the largest finite value before
+# rounding, so that a number out of range saturates instead of becoming NaN or infinity.
+_SATURATED = frozenset(
+    [TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E4M3FNUZ, TensorProto.FLOAT8E5M2, TensorProto.FLOAT8E5M2FNUZ]
+)
 
-    t = from_array(np.asarray(values).astype(tensor_dtype_to_np_dtype(data_type)))
-    raw = np.frombuffer(t.raw_data, dtype="<u2" if data_type in (TensorProto.FLOAT16, TensorProto.BFLOAT16) else np.uint8)
-    return raw.astype(np.int32).tolist()
+
+def _utf8(value: Any) -> Any:
+    """A ``str`` as UTF-8 bytes; anything else as it is."""
+    return value.encode("utf-8") if isinstance(value, str) else value
+
+
+def _e8m0_codes(values: np.ndarray) -> np.ndarray:
+    """FLOAT8E8M0 codes (a biased power-of-two exponent) of numbers: the sign is dropped,
+    a number between two powers of two rounds up to the larger but never past the
+    largest finite code, and NaN and infinities become NaN (0xFF)."""
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32)
+    exponent = (bits >> 23) & 0xFF
+    rounds_up = ((bits & 0x7FFFFF) != 0) & (exponent < 0xFE)
+    return (exponent + rounds_up).astype(np.uint8)
+
+
+def _check_count(given: int, count: int) -> None:
+    if given != count:
+        raise ValueError(f"{given} values given for a tensor of {count} elements (its dims)")
+
+
+def _raw_payload(data_type: int, vals: Any, count: int) -> bytes:
+    """``raw_data`` for ``count`` values of ``data_type``: ``vals`` as bytes, or a numpy
+    array's elements as they are (sub-byte types packed); the size must fit ``count``."""
+    bits = _bits_per_element(data_type)
+    if isinstance(vals, np.ndarray):
+        if bits == 6:
+            # Viewed before it is flattened, so that a 0-d or non-contiguous array of a
+            # wider dtype is refused, as onnx refuses it.
+            payload = _pack(vals.view(np.uint8), bits)
+        elif bits < 8:
+            # The low bits of each byte of the elements. onnx pads them to whole bytes
+            # by the element count, which cuts the bytes of a wider dtype short, or
+            # pads them with zeros, the same way here.
+            codes = vals.ravel().view(np.uint8)
+            per = 8 // bits
+            if vals.size % per:
+                wanted = vals.size + per - vals.size % per
+                codes = np.concatenate([codes[:wanted], np.zeros(max(0, wanted - codes.size), np.uint8)])
+            payload = _pack(codes, bits)
+        else:
+            payload = _little_endian_bytes(vals)
+    elif isinstance(vals, bytes):
+        payload = vals
+    else:
+        raise TypeError(f"raw tensor data must be bytes or a numpy array, not {type(vals).__name__}")
+    expected = -(-count * bits // 8)
+    if len(payload) != expected:
+        raise ValueError(
+            f"raw data of {len(payload)} bytes for {count} values of {bits} bits ({expected} bytes expected)"
+        )
+    return payload
 
 
 def make_tensor(
@@ -303,8 +366,12 @@ def make_tensor(
     vals: Any,
     raw: bool = False,
 ) -> Any:
-    """A ``TensorProto``: ``vals`` as raw bytes when ``raw``, else in the typed field
-    ``onnx`` uses for ``data_type``."""
+    """A ``TensorProto``: ``vals`` (bytes or a numpy array) as ``raw_data`` when ``raw``,
+    else converted as ``onnx`` converts them into the typed field for ``data_type``:
+    integers out of range raise ``OverflowError``, float8 saturates, FLOAT8E8M0 rounds
+    up, bools are truthiness. A count of values other than the dims' raises
+    ``ValueError``; converting to bfloat16, float8 (but E8M0), float6, float4 or the
+    int4/int2 types needs ``ml_dtypes``."""
     T = TensorProto
     tensor = T()
     tensor.data_type = data_type
@@ -312,36 +379,47 @@ def make_tensor(
     tensor.dims.extend(dims)
     if data_type == T.STRING and raw:
         raise TypeError("Can not use raw_data to store string type.")
+    count = math.prod(tensor.dims)
     if raw:
-        tensor.raw_data = bytes(vals)
+        tensor.raw_data = _raw_payload(data_type, vals, count)
         return tensor
     if data_type == T.STRING:
-        tensor.string_data.extend(v.encode("utf-8") if isinstance(v, str) else v for v in np.asarray(vals, dtype=object).reshape(-1))
+        flat = np.array(vals).flatten()
+        if flat.size:
+            # vectorize types its result by the first element (fixed-width bytes drop
+            # trailing NULs), as onnx's conversion does.
+            flat = np.vectorize(_utf8)(flat)
+        _check_count(flat.size, count)
+        items = flat.tolist()
+        for item in items:
+            if not isinstance(item, bytes):
+                raise TypeError(f"a STRING tensor holds str or bytes, not {type(item).__name__}")
+        tensor.string_data.extend(items)
         return tensor
-    arr = np.asarray(vals)
-    flat = arr.reshape(-1)
-    if data_type in (T.COMPLEX64, T.COMPLEX128):
-        flat = np.stack([flat.real, flat.imag], axis=-1).reshape(-1)
-    if data_type in (T.FLOAT, T.COMPLEX64):
-        tensor.float_data.extend(flat.astype(np.float32).tolist())
-    elif data_type in (T.DOUBLE, T.COMPLEX128):
-        tensor.double_data.extend(flat.astype(np.float64).tolist())
-    elif data_type == T.INT64:
-        tensor.int64_data.extend(flat.astype(np.int64).tolist())
-    elif data_type in (T.UINT32, T.UINT64):
-        tensor.uint64_data.extend(flat.astype(np.uint64).tolist())
-    elif data_type in (
-        T.FLOAT16, T.BFLOAT16, T.FLOAT8E4M3FN, T.FLOAT8E4M3FNUZ, T.FLOAT8E5M2,
-        T.FLOAT8E5M2FNUZ, T.FLOAT8E8M0,
-    ):
-        tensor.int32_data.extend(_float_bits(flat, data_type))
-    elif data_type in (T.INT4, T.UINT4, T.FLOAT4E2M1, T.INT2, T.UINT2):
-        from .numpy_helper import from_array
-
-        packed = from_array(flat.astype(tensor_dtype_to_np_dtype(data_type)))
-        tensor.int32_data.extend(np.frombuffer(packed.raw_data, np.uint8).astype(np.int32).tolist())
+    if data_type in _SATURATED:
+        dtype = _ml_dtype(data_type)
+        limits = _ml_finfo(dtype)
+        flat = np.clip(np.asarray(vals), limits.min, limits.max).astype(dtype).flatten()
+    elif data_type == T.FLOAT8E8M0:
+        flat = _e8m0_codes(np.asarray(vals)).flatten()
+    elif data_type in _SPECIAL:
+        flat = np.asarray(vals, dtype=_ml_dtype(data_type)).flatten()
     else:
-        tensor.int32_data.extend(flat.astype(np.int64).astype(np.int32).tolist())
+        flat = np.asarray(vals, dtype=tensor_dtype_to_np_dtype(data_type)).flatten()
+    _check_count(flat.size, count)
+    # The typed field's form of each value: complex numbers as (real, imaginary)
+    # pairs, 16-bit and smaller floats as their bit patterns, sub-byte values packed.
+    if data_type == T.COMPLEX64:
+        flat = flat.view(np.float32)
+    elif data_type == T.COMPLEX128:
+        flat = flat.view(np.float64)
+    elif data_type in (T.FLOAT16, T.BFLOAT16):
+        flat = flat.view(np.uint16)
+    elif data_type in _SPECIAL and _bits_per_element(data_type) in (2, 4):
+        flat = np.frombuffer(_pack(flat.view(np.uint8), _bits_per_element(data_type)), np.uint8)
+    elif data_type in _SPECIAL or data_type == T.BOOL:
+        flat = flat.view(np.uint8)
+    getattr(tensor, tensor_dtype_to_field(data_type)).extend(flat.tolist())
     return tensor
 
 
