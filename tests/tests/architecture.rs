@@ -4,15 +4,16 @@
 //! The graph is read from the source: every path written in a `.rs` file under the
 //! crate's `src/` (`use` trees and paths in code, starting at `crate::`, `super::`,
 //! `self::`, a child module, or a name the module imported) is resolved through the
-//! modules and their `use` re-exports to the module that defines the item, then folded
-//! into a node: a module directly under `src/` or one of its direct submodules
-//! (`io::external::save` is `io::external`). The crate root is `crate`. Not edges: a
-//! module's `pub use` of its own descendants (its table of contents), `#[cfg(test)]`
-//! items, doc comments, and the code derives generate.
+//! modules and their `use` re-exports to the module that defines the item. The crate
+//! root is `crate`. Not edges: a module's `pub use` of its own descendants (its table of
+//! contents), `#[cfg(test)]` items, doc comments, and the code derives generate.
 //!
-//! Cycles are checked at two levels: between nodes, and between the top-level modules
-//! the nodes belong to (`codec::message` -> `message` -> `codec::context` is a cycle
-//! between `codec` and `message`).
+//! Cycles are checked at three levels: between modules at any depth
+//! (`io::external::load` <-> `io::external::overlap`), between nodes (a module directly
+//! under `src/` or one of its direct submodules, into which deeper modules fold:
+//! `io::external::save` is `io::external`), and between the top-level modules the nodes
+//! belong to (`codec::message` -> `message` -> `codec::context` is a cycle between
+//! `codec` and `message`).
 //!
 //! Run with `cargo test -p onnx-light-tests --test architecture -- --nocapture` to see
 //! the graphs.
@@ -39,14 +40,14 @@ fn derive_module_graph_has_no_cycles() {
         &workspace().join("onnx-light-derive/src"),
     );
     println!("{}", graph.render());
-    graph.assert_cycles(&[], &[]);
+    graph.assert_cycles(&[], &[], &[]);
 }
 
 #[test]
 fn runtime_module_graph_has_no_cycles() {
     let graph = Graph::of_crate("onnx-light", &workspace().join("onnx-light/src"));
     println!("{}", graph.render());
-    graph.assert_cycles(&[], &[]);
+    graph.assert_cycles(&[], &[], &[]);
 }
 
 #[test]
@@ -71,6 +72,36 @@ fn a_cycle_through_a_re_export_is_found() {
 }
 
 #[test]
+fn a_cycle_between_sibling_submodules_is_found() {
+    // Both modules fold into the node `a::b`: only the module level sees the cycle.
+    let dir = scratch_crate(
+        "siblings",
+        &[
+            ("lib.rs", "mod a;"),
+            ("a/mod.rs", "mod b;"),
+            ("a/b/mod.rs", "mod load; mod overlap;"),
+            (
+                "a/b/load.rs",
+                "pub(crate) fn load() { super::overlap::check(); }",
+            ),
+            (
+                "a/b/overlap.rs",
+                "use super::load::load;\npub(crate) fn check() {}\nfn f() { load(); }",
+            ),
+        ],
+    );
+    let graph = Graph::of_crate("fixture", &dir);
+    assert!(graph.cycles(Level::Node).is_empty(), "{}", graph.render());
+    assert_eq!(
+        graph.cycles(Level::Module),
+        vec![set(&["a::b::load", "a::b::overlap"])],
+        "{}",
+        graph.render()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn one_way_imports_have_no_cycle() {
     let dir = scratch_crate(
         "one-way",
@@ -89,6 +120,7 @@ fn one_way_imports_have_no_cycle() {
     );
     let graph = Graph::of_crate("fixture", &dir);
     assert!(graph.cycles(Level::Node).is_empty(), "{}", graph.render());
+    assert!(graph.cycles(Level::Module).is_empty(), "{}", graph.render());
     assert!(graph.edges[&"high::run".to_string()].contains_key("low"));
     assert!(graph.edges[&"high::run".to_string()].contains_key("high"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -117,6 +149,8 @@ fn scratch_crate(name: &str, files: &[(&str, &str)]) -> PathBuf {
 
 #[derive(Clone, Copy, Debug)]
 enum Level {
+    /// Every module, at any depth.
+    Module,
     /// Modules directly under `src/` and their direct submodules.
     Node,
     /// Modules directly under `src/`.
@@ -136,7 +170,7 @@ struct Written {
 struct Graph {
     name: String,
     nodes: BTreeSet<String>,
-    /// from -> to -> where.
+    /// from -> to -> where, between modules at any depth.
     edges: BTreeMap<String, BTreeMap<String, Evidence>>,
 }
 
@@ -163,7 +197,7 @@ impl Graph {
         let resolver = Resolver::new(&modules, &written);
         let mut graph = Graph {
             name: name.to_string(),
-            nodes: modules.iter().map(|m| node(m, Level::Node)).collect(),
+            nodes: modules.iter().map(|m| node(m, Level::Module)).collect(),
             edges: BTreeMap::new(),
         };
         for w in &written {
@@ -177,7 +211,7 @@ impl Graph {
             let Some(target) = resolver.defining_module(&absolute, 0) else {
                 continue;
             };
-            let (from, to) = (node(&w.module, Level::Node), node(&target, Level::Node));
+            let (from, to) = (node(&w.module, Level::Module), node(&target, Level::Module));
             if from != to {
                 graph
                     .edges
@@ -193,11 +227,11 @@ impl Graph {
     fn edges_at(&self, level: Level) -> BTreeMap<String, BTreeMap<String, Evidence>> {
         let mut out: BTreeMap<String, BTreeMap<String, Evidence>> = BTreeMap::new();
         for n in &self.nodes {
-            out.entry(top_level(n, level)).or_default();
+            out.entry(fold(n, level)).or_default();
         }
         for (from, tos) in &self.edges {
             for (to, at) in tos {
-                let (f, t) = (top_level(from, level), top_level(to, level));
+                let (f, t) = (fold(from, level), fold(to, level));
                 if f != t {
                     out.entry(f)
                         .or_default()
@@ -282,9 +316,18 @@ impl Graph {
         out
     }
 
-    fn assert_cycles(&self, known_nodes: &[&[&str]], known_top: &[&[&str]]) {
+    fn assert_cycles(
+        &self,
+        known_modules: &[&[&str]],
+        known_nodes: &[&[&str]],
+        known_top: &[&[&str]],
+    ) {
         let mut problems = String::new();
-        for (level, known) in [(Level::Node, known_nodes), (Level::TopLevel, known_top)] {
+        for (level, known) in [
+            (Level::Module, known_modules),
+            (Level::Node, known_nodes),
+            (Level::TopLevel, known_top),
+        ] {
             let found = self.cycles(level);
             let known: Vec<BTreeSet<String>> = known.iter().map(|c| set(c)).collect();
             for c in found.iter().filter(|c| !known.contains(c)) {
@@ -312,11 +355,12 @@ impl Graph {
     /// on modules listed before it, unless a cycle is marked), then every node's edges.
     fn render(&self) -> String {
         let mut out = String::new();
-        for level in [Level::TopLevel, Level::Node] {
+        for level in [Level::TopLevel, Level::Node, Level::Module] {
             let edges = self.edges_at(level);
             let title = match level {
                 Level::TopLevel => "top-level modules",
                 Level::Node => "modules and their direct submodules",
+                Level::Module => "every module",
             };
             let _ = writeln!(out, "{} — {title}, in dependency order:", self.name);
             for n in layered(&edges) {
@@ -404,23 +448,30 @@ impl Tarjan<'_> {
     }
 }
 
-fn node(module: &[String], level: Level) -> String {
-    let depth = match level {
+/// How many leading segments of a module path name its node at `level`.
+fn depth(level: Level) -> usize {
+    match level {
+        Level::Module => usize::MAX,
         Level::Node => 2,
         Level::TopLevel => 1,
-    };
-    if module.is_empty() {
-        "crate".to_string()
-    } else {
-        module[..module.len().min(depth)].join("::")
     }
 }
 
-fn top_level(node: &str, level: Level) -> String {
-    match level {
-        Level::Node => node.to_string(),
-        Level::TopLevel => node.split("::").next().unwrap().to_string(),
+fn node(module: &[String], level: Level) -> String {
+    if module.is_empty() {
+        "crate".to_string()
+    } else {
+        module[..module.len().min(depth(level))].join("::")
     }
+}
+
+/// A module's name (as in `Graph::nodes`) folded into its node at `level`.
+fn fold(module: &str, level: Level) -> String {
+    module
+        .split("::")
+        .take(depth(level))
+        .collect::<Vec<_>>()
+        .join("::")
 }
 
 fn rust_files(dir: &Path) -> Vec<PathBuf> {

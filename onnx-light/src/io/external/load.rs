@@ -1,4 +1,6 @@
 //! Loading external data into tensors: copied into one buffer, mapped, or left lazy.
+//! References are checked by `resolve` and the aliasing cap by `overlap`; neither knows
+//! this module.
 
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -7,8 +9,7 @@ use std::sync::Arc;
 use crate::par::*;
 
 use super::overlap::{check_aliasing, ExternalRange};
-use super::reference::{invalid, ExternalDataRef};
-use super::resolve::{DataFile, Resolver};
+use super::resolve::{resolve_tensor, DataFile, Resolver};
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::{ByteOwner, Bytes, LazyPayload, PayloadSource, SharedBytes};
 use crate::io::buffer::{align_up, PayloadBuffer};
@@ -110,77 +111,6 @@ struct Job {
     file: Arc<DataFile>,
     offset: u64,
     len: u64,
-}
-
-/// A tensor's external data, checked: the opened file, and the range in it.
-#[derive(Debug, Clone)]
-pub struct ResolvedExternal {
-    /// The opened data file.
-    pub file: Arc<DataFile>,
-    /// Byte offset of the payload.
-    pub offset: u64,
-    /// Byte length of the payload.
-    pub len: u64,
-    /// The `checksum` the tensor records, if any.
-    pub checksum: Option<String>,
-}
-
-/// Checks one tensor's external-data reference: its metadata, its location (through the
-/// resolver), its range against the opened file, and its length against its own dims and
-/// data type. Nothing is read. `location_override` replaces the recorded location.
-///
-/// # Errors
-/// `InvalidExternalData` naming the tensor, the location and the reason; I/O errors
-/// naming the tensor and file.
-pub fn resolve_tensor(
-    t: &TensorProto<'_>,
-    resolver: &Resolver,
-    location_override: Option<&str>,
-) -> Result<ResolvedExternal> {
-    let name = t.name();
-    let mut r = ExternalDataRef::from_tensor(t)?;
-    if let Some(over) = location_override {
-        r.location = over.to_string();
-    }
-    let file = resolver.open(name, &r.location)?;
-    if r.offset > file.size {
-        return Err(invalid(
-            name,
-            Some(&r.location),
-            format!(
-                "offset {} is past the end of the {}-byte file",
-                r.offset, file.size
-            ),
-        ));
-    }
-    let len = r.length.unwrap_or(file.size - r.offset);
-    if r.offset.checked_add(len).is_none_or(|end| end > file.size) {
-        return Err(invalid(
-            name,
-            Some(&r.location),
-            format!(
-                "offset {} + length {len} is past the end of the {}-byte file",
-                r.offset, file.size
-            ),
-        ));
-    }
-    if let Some(expected) = t.expected_raw_len() {
-        if expected != len {
-            return Err(invalid(
-                name,
-                Some(&r.location),
-                format!(
-                    "length {len} does not match the {expected} bytes its dims and data type need"
-                ),
-            ));
-        }
-    }
-    Ok(ResolvedExternal {
-        file,
-        offset: r.offset,
-        len,
-        checksum: r.checksum,
-    })
 }
 
 /// Checks a tensor's reference against its opened file and its own dims and type.

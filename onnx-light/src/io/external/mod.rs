@@ -55,13 +55,13 @@ pub use crate::io::options::ExternalDataOptions;
 // Resolver internals, used by the command-line tool's `check` and `convert`: hidden, not
 // a stable API.
 #[doc(hidden)]
-pub use load::{file_sha1, resolve_tensor, ResolvedExternal};
+pub use load::file_sha1;
 pub(crate) use load::{load_external, ExternalLoad, ExternalMode};
 #[doc(hidden)]
 pub use overlap::{find_overlaps, overlapping_ranges, ExternalRange};
 pub use overlap::{overlapping_tensors, Overlap, Overlaps};
 pub use reference::ExternalDataRef;
 #[doc(hidden)]
-pub use resolve::{DataFile, Resolver};
+pub use resolve::{resolve_tensor, DataFile, ResolvedExternal, Resolver};
 pub use save::convert_model_to_external_data;
 pub(crate) use save::{plan, save_external};

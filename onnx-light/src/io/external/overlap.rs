@@ -7,9 +7,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::load::resolve_tensor;
 use super::reference::invalid;
-use super::resolve::{DataFile, Resolver};
+use super::resolve::{resolve_tensor, DataFile, Resolver};
 use crate::error::{Error, Result};
 use crate::onnx::ModelProto;
 

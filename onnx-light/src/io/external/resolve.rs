@@ -1,4 +1,5 @@
-//! The one resolver every external-data path goes through, on load and on save.
+//! The one resolver every external-data path goes through, on load and on save, and the
+//! check of one tensor's reference against the file it resolves to.
 //!
 //! A location is a relative path below the model's directory. Refused: empty names,
 //! absolute paths, Windows drive and UNC prefixes, `..` components (with either slash),
@@ -14,10 +15,11 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::reference::invalid;
+use super::reference::{invalid, ExternalDataRef};
 use crate::error::{Error, Result};
 use crate::io::location::validate_location;
 use crate::io::open::Beneath;
+use crate::onnx::TensorProto;
 
 /// An opened data file: its real path, its size when opened, and the handle.
 #[derive(Debug)]
@@ -125,6 +127,77 @@ impl Resolver {
             .insert(relative, data.clone());
         Ok(data)
     }
+}
+
+/// A tensor's external data, checked: the opened file, and the range in it.
+#[derive(Debug, Clone)]
+pub struct ResolvedExternal {
+    /// The opened data file.
+    pub file: Arc<DataFile>,
+    /// Byte offset of the payload.
+    pub offset: u64,
+    /// Byte length of the payload.
+    pub len: u64,
+    /// The `checksum` the tensor records, if any.
+    pub checksum: Option<String>,
+}
+
+/// Checks one tensor's external-data reference: its metadata, its location (through the
+/// resolver), its range against the opened file, and its length against its own dims and
+/// data type. Nothing is read. `location_override` replaces the recorded location.
+///
+/// # Errors
+/// `InvalidExternalData` naming the tensor, the location and the reason; I/O errors
+/// naming the tensor and file.
+pub fn resolve_tensor(
+    t: &TensorProto<'_>,
+    resolver: &Resolver,
+    location_override: Option<&str>,
+) -> Result<ResolvedExternal> {
+    let name = t.name();
+    let mut r = ExternalDataRef::from_tensor(t)?;
+    if let Some(over) = location_override {
+        r.location = over.to_string();
+    }
+    let file = resolver.open(name, &r.location)?;
+    if r.offset > file.size {
+        return Err(invalid(
+            name,
+            Some(&r.location),
+            format!(
+                "offset {} is past the end of the {}-byte file",
+                r.offset, file.size
+            ),
+        ));
+    }
+    let len = r.length.unwrap_or(file.size - r.offset);
+    if r.offset.checked_add(len).is_none_or(|end| end > file.size) {
+        return Err(invalid(
+            name,
+            Some(&r.location),
+            format!(
+                "offset {} + length {len} is past the end of the {}-byte file",
+                r.offset, file.size
+            ),
+        ));
+    }
+    if let Some(expected) = t.expected_raw_len() {
+        if expected != len {
+            return Err(invalid(
+                name,
+                Some(&r.location),
+                format!(
+                    "length {len} does not match the {expected} bytes its dims and data type need"
+                ),
+            ));
+        }
+    }
+    Ok(ResolvedExternal {
+        file,
+        offset: r.offset,
+        len,
+        checksum: r.checksum,
+    })
 }
 
 fn poisoned() -> Error {
