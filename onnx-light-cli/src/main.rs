@@ -5,6 +5,7 @@ mod check;
 mod convert;
 mod crypt;
 mod info;
+mod mapped;
 mod progress;
 mod sample;
 mod scratch;

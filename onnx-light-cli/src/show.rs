@@ -17,9 +17,9 @@ pub fn run(
     full: bool,
     options: &ParseOptions,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    // Mapped, not copied, and external files left alone: the printer shows where
-    // external weights are, not their values.
-    let options = options.clone().no_copy(true).load_external_data(false);
+    // Read, never mapped (the file may change while it prints), and external files left
+    // alone: the printer shows where external weights are, not their values.
+    let options = options.clone().load_external_data(false);
     let model = olio::load_with(model, &options)?;
     let print = PrintOptions::default().max_tensor_values((!full).then_some(SHOWN_VALUES));
     let mut s = text::to_text_with(&model, &print)?;

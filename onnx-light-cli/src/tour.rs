@@ -9,6 +9,7 @@ use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::{Model, ModelProto};
 use onnx_light::prelude::*;
 
+use crate::mapped;
 use crate::sample::{self, SampleSpec};
 use crate::scratch::ScratchDir;
 use crate::table::{self, Table};
@@ -141,7 +142,7 @@ pub fn run(model: Option<&Path>, load: &ParseOptions, quiet: bool) -> Result<(),
     )?;
     r.step(
         "load no-copy (mmap)",
-        || io::load_with(&file, &load.clone().no_copy(true)),
+        || mapped::load_own_file(&dir, "model.onnx", load),
         same,
     )?;
     let mut lazy = r.step(

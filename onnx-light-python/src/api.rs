@@ -85,11 +85,16 @@ fn memory_limit(o: ParseOptions, max_memory: Option<i64>) -> PyResult<ParseOptio
 }
 
 impl dataclass::ParseOptions {
+    /// Whether a load of a path maps it: `no_copy`, unless `skip_raw_data` leaves the
+    /// weights on disk instead (it wins, as it always has).
+    fn maps(&self) -> bool {
+        self.no_copy && !self.skip_raw_data
+    }
+
     fn parse_options(self, base_dir: Option<PathBuf>) -> PyResult<ParseOptions> {
         let mut o = memory_limit(ParseOptions::default(), self.max_memory)?
             .allow_aliasing(self.allow_aliasing)
             .load_external_data(self.load_external_data)
-            .no_copy(self.no_copy)
             .structure_only(self.skip_raw_data)
             .num_threads(threads(self.num_threads)?)
             .raw_data_threshold(self.raw_data_threshold)
@@ -137,8 +142,14 @@ pub fn load_path(
     path: PathBuf,
     options: dataclass::ParseOptions,
 ) -> PyResult<Py<PyAny>> {
+    let maps = options.maps();
     let o = options.parse_options(None)?;
-    let model = py.detach(|| io::load_with(&path, &o)).map_err(to_py_err)?;
+    let model = py
+        .detach(|| match maps {
+            true => crate::mapped::load_mapped(&path, &o),
+            false => io::load_with(&path, &o),
+        })
+        .map_err(to_py_err)?;
     model_object(py, model)
 }
 

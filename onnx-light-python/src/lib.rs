@@ -7,6 +7,7 @@
 
 mod api;
 mod errors;
+mod mapped;
 mod message;
 mod payload;
 mod reflect;

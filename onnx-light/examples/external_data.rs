@@ -35,7 +35,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
 
     // No-copy: every weights file is mapped once; tensors are slices of the maps.
-    let loaded = io::load_with(&path, &ParseOptions::default().no_copy(true))?;
+    #[allow(unsafe_code)]
+    // SAFETY: this example wrote the model and its data files into its own directory just
+    // above, and nothing truncates or rewrites them while `loaded` lives.
+    let loaded = unsafe { io::load_mapped(&path, &ParseOptions::default())? };
     assert_eq!(loaded, model);
     for entry in std::fs::read_dir(&dir)? {
         let entry = entry?;

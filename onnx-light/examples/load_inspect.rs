@@ -14,8 +14,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(p) => p.into(),
         None => sample()?,
     };
-    // No-copy: the file is mapped and the weights are slices of the map.
-    let model = io::load_with(&path, &ParseOptions::default().no_copy(true))?;
+    // Structure only: the weights stay on disk (nothing to copy, nothing mapped); each
+    // large tensor knows where its bytes are.
+    let model = io::load_with(&path, &ParseOptions::default().structure_only(true))?;
     let graph = model.graph.as_ref().ok_or("the model has no graph")?;
 
     let mut ops: BTreeMap<&str, usize> = BTreeMap::new();
@@ -31,7 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut bytes = 0;
     for w in &graph.initializer {
-        bytes += w.inline_data_len();
+        bytes += w.inline_data_len() + w.lazy_data.as_ref().map_or(0, |l| l.len());
         let dtype = w
             .elem_type()
             .map_or("unknown".to_string(), |d| d.to_string());

@@ -34,7 +34,7 @@
 //! | Path | What it holds |
 //! |---|---|
 //! | [`onnx`] | every ONNX message (`ModelProto<'a>`, `GraphProto<'a>`, ...; [`onnx::Model`] is the owned `ModelProto<'static>`), the enums (`DataType`, ...), constructors, typed accessors, walks over every tensor |
-//! | [`io`] | load (owned, no-copy, structure-only; files, bytes, readers; limits), save (atomic, parallel, to files, bytes, writers), [`io::external`] data files (split, aligned, resolved beneath the model's directory), consolidation |
+//! | [`io`] | load (owned, structure-only, or mapped with the `unsafe` [`io::load_mapped`]; files, bytes, readers; limits), save (atomic, parallel, to files, bytes, writers), [`io::external`] data files (split, aligned, resolved beneath the model's directory), consolidation |
 //! | [`tensor`] | every ONNX element type, typed views and edits of tensor data, `ndarray` conversions (feature `ndarray`) |
 //! | [`checker`] | the rules of `onnx.checker.check_model`, every problem reported with its path; the operator schemas of every ONNX version |
 //! | [`text`] | the ONNX text format: `to_text` prints as `onnx.printer` does, `parse_model` reads what `onnx.parser` reads |
@@ -49,8 +49,8 @@
 //! # Cargo features
 //!
 //! All on by default except `ndarray`: `crypto` (the [`crypto`] module and its RustCrypto
-//! dependencies), `mmap` (no-copy loads from memory-mapped files; without it, no-copy
-//! loads of files read them into one shared buffer), `parallel` (rayon: parallel decode,
+//! dependencies), `mmap` ([`io::load_mapped`] maps files; without it, it
+//! reads them into one shared buffer), `parallel` (rayon: parallel decode,
 //! save and decryption; without it everything runs on the calling thread), `ndarray`
 //! (`TensorProto::to_ndarray` / `from_ndarray`).
 //!

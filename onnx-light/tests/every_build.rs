@@ -1,8 +1,8 @@
 //! What every build of the crate must do, whatever its features: CI runs this file with
 //! `--no-default-features` and with each feature alone. Without `parallel` the thread
 //! counts are still validated and the work runs on the calling thread; without `mmap`
-//! no-copy and structure-only loads read the file into one shared buffer; the results
-//! are the same bytes and the same models either way.
+//! mapped loads read the file into one shared buffer; the results are the same bytes and
+//! the same models either way.
 
 use std::path::PathBuf;
 
@@ -10,6 +10,14 @@ use onnx_light::io::external::ExternalDataOptions;
 use onnx_light::io::{self, LoadMode, ParseOptions, SerializeOptions, MAX_THREADS};
 use onnx_light::onnx::*;
 use onnx_light::ErrorKind;
+
+/// [`io::load_mapped`] of a file these tests wrote into their own directory.
+#[allow(unsafe_code)]
+fn load_mapped(path: &std::path::Path, options: &ParseOptions) -> onnx_light::Result<Model> {
+    // SAFETY: every file mapped here was written by the calling test into a directory of
+    // its own (`Dir`), and nothing truncates or rewrites it while the model lives.
+    unsafe { io::load_mapped(path, options) }
+}
 
 /// A fresh directory under the target directory, removed when dropped.
 struct Dir(PathBuf);
@@ -62,7 +70,7 @@ fn saves_and_loads_give_the_same_bytes_and_models_in_every_mode() {
     io::save(&m, &path, &SerializeOptions::default().num_threads(4)).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), one);
 
-    for mode in [LoadMode::Owned, LoadMode::NoCopy, LoadMode::StructureOnly] {
+    for mode in [LoadMode::Owned, LoadMode::StructureOnly] {
         let mut loaded =
             io::load_with(&path, &ParseOptions::default().mode(mode).num_threads(4)).unwrap();
         if mode == LoadMode::StructureOnly {
@@ -70,6 +78,8 @@ fn saves_and_loads_give_the_same_bytes_and_models_in_every_mode() {
         }
         assert_eq!(loaded, m, "{mode:?}");
     }
+    let mapped = load_mapped(&path, &ParseOptions::default().num_threads(4)).unwrap();
+    assert_eq!(mapped, m);
     let from_bytes = io::load_from_bytes(&one, &ParseOptions::default().num_threads(2)).unwrap();
     assert_eq!(from_bytes, m);
 }
@@ -91,10 +101,8 @@ fn external_data_round_trips_split_and_aligned() {
     )
     .unwrap();
     assert!(dir.0.join("m.data.1").exists(), "the data was not split");
-    for mode in [LoadMode::Owned, LoadMode::NoCopy] {
-        let loaded = io::load_with(&path, &ParseOptions::default().mode(mode)).unwrap();
-        assert_eq!(loaded, m, "{mode:?}");
-    }
+    assert_eq!(io::load(&path).unwrap(), m);
+    assert_eq!(load_mapped(&path, &ParseOptions::default()).unwrap(), m);
 }
 
 #[test]

@@ -17,7 +17,7 @@ use onnx_light::crypto::{
     EncryptionFormat, Passphrase,
 };
 use onnx_light::io::external::ExternalDataRef;
-use onnx_light::io::{load_from_bytes, load_from_slice, load_with, ParseOptions};
+use onnx_light::io::{load_from_bytes, load_from_slice, ParseOptions};
 use onnx_light::onnx::{
     DataLocation, DataType, GraphProto, ModelProto, OperatorSetIdProto, StringStringEntryProto,
     TensorProto,
@@ -288,7 +288,7 @@ pub fn external_resolution_is_confined(data: &[u8]) {
         CALLS.fetch_add(1, Ordering::Relaxed)
     ));
     fs::write(&model_path, data).expect("write the model file");
-    let from_file = load_with(&model_path, &ParseOptions::default().no_copy(true));
+    let from_file = crate::mapped::load_mapped(&model_path, &ParseOptions::default());
     let _ = fs::remove_file(&model_path);
     for (what, result) in [
         ("load_from_bytes", from_memory),

@@ -5,5 +5,6 @@ pub mod bombs;
 pub mod checker_oracle;
 pub mod fuzz_checks;
 pub mod kat;
+pub mod mapped;
 pub mod python;
 pub mod scratch;

@@ -67,7 +67,7 @@ fn a_cycle_through_a_re_export_is_found() {
     let graph = Graph::of_crate("fixture", &dir);
     let cycles = graph.cycles(Level::Node);
     assert_eq!(cycles, vec![set(&["a::inner", "b"])], "{}", graph.render());
-    assert_eq!(graph.cycles(Level::TopLevel), vec![set(&["a", "b"])]);
+    assert_eq!(graph.cycles(Level::Top), vec![set(&["a", "b"])]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -154,7 +154,7 @@ enum Level {
     /// Modules directly under `src/` and their direct submodules.
     Node,
     /// Modules directly under `src/`.
-    TopLevel,
+    Top,
 }
 
 /// A path written in a module, before resolution.
@@ -326,7 +326,7 @@ impl Graph {
         for (level, known) in [
             (Level::Module, known_modules),
             (Level::Node, known_nodes),
-            (Level::TopLevel, known_top),
+            (Level::Top, known_top),
         ] {
             let found = self.cycles(level);
             let known: Vec<BTreeSet<String>> = known.iter().map(|c| set(c)).collect();
@@ -355,10 +355,10 @@ impl Graph {
     /// on modules listed before it, unless a cycle is marked), then every node's edges.
     fn render(&self) -> String {
         let mut out = String::new();
-        for level in [Level::TopLevel, Level::Node, Level::Module] {
+        for level in [Level::Top, Level::Node, Level::Module] {
             let edges = self.edges_at(level);
             let title = match level {
-                Level::TopLevel => "top-level modules",
+                Level::Top => "top-level modules",
                 Level::Node => "modules and their direct submodules",
                 Level::Module => "every module",
             };
@@ -453,7 +453,7 @@ fn depth(level: Level) -> usize {
     match level {
         Level::Module => usize::MAX,
         Level::Node => 2,
-        Level::TopLevel => 1,
+        Level::Top => 1,
     }
 }
 

@@ -8,6 +8,7 @@
 use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
+use onnx_light_tests::mapped::Load;
 
 const GIB: usize = 1 << 30;
 
@@ -58,11 +59,11 @@ fn a_model_larger_than_4_gib_saves_and_loads_in_every_mode() {
     assert_eq!(std::fs::metadata(&path).unwrap().len(), total);
 
     let result = std::panic::catch_unwind(|| {
-        for options in [
-            ParseOptions::default().no_copy(true),
-            ParseOptions::default(),
+        for load in [
+            Load::Mapped(ParseOptions::default()),
+            Load::With(ParseOptions::default()),
         ] {
-            let loaded = io::load_with(&path, &options).unwrap();
+            let loaded = load.load(&path).unwrap();
             let tensors = loaded.tensors();
             for (i, &n) in sizes.iter().enumerate() {
                 check_tail(tensors[i], n, 10 * i as u8 + 1);

@@ -18,6 +18,7 @@ use onnx_light::{
     AlignedBuffer, ByteOwner, Bytes, DecodeOptions, Error, ErrorKind, LazyPayload, OwnedBytes,
     SharedBytes, UnknownFields,
 };
+use onnx_light_tests::mapped::{load_mapped, Load};
 
 const THREADS: usize = 8;
 const ROUNDS: usize = 10;
@@ -122,7 +123,7 @@ fn threads_reading_cloning_and_dropping_one_shared_mapping_see_the_same_model() 
     let expected = model();
     io::save(&expected, &path, &SerializeOptions::default()).unwrap();
     let want = digest(&expected);
-    let mapped = io::load_with(&path, &ParseOptions::default().no_copy(true)).unwrap();
+    let mapped = load_mapped(&path, &ParseOptions::default()).unwrap();
     let big = mapped
         .tensors()
         .into_iter()
@@ -170,11 +171,11 @@ fn threads_sharing_one_arc_model_and_dropping_it_last_on_any_thread_agree() {
     let expected = model();
     io::save(&expected, &path, &SerializeOptions::default()).unwrap();
     let want = digest(&expected);
-    for options in [
-        ParseOptions::default(),
-        ParseOptions::default().no_copy(true),
+    for load in [
+        Load::With(ParseOptions::default()),
+        Load::Mapped(ParseOptions::default()),
     ] {
-        let shared = Arc::new(io::load_with(&path, &options).unwrap());
+        let shared = Arc::new(load.load(&path).unwrap());
         // Each thread takes its own handle; whichever finishes last frees the model
         // (and, in no-copy mode, unmaps the file).
         let handles: Vec<Arc<Model>> = (0..THREADS).map(|_| shared.clone()).collect();
@@ -218,19 +219,19 @@ fn threads_loading_the_same_file_at_once_in_every_mode_get_identical_models() {
     .unwrap();
     let bytes = std::fs::read(&path).unwrap();
     let modes = [
-        ParseOptions::default().num_threads(1),
-        ParseOptions::default().num_threads(2),
-        ParseOptions::default().no_copy(true),
-        ParseOptions::default().structure_only(true),
-        ParseOptions::default().alignment(64),
+        Load::With(ParseOptions::default().num_threads(1)),
+        Load::With(ParseOptions::default().num_threads(2)),
+        Load::Mapped(ParseOptions::default()),
+        Load::With(ParseOptions::default().structure_only(true)),
+        Load::With(ParseOptions::default().alignment(64)),
     ];
     let results = on_threads(|i| {
         let mut out = Vec::new();
         for round in 0..ROUNDS / 2 {
             // Threads start in different modes so that every mode overlaps with others.
-            let options = &modes[(i + round) % modes.len()];
+            let load = &modes[(i + round) % modes.len()];
             for file in [&path, &split] {
-                let mut m = io::load_with(file, options).unwrap();
+                let mut m = load.load(file).unwrap();
                 io::materialize_lazy_data(&mut m).unwrap();
                 m.visit_tensors_mut(|_, t| {
                     t.external_data.clear();
@@ -239,11 +240,7 @@ fn threads_loading_the_same_file_at_once_in_every_mode_get_identical_models() {
                 out.push(m);
             }
             out.push(
-                io::load_from_bytes(
-                    &bytes,
-                    &options.clone().no_copy(false).structure_only(false),
-                )
-                .unwrap(),
+                io::load_from_bytes(&bytes, &load.options().clone().structure_only(false)).unwrap(),
             );
             out.push(
                 io::load_from_slice(&bytes, &ParseOptions::default())

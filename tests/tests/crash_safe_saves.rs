@@ -22,6 +22,7 @@ use hardening::{child_of, say, ChildRun, Scratch};
 use onnx_light::io::external::ExternalDataOptions;
 use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::*;
+use onnx_light_tests::mapped::Load;
 
 const ITERATIONS: usize = 40;
 
@@ -56,11 +57,11 @@ fn options(external: bool) -> SerializeOptions {
 fn which(path: &Path, a: &Model, b: &Model) -> u8 {
     let mut seen = Vec::new();
     for load in [
-        ParseOptions::default(),
-        ParseOptions::default().no_copy(true),
-        ParseOptions::default().structure_only(true),
+        Load::With(ParseOptions::default()),
+        Load::Mapped(ParseOptions::default()),
+        Load::With(ParseOptions::default().structure_only(true)),
     ] {
-        let mut m = io::load_with(path, &load).unwrap_or_else(|e| panic!("{load:?}: {e}"));
+        let mut m = load.load(path).unwrap_or_else(|e| panic!("{load:?}: {e}"));
         io::materialize_lazy_data(&mut m).unwrap();
         m.visit_tensors_mut(|_, t| {
             t.external_data.clear();

@@ -20,6 +20,7 @@ use onnx_light::io::{self, LoadMode, ParseOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::{Bytes, Error, ErrorKind};
+use onnx_light_tests::mapped::Load;
 use onnx_light_tests::python::{python_dir, run_python, workspace_root};
 use onnx_light_tests::scratch::Scratch;
 
@@ -1538,20 +1539,6 @@ fn invalid_options_are_refused_with_their_name() {
     let cry = EncryptOptions::default().format(EncryptionFormat::OnnxCry1);
     assert_eq!(invalid(cry.clone().iterations(600_000), &p), "iterations");
     assert!(cry.clone().iterations(100_000).validate().is_ok());
-    let parse_no_copy = ParseOptions::default().no_copy(true);
-    let e = crypto::load_encrypted_from_bytes(
-        b"ONNXAE01",
-        &p,
-        &DecryptOptions::default(),
-        &parse_no_copy,
-    );
-    assert!(matches!(
-        kind(e),
-        ErrorKind::InvalidOption {
-            name: "no_copy",
-            ..
-        }
-    ));
     let e = crypto::load_encrypted_from_bytes(
         b"ONNXAE01",
         &p,
@@ -1632,9 +1619,13 @@ fn an_encrypted_model_given_to_a_load_is_named_as_one_in_every_load_path() {
             format: magic.to_string(),
         };
         // Files, in each mode; bytes, slices, shared owners and readers.
-        for mode in [LoadMode::Owned, LoadMode::NoCopy, LoadMode::StructureOnly] {
-            let e = io::load_with(&path, &ParseOptions::default().mode(mode)).unwrap_err();
-            assert_eq!(e.kind(), &expected, "{magic} {mode:?}");
+        for load in [
+            Load::With(ParseOptions::default()),
+            Load::With(ParseOptions::default().mode(LoadMode::StructureOnly)),
+            Load::Mapped(ParseOptions::default()),
+        ] {
+            let e = load.load(&path).unwrap_err();
+            assert_eq!(e.kind(), &expected, "{magic} {load:?}");
             assert_eq!(e.file(), Some(path.as_path()));
             assert!(e.to_string().contains("encrypted model"), "{e}");
         }

@@ -11,6 +11,7 @@ use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::ErrorKind;
 use onnx_light_tests::fuzz_checks::external_tensor;
+use onnx_light_tests::mapped::{load_mapped, Load};
 use onnx_light_tests::scratch::Scratch;
 
 fn payload(n: usize, seed: u8) -> Vec<u8> {
@@ -112,21 +113,21 @@ fn one_file_save_moves_large_tensors_out_and_loads_back_equal_in_every_mode() {
             assert_eq!(off.parse::<u64>().unwrap() % 4096, 0, "{}", t.name());
         }
     });
-    for options in [
-        ParseOptions::default(),
-        ParseOptions::default().num_threads(1),
-        ParseOptions::default().no_copy(true),
-        ParseOptions::default().alignment(64),
+    for load in [
+        Load::With(ParseOptions::default()),
+        Load::With(ParseOptions::default().num_threads(1)),
+        Load::Mapped(ParseOptions::default()),
+        Load::With(ParseOptions::default().alignment(64)),
     ] {
-        let loaded = io::load_with(&path, &options).unwrap();
-        assert_eq!(loaded, m, "{options:?}");
+        let loaded = load.load(&path).unwrap();
+        assert_eq!(loaded, m, "{load:?}");
     }
     // The model was not mutated by the save.
     assert_eq!(m, model(1));
 }
 
 #[test]
-fn no_copy_loads_map_each_file_once_and_give_aligned_shared_slices() {
+fn mapped_loads_map_each_file_once_and_give_aligned_shared_slices() {
     let dir = Scratch::new("nocopy");
     let path = dir.path("m.onnx");
     let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
@@ -135,7 +136,7 @@ fn no_copy_loads_map_each_file_once_and_give_aligned_shared_slices() {
         .into_iter()
         .map(|(n, _)| n)
         .collect();
-    let m = io::load_with(&path, &ParseOptions::default().no_copy(true)).unwrap();
+    let m = load_mapped(&path, &ParseOptions::default()).unwrap();
     let mut owners = std::collections::HashSet::new();
     m.visit_tensors(|_, t| {
         if let Some(Bytes::Shared(s)) = &t.raw_data {
@@ -759,11 +760,11 @@ fn zero_length_and_to_the_end_tensors_load() {
     ));
     let path = dir.path("m.onnx");
     std::fs::write(&path, ModelProto::new(g, vec![]).encode_to_vec().unwrap()).unwrap();
-    for options in [
-        ParseOptions::default(),
-        ParseOptions::default().no_copy(true),
+    for load in [
+        Load::With(ParseOptions::default()),
+        Load::Mapped(ParseOptions::default()),
     ] {
-        let m = io::load_with(&path, &options).unwrap();
+        let m = load.load(&path).unwrap();
         assert_eq!(m.tensors()[0].raw_data.as_deref().unwrap(), b"");
         assert_eq!(m.tensors()[1].raw_data.as_deref().unwrap(), b"6789");
     }

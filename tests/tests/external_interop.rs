@@ -40,6 +40,7 @@ use onnx_light::io::external::{convert_model_to_external_data, ExternalDataOptio
 use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::*;
 use onnx_light::Bytes;
+use onnx_light_tests::mapped::load_mapped;
 use onnx_light_tests::python::{python_dir, run_python};
 
 use onnx_support::summary;
@@ -177,8 +178,8 @@ enum Mode {
     Copy,
     /// One thread, payloads copied to 64-aligned storage.
     CopyAligned,
-    /// Each data file mapped.
-    NoCopy,
+    /// Each data file mapped (`io::load_mapped`).
+    Mapped,
     /// Structure only; the weights fetched afterwards with `materialize_lazy_data`.
     Lazy,
     /// Without external data, then `load_external_data_for_model`.
@@ -192,7 +193,7 @@ enum Mode {
 const MODES: [Mode; 7] = [
     Mode::Copy,
     Mode::CopyAligned,
-    Mode::NoCopy,
+    Mode::Mapped,
     Mode::Lazy,
     Mode::Later,
     Mode::Moved,
@@ -224,9 +225,7 @@ fn load_in_mode(case_dir: &Path, layout: &[Ext], mode: Mode) -> Result<Model, St
             }
             Ok(m)
         }
-        Mode::NoCopy => {
-            io::load_with(&path, &ParseOptions::default().no_copy(true)).map_err(|e| err("load", e))
-        }
+        Mode::Mapped => load_mapped(&path, &ParseOptions::default()).map_err(|e| err("load", e)),
         Mode::Lazy => {
             let mut m = io::load_with(&path, &ParseOptions::default().structure_only(true))
                 .map_err(|e| err("load", e))?;
@@ -338,11 +337,8 @@ fn onnx_written_data_maps_as_shared_slices() {
         if layout.is_empty() {
             continue;
         }
-        let m = io::load_with(
-            case_dir.join("model.onnx"),
-            &ParseOptions::default().no_copy(true),
-        )
-        .unwrap_or_else(|e| panic!("{case}: {e}"));
+        let m = load_mapped(case_dir.join("model.onnx"), &ParseOptions::default())
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
         let tensors = m.tensors();
         let mut files: HashMap<String, Vec<u8>> = HashMap::new();
         // location -> the owner's address; each file is mapped once, files apart.
@@ -595,9 +591,9 @@ fn our_external_data_loads_in_onnx_and_passes_the_checker() {
     .unwrap();
     let layout = save("ours_resaved_lazy", "orig", &lazy, &ext(split()));
     aligned(&layout, "ours_resaved_lazy");
-    let mapped = io::load_with(
+    let mapped = load_mapped(
         dir.path("subdir").join("model.onnx"),
-        &ParseOptions::default().no_copy(true),
+        &ParseOptions::default(),
     )
     .unwrap();
     let layout = save(

@@ -10,6 +10,7 @@ use onnx_light::io::{self, ParseOptions, SaveHook, SaveStep, SerializeOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::{ByteOwner, ErrorKind};
+use onnx_light_tests::mapped::{load_mapped, Load};
 use onnx_light_tests::scratch::Scratch;
 
 /// A model with payloads around every threshold, typed data, strings and a subgraph.
@@ -65,16 +66,22 @@ fn model(seed: u8) -> Model {
     m
 }
 
-fn parse_modes() -> Vec<(&'static str, ParseOptions)> {
+fn parse_modes() -> Vec<(&'static str, Load)> {
     vec![
-        ("owned", ParseOptions::default()),
-        ("owned 1 thread", ParseOptions::default().num_threads(1)),
+        ("owned", Load::With(ParseOptions::default())),
+        (
+            "owned 1 thread",
+            Load::With(ParseOptions::default().num_threads(1)),
+        ),
         (
             "owned aligned 4096",
-            ParseOptions::default().alignment(4096),
+            Load::With(ParseOptions::default().alignment(4096)),
         ),
-        ("no_copy", ParseOptions::default().no_copy(true)),
-        ("threshold 1", ParseOptions::default().raw_data_threshold(1)),
+        ("mapped", Load::Mapped(ParseOptions::default())),
+        (
+            "threshold 1",
+            Load::With(ParseOptions::default().raw_data_threshold(1)),
+        ),
     ]
 }
 
@@ -102,7 +109,7 @@ fn every_load_mode_round_trips_every_save_path() {
         assert_eq!(w, expected);
 
         for (name, popts) in parse_modes() {
-            let m = io::load_with(&path, &popts).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let m = popts.load(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(m, original, "{name}");
             assert_eq!(
                 io::save_to_vec(&m, &options).unwrap(),
@@ -157,7 +164,7 @@ fn payloads_are_shared_owned_or_aligned_as_each_mode_promises() {
             }
         }
     }
-    let mapped = io::load_with(&path, &ParseOptions::default().no_copy(true)).unwrap();
+    let mapped = load_mapped(&path, &ParseOptions::default()).unwrap();
     assert!(big(&mapped).is_shared());
     // Small payloads are copied in every mode.
     let small = mapped
@@ -174,7 +181,7 @@ fn a_shared_payload_outlives_the_loader_the_file_and_the_callers_handles() {
     let path = dir.path("m.onnx");
     io::save(&model(3), &path, &SerializeOptions::default()).unwrap();
     let payload = {
-        let m = io::load_with(&path, &ParseOptions::default().no_copy(true)).unwrap();
+        let m = load_mapped(&path, &ParseOptions::default()).unwrap();
         m.graph.as_ref().unwrap().initializer[10]
             .raw_data
             .clone()
@@ -201,7 +208,7 @@ fn mutating_a_shared_payload_copies_it_and_leaves_other_holders_unchanged() {
     let dir = Scratch::new("cow");
     let path = dir.path("m.onnx");
     io::save(&model(4), &path, &SerializeOptions::default()).unwrap();
-    let a = io::load_with(&path, &ParseOptions::default().no_copy(true)).unwrap();
+    let a = load_mapped(&path, &ParseOptions::default()).unwrap();
     let mut b = a.clone();
     let raw = b.graph.as_mut().unwrap().initializer[10]
         .raw_data
@@ -360,7 +367,7 @@ fn saving_over_a_mapped_model_keeps_the_mapped_model_valid() {
     let dir = Scratch::new("remap");
     let path = dir.path("m.onnx");
     io::save(&model(10), &path, &SerializeOptions::default()).unwrap();
-    let mapped = io::load_with(&path, &ParseOptions::default().no_copy(true)).unwrap();
+    let mapped = load_mapped(&path, &ParseOptions::default()).unwrap();
     io::save(&model(11), &path, &SerializeOptions::default()).unwrap();
     // The old inode is still mapped and unchanged; the path has the new model.
     assert_eq!(mapped, model(10));
@@ -531,16 +538,17 @@ fn invalid_options_are_errors_not_silent_fixes() {
     let path = dir.path("m.onnx");
     io::save(&model(14), &path, &SerializeOptions::default()).unwrap();
     let cases = [
-        ParseOptions::default().alignment(3),
-        ParseOptions::default().alignment(0),
-        ParseOptions::default().no_copy(true).alignment(64),
-        ParseOptions::default().num_threads(io::MAX_THREADS + 1),
+        Load::With(ParseOptions::default().alignment(3)),
+        Load::With(ParseOptions::default().alignment(0)),
+        Load::Mapped(ParseOptions::default().alignment(64)),
+        Load::Mapped(ParseOptions::default().structure_only(true)),
+        Load::With(ParseOptions::default().num_threads(io::MAX_THREADS + 1)),
     ];
-    for options in cases {
-        let err = io::load_with(&path, &options).unwrap_err();
+    for load in cases {
+        let err = load.load(&path).unwrap_err();
         assert!(
             matches!(err.kind(), ErrorKind::InvalidOption { .. }),
-            "{options:?}: {err}"
+            "{load:?}: {err}"
         );
     }
     let bytes = std::fs::read(&path).unwrap();
@@ -615,12 +623,8 @@ fn empty_files_and_models_load() {
     let dir = Scratch::new("empty");
     let path = dir.path("empty.onnx");
     std::fs::write(&path, b"").unwrap();
-    for (name, options) in parse_modes() {
-        assert_eq!(
-            io::load_with(&path, &options).unwrap(),
-            Model::default(),
-            "{name}"
-        );
+    for (name, load) in parse_modes() {
+        assert_eq!(load.load(&path).unwrap(), Model::default(), "{name}");
     }
     io::save(&Model::default(), &path, &SerializeOptions::default()).unwrap();
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);

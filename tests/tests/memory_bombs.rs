@@ -9,6 +9,7 @@ use onnx_light::io::{self, ParseOptions};
 use onnx_light::onnx::*;
 use onnx_light::ErrorKind;
 use onnx_light_tests::bombs::{self, external_tensor, MIB};
+use onnx_light_tests::mapped::Load;
 use onnx_light_tests::scratch::Scratch;
 
 /// Saves a model of `tensors` next to a `data.bin` of `size` bytes.
@@ -39,12 +40,15 @@ fn tensors_aliasing_one_range_are_refused_in_every_load_mode() {
     let dir = Scratch::new("alias-modes");
     let path = bombs::aliased_external(dir.dir(), 1000, 4 * MIB);
     let base = ParseOptions::default();
-    for (mode, options) in [
-        ("copy", base.clone()),
-        ("no_copy", base.clone().no_copy(true)),
-        ("structure_only", base.clone().structure_only(true)),
+    for (mode, load) in [
+        ("copy", Load::With(base.clone())),
+        ("mapped", Load::Mapped(base.clone())),
+        (
+            "structure_only",
+            Load::With(base.clone().structure_only(true)),
+        ),
     ] {
-        let e = io::load_with(&path, &options).unwrap_err();
+        let e = load.load(&path).unwrap_err();
         assert!(
             matches!(e.kind(), ErrorKind::InvalidExternalData { reason, .. }
                 if reason.contains("`t0` and `t1` share bytes 0..4194304")

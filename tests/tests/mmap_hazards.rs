@@ -4,14 +4,16 @@
 //!
 //! What the tests establish (Linux):
 //!
-//! * A no-copy model reads its weights from the mapped file. If another process
+//! * A mapped model reads its weights from the mapped file. If another process
 //!   truncates that file, reading a weight from a vanished page raises `SIGBUS` and the
 //!   process dies: asserted below. If another process rewrites the file in place, the
 //!   model's bytes change under it (the map is shared with the page cache): asserted
-//!   below too. No library can prevent either; `io::mmap` and the README document it.
-//! * The safe alternatives are unaffected: the default (owned) load read the file into
-//!   its own memory and keeps its weights; a structure-only load keeps no map, and a
-//!   fetch after the truncation returns a typed `Truncated` error naming the file.
+//!   below too. No library can prevent either, which is why `io::load_mapped` is an
+//!   `unsafe fn` (these tests break its contract on purpose, in a child process).
+//! * The safe loads are unaffected: the default (owned) load read the file into its own
+//!   memory and keeps its weights; a structure-only load never maps the file (not even
+//!   while decoding: a truncation then is an I/O error), and a fetch after the
+//!   truncation returns a typed `Truncated` error naming the file.
 //! * Saving over a mapped file is safe: `io::save` writes a new file and renames it over
 //!   the old path (a new inode), so a process that maps the old file keeps reading the
 //!   old, complete bytes.
@@ -27,6 +29,7 @@ use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::{Bytes, ErrorKind};
+use onnx_light_tests::mapped::load_mapped;
 
 #[cfg(target_os = "linux")]
 const SIGBUS: i32 = 7;
@@ -83,7 +86,7 @@ fn saved(dir: &Scratch, seed: u8) -> PathBuf {
 fn a_mapped_file_truncated_by_another_process_kills_the_reader_with_sigbus() {
     const TEST: &str = "a_mapped_file_truncated_by_another_process_kills_the_reader_with_sigbus";
     if let Some(path) = child_of(TEST) {
-        let m = io::load_with(&path, &ParseOptions::default().no_copy(true)).unwrap();
+        let m = load_mapped(&path, &ParseOptions::default()).unwrap();
         assert!(big(&m).is_shared(), "the weights are slices of the map");
         assert_eq!(checksum(big(&m)), checksum(big(&model(1))));
         tell_and_wait("MAPPED");
@@ -116,7 +119,7 @@ fn a_mapped_file_truncated_by_another_process_kills_the_reader_with_sigbus() {
 fn a_mapped_file_rewritten_in_place_changes_the_no_copy_models_bytes() {
     const TEST: &str = "a_mapped_file_rewritten_in_place_changes_the_no_copy_models_bytes";
     if let Some(path) = child_of(TEST) {
-        let m = io::load_with(&path, &ParseOptions::default().no_copy(true)).unwrap();
+        let m = load_mapped(&path, &ParseOptions::default()).unwrap();
         let owned = io::load(&path).unwrap();
         let before = checksum(big(&m));
         tell_and_wait("MAPPED");
@@ -204,7 +207,7 @@ fn owned_and_structure_only_loads_survive_the_truncation_of_their_file() {
 fn saving_over_a_file_mapped_by_another_process_leaves_its_model_intact() {
     const TEST: &str = "saving_over_a_file_mapped_by_another_process_leaves_its_model_intact";
     if let Some(path) = child_of(TEST) {
-        let m = io::load_with(&path, &ParseOptions::default().no_copy(true)).unwrap();
+        let m = load_mapped(&path, &ParseOptions::default()).unwrap();
         assert!(big(&m).is_shared());
         tell_and_wait("MAPPED");
         // The parent saved two other models (of other sizes) over the path, then

@@ -25,6 +25,7 @@ use std::sync::OnceLock;
 
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
+use onnx_light_tests::mapped::Load;
 use onnx_light_tests::python::{python_dir, run_python, workspace_root};
 
 use onnx_support::corpus::{corpus_dir, ONNX_VERSION};
@@ -488,13 +489,19 @@ fn corpus_models_round_trip_through_every_load_mode_and_save_path() {
         .join(format!("corpus-io-{}", std::process::id()));
     fs::create_dir_all(&scratch).unwrap();
     let modes = [
-        ("owned", ParseOptions::default()),
-        ("owned, 1 thread", ParseOptions::default().num_threads(1)),
-        ("owned, aligned", ParseOptions::default().alignment(64)),
-        ("no-copy", ParseOptions::default().no_copy(true)),
+        ("owned", Load::With(ParseOptions::default())),
+        (
+            "owned, 1 thread",
+            Load::With(ParseOptions::default().num_threads(1)),
+        ),
+        (
+            "owned, aligned",
+            Load::With(ParseOptions::default().alignment(64)),
+        ),
+        ("mapped", Load::Mapped(ParseOptions::default())),
         (
             "structure only",
-            ParseOptions::default().structure_only(true),
+            Load::With(ParseOptions::default().structure_only(true)),
         ),
     ];
     let save_options = [
@@ -505,8 +512,8 @@ fn corpus_models_round_trip_through_every_load_mode_and_save_path() {
     let mut checked = 0usize;
     for case in corpus() {
         let path = root.join(&case.name).join("model.onnx");
-        for (mode, options) in &modes {
-            let mut model = match io::load_with(&path, options) {
+        for (mode, load) in &modes {
+            let mut model = match load.load(&path) {
                 Ok(m) => m,
                 Err(e) => {
                     failures.push(format!("{} ({mode}): {e}", case.name));

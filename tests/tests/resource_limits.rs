@@ -21,6 +21,7 @@ use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::ErrorKind;
+use onnx_light_tests::mapped::Load;
 
 const STACK: usize = 1 << 20;
 
@@ -299,17 +300,20 @@ fn max_model_size_refuses_larger_inputs_in_every_loader() {
     let below = ParseOptions::default().max_model_size(n - 1);
     for threads in [1, 2] {
         let file_modes = [
-            ParseOptions::default(),
-            ParseOptions::default().no_copy(true),
-            ParseOptions::default().structure_only(true),
+            Load::With(ParseOptions::default()),
+            Load::Mapped(ParseOptions::default()),
+            Load::With(ParseOptions::default().structure_only(true)),
         ];
         for base in file_modes {
-            let base = base.num_threads(threads);
-            let mut m = io::load_with(&path, &base.clone().max_model_size(n)).unwrap();
+            let base = base.with_options(|o| o.num_threads(threads));
+            let mut m = base
+                .with_options(|o| o.max_model_size(n))
+                .load(&path)
+                .unwrap();
             io::materialize_lazy_data(&mut m).unwrap();
             assert_eq!(m, model);
-            let refused = base.max_model_size(n - 1);
-            let e = assert_limit(io::load_with(&path, &refused), "model size", n - 1, n);
+            let refused = base.with_options(|o| o.max_model_size(n - 1));
+            let e = assert_limit(refused.load(&path), "model size", n - 1, n);
             assert_eq!(e.file(), Some(path.as_path()));
         }
         let below = below.clone().num_threads(threads);
@@ -353,17 +357,17 @@ fn max_tensor_size_refuses_larger_tensors_in_every_loader_and_names_the_tensor()
     let path = dir.path("m.onnx");
     std::fs::write(&path, &bytes).unwrap();
     let modes = [
-        ParseOptions::default().num_threads(1),
-        ParseOptions::default().num_threads(2),
-        ParseOptions::default().no_copy(true),
-        ParseOptions::default().structure_only(true),
+        Load::With(ParseOptions::default().num_threads(1)),
+        Load::With(ParseOptions::default().num_threads(2)),
+        Load::Mapped(ParseOptions::default()),
+        Load::With(ParseOptions::default().structure_only(true)),
     ];
     for base in modes {
         // The largest tensor is "big" (5000 raw bytes); "typed" holds 500 int64 = 4000.
-        let ok = base.clone().max_tensor_size(5000);
-        assert!(io::load_with(&path, &ok).is_ok());
+        let ok = base.with_options(|o| o.max_tensor_size(5000));
+        assert!(ok.load(&path).is_ok());
         let e = assert_limit(
-            io::load_with(&path, &base.clone().max_tensor_size(4999)),
+            base.with_options(|o| o.max_tensor_size(4999)).load(&path),
             "tensor size",
             4999,
             5000,
@@ -372,7 +376,7 @@ fn max_tensor_size_refuses_larger_tensors_in_every_loader_and_names_the_tensor()
         assert_eq!(e.file(), Some(path.as_path()));
         // Typed data counts at its in-memory size.
         let e = assert_limit(
-            io::load_with(&path, &base.clone().max_tensor_size(3999)),
+            base.with_options(|o| o.max_tensor_size(3999)).load(&path),
             "tensor size",
             3999,
             5000,
@@ -421,11 +425,14 @@ fn max_tensor_size_applies_to_external_data_in_every_mode() {
     )
     .unwrap();
     for base in [
-        ParseOptions::default(),
-        ParseOptions::default().no_copy(true),
-        ParseOptions::default().structure_only(true),
+        Load::With(ParseOptions::default()),
+        Load::Mapped(ParseOptions::default()),
+        Load::With(ParseOptions::default().structure_only(true)),
     ] {
-        let mut m = io::load_with(&path, &base.clone().max_tensor_size(5000)).unwrap();
+        let mut m = base
+            .with_options(|o| o.max_tensor_size(5000))
+            .load(&path)
+            .unwrap();
         io::materialize_lazy_data(&mut m).unwrap();
         m.visit_tensors_mut(|_, t| {
             t.external_data.clear();
@@ -433,7 +440,7 @@ fn max_tensor_size_applies_to_external_data_in_every_mode() {
         });
         assert_eq!(m, model);
         let e = assert_limit(
-            io::load_with(&path, &base.max_tensor_size(4999)),
+            base.with_options(|o| o.max_tensor_size(4999)).load(&path),
             "tensor size",
             4999,
             5000,
@@ -471,14 +478,15 @@ fn max_tensor_size_refuses_a_huge_external_tensor_before_reading_or_mapping_it()
     )
     .unwrap();
     for base in [
-        ParseOptions::default().num_threads(1),
-        ParseOptions::default().num_threads(2),
-        ParseOptions::default().no_copy(true),
-        ParseOptions::default().structure_only(true),
+        Load::With(ParseOptions::default().num_threads(1)),
+        Load::With(ParseOptions::default().num_threads(2)),
+        Load::Mapped(ParseOptions::default()),
+        Load::With(ParseOptions::default().structure_only(true)),
     ] {
         let start = std::time::Instant::now();
         let e = assert_limit(
-            io::load_with(&path, &base.max_tensor_size(1 << 30)),
+            base.with_options(|o| o.max_tensor_size(1 << 30))
+                .load(&path),
             "tensor size",
             1 << 30,
             HUGE,

@@ -1,4 +1,5 @@
-//! Compile tests for the derives: `ui/pass` must build and run, `ui/fail` must fail to
+//! Compile tests for the derives and the compile-time guarantees of the API (mapping a
+//! file needs `unsafe`): `ui/pass` must build and run, `ui/fail` must fail to
 //! build with exactly the diagnostics in the `.stderr` file next to each case.
 //!
 //! Regenerate the expected output with `TRYBUILD=overwrite cargo test -p

@@ -64,6 +64,7 @@ use onnx_light::io::external::ExternalDataOptions;
 use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::Model;
 use onnx_light::ByteOwner;
+use onnx_light_tests::mapped::load_mapped;
 use prost::Message as _;
 use serde_json::json;
 
@@ -642,10 +643,10 @@ fn section_file(cx: &mut Ctx, inp: &Inputs) {
             io::load_with(path, &ParseOptions::default().num_threads(1)).expect("load")
         }),
         Op::rust("f.nocopy", || {
-            io::load_with(path, &ParseOptions::default().no_copy(true)).expect("no-copy load")
+            load_mapped(path, &ParseOptions::default()).expect("no-copy load")
         }),
         Op::rust("f.nocopy_small", || {
-            io::load_with(small, &ParseOptions::default().no_copy(true)).expect("no-copy load")
+            load_mapped(small, &ParseOptions::default()).expect("no-copy load")
         }),
         Op::rust("f.structure", || {
             io::load_with(path, &ParseOptions::default().structure_only(true))
@@ -681,9 +682,9 @@ fn section_file(cx: &mut Ctx, inp: &Inputs) {
         ),
         intro: format!(
             "Ours: `io::load_with(path, options)`: owned (the file read with positional \
-            reads into one huge-page buffer the tensors share), `no_copy(true)` (the file \
+            reads into one huge-page buffer the tensors share), `io::load_mapped` (the file \
             mapped, tensors are slices of the map), `structure_only(true)` (weights left on \
-            disk). The \"small\" row: the same graph with 1/16 of the weight bytes ({:.0} \
+            disk, the structure read around them). The \"small\" row: the same graph with 1/16 of the weight bytes ({:.0} \
             MB), to show that the no-copy load does not depend on weight size. prost: \
             `fs::read` + decode. onnx: `onnx.load(path)`.",
             file_len(small) as f64 / MB
@@ -772,7 +773,7 @@ fn section_ext(cx: &mut Ctx, inp: &Inputs) {
     let split = SerializeOptions::default().external_data(split_options());
     let ops = vec![
         Op::rust("x.nocopy", || {
-            io::load_with(path, &ParseOptions::default().no_copy(true)).expect("no-copy load")
+            load_mapped(path, &ParseOptions::default()).expect("no-copy load")
         }),
         Op::rust("x.load2", || {
             io::load_with(path, &ParseOptions::default().num_threads(2)).expect("load")

@@ -169,14 +169,13 @@ pub fn load_encrypted(path: impl AsRef<Path>, passphrase: &Passphrase) -> Result
 /// The file is read and decrypted in parallel (`decrypt.num_threads`), chunk by chunk,
 /// into one buffer; the model's large payloads are slices of it (no second plaintext
 /// copy). Decoding starts only once every chunk authenticated. `parse` applies to the
-/// decoding, except `no_copy` and `structure_only`, which an encrypted file cannot
-/// honour.
+/// decoding, except `structure_only`, which an encrypted file cannot honour.
 ///
 /// # Errors
 /// `NotEncrypted`, `UnsupportedEncryption`, `UnauthenticatedEncryption` (`ONNXCRY1`
 /// without [`DecryptOptions::allow_unauthenticated`]), `WrongPassphraseOrCorrupted`,
 /// `TruncatedEncryption`, I/O errors, all naming the file; `InvalidOption` for
-/// `no_copy` or `structure_only`; decoding errors. For `ONNXCRY1`, bad padding and a
+/// `structure_only`; decoding errors. For `ONNXCRY1`, bad padding and a
 /// plaintext that does not decode as a model (whatever the reason, a `parse` limit
 /// included) give one and the same `WrongPassphraseOrCorrupted` error, so that the
 /// error reveals nothing about the decrypted bytes (no padding oracle).
@@ -210,12 +209,6 @@ pub fn load_encrypted_from_bytes(
 
 fn check_parse_options(parse: &ParseOptions) -> Result<()> {
     parse.validate()?;
-    if parse.mode == crate::io::LoadMode::NoCopy {
-        return Err(Error::invalid_option(
-            "no_copy",
-            "an encrypted file cannot be mapped: its payloads must be decrypted into memory",
-        ));
-    }
     if parse.mode == crate::io::LoadMode::StructureOnly {
         return Err(Error::invalid_option(
             "structure_only",

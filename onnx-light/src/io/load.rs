@@ -11,8 +11,9 @@ use crate::par::*;
 use super::buffer::PayloadBuffer;
 use super::consolidate::consolidate_tensors_to_buffer;
 use super::external::{load_external, DataFile, ExternalLoad, ExternalMode};
-use super::mmap::map_file;
+use super::open::FileMapper;
 use super::options::{default_max_memory, TensorBufferOptions};
+use super::structure::read_structure;
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::{ByteOwner, Bytes, LazyPayload, PayloadSource};
 use crate::message::{Decode, DecodeOptions, DecodeOwned, IntoOwned};
@@ -20,7 +21,8 @@ use crate::onnx::{Model, ModelProto};
 use crate::pool::{validate_threads, with_threads};
 use crate::wire::DEFAULT_RECURSION_LIMIT;
 
-/// Where a load puts the model's large payloads (weights).
+/// Where a load puts the model's large payloads (weights). (Mapping the file instead is
+/// the `unsafe` [`load_mapped`](crate::io::load_mapped), not a mode of the safe loads.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum LoadMode {
@@ -28,11 +30,10 @@ pub enum LoadMode {
     /// outlives the file and is unaffected by later changes to it (the default).
     #[default]
     Owned,
-    /// Map the file: large payloads become shared slices of the map and nothing is
-    /// copied. See the hazards in the [module docs](crate::io#memory-mapped-models).
-    NoCopy,
     /// Decode the structure only: large payloads stay on disk and each such tensor keeps
-    /// a [`LazyPayload`] in `lazy_data` that fetches the bytes on demand. Needs a file.
+    /// a [`LazyPayload`] in `lazy_data` that fetches the bytes on demand. Needs a file;
+    /// the weights are neither read nor mapped, and a fetch from a file that has shrunk
+    /// since is an error, not a crash.
     StructureOnly,
 }
 
@@ -40,7 +41,7 @@ pub enum LoadMode {
 ///
 /// ```
 /// # use onnx_light::io::ParseOptions;
-/// let options = ParseOptions::default().no_copy(true).num_threads(2);
+/// let options = ParseOptions::default().structure_only(true).num_threads(2);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -48,7 +49,7 @@ pub struct ParseOptions {
     /// Which payloads count as large (default 1024 bytes) and how loads that copy them
     /// align them (default 1: no requirement, so a file load needs one copy only).
     pub buffer: TensorBufferOptions,
-    /// Where large payloads go: owned (default), mapped, or left on disk.
+    /// Where large payloads go: owned (default), or left on disk.
     pub mode: LoadMode,
     /// Worker threads for payload copies, file reads and decoding long lists (a graph's
     /// nodes, initializers, value_info: see [`DecodeOptions::parallel`]); 0 means all
@@ -88,8 +89,8 @@ pub struct ParseOptions {
     /// [`io::external::find_overlaps`](crate::io::external::find_overlaps) lists the
     /// overlaps.
     pub allow_aliasing: bool,
-    /// Load the data of tensors stored in external files (default true). Copied,
-    /// mapped or left lazy following `no_copy` / `structure_only`.
+    /// Load the data of tensors stored in external files (default true). Copied, or
+    /// left lazy with `structure_only` (mapped by [`load_mapped`](crate::io::load_mapped)).
     pub load_external_data: bool,
     /// The directory external-data locations are relative to (default: the model file's
     /// directory; required to load external data of a model given as bytes).
@@ -138,16 +139,6 @@ impl ParseOptions {
     /// Sets `mode`.
     pub fn mode(mut self, mode: LoadMode) -> Self {
         self.mode = mode;
-        self
-    }
-    /// `true` sets `mode` to [`LoadMode::NoCopy`]; `false` turns a no-copy load back
-    /// into an owned one (and leaves other modes alone).
-    pub fn no_copy(mut self, yes: bool) -> Self {
-        self.mode = match (yes, self.mode) {
-            (true, _) => LoadMode::NoCopy,
-            (false, LoadMode::NoCopy) => LoadMode::Owned,
-            (false, other) => other,
-        };
         self
     }
     /// Sets `num_threads` (0 = all cores).
@@ -218,12 +209,13 @@ impl ParseOptions {
         self
     }
 
-    fn external_load(&self) -> ExternalLoad<'_> {
+    /// What to do with external data; `mapper` maps the files (a mapped load only).
+    fn external_load(&self, mapper: Option<FileMapper>) -> ExternalLoad<'_> {
         ExternalLoad {
-            mode: match self.mode {
-                LoadMode::Owned => ExternalMode::Copy,
-                LoadMode::NoCopy => ExternalMode::NoCopy,
-                LoadMode::StructureOnly => ExternalMode::Lazy,
+            mode: match (self.mode, mapper) {
+                (LoadMode::Owned, None) => ExternalMode::Copy,
+                (LoadMode::Owned, Some(map)) => ExternalMode::Mapped(map),
+                (LoadMode::StructureOnly, _) => ExternalMode::Lazy,
             },
             location_override: self.external_data_location.as_deref(),
             verify_checksums: self.verify_checksums,
@@ -239,6 +231,7 @@ impl ParseOptions {
         &self,
         model: &mut ModelProto<'_>,
         model_dir: Option<&Path>,
+        mapper: Option<FileMapper>,
     ) -> Result<()> {
         if !self.load_external_data {
             return Ok(());
@@ -247,7 +240,7 @@ impl ParseOptions {
             return Ok(());
         };
         with_threads(self.num_threads, || {
-            load_external(model, dir, &self.external_load())
+            load_external(model, dir, &self.external_load(mapper))
         })?
     }
 
@@ -258,12 +251,6 @@ impl ParseOptions {
     pub fn validate(&self) -> Result<()> {
         self.buffer.validate()?;
         validate_threads(self.num_threads)?;
-        if self.mode == LoadMode::NoCopy && self.buffer.alignment > 1 {
-            return Err(Error::invalid_option(
-                "alignment",
-                "no_copy keeps payloads where the file has them, so it cannot align them; use a copying load",
-            ));
-        }
         Ok(())
     }
 
@@ -341,20 +328,43 @@ pub fn load(path: impl AsRef<Path>) -> Result<Model> {
     load_with(path, &ParseOptions::default())
 }
 
-/// Loads a model from a file.
+/// Loads a model from a file. The file is never mapped (see
+/// [`load_mapped`](crate::io::load_mapped) for that):
 ///
 /// * default: the file is read once into a single (huge-page) buffer and large payloads
 ///   become shared slices of it: one copy, peak memory about the file size;
-/// * `no_copy`: the file is mapped and payloads are slices of the map (no copy at all);
-/// * `structure_only`: the file is mapped while the structure is decoded; large payloads
-///   are left on disk as [`LazyPayload`]s and the map is released;
+/// * `structure_only`: everything but the large payloads is read (with positional reads
+///   that skip them) and decoded; the payloads are left on disk as [`LazyPayload`]s;
 /// * `alignment > 1`: payloads are then copied into aligned storage.
 ///
 /// # Errors
 /// I/O errors naming the file; decoding errors with byte offset, field path and file.
 pub fn load_with(path: impl AsRef<Path>, options: &ParseOptions) -> Result<Model> {
-    let path = path.as_ref();
+    load_path(path.as_ref(), options, None)
+}
+
+/// [`load_with`], mapping the model file and its data files with `mapper` when given
+/// (`io::mmap::load_mapped` only).
+pub(crate) fn load_path(
+    path: &Path,
+    options: &ParseOptions,
+    mapper: Option<FileMapper>,
+) -> Result<Model> {
     options.validate()?;
+    if mapper.is_some() {
+        if options.mode == LoadMode::StructureOnly {
+            return Err(Error::invalid_option(
+                "structure_only",
+                "leaves the weights on disk, where a mapped load maps them; use load_with",
+            ));
+        }
+        if options.buffer.alignment > 1 {
+            return Err(Error::invalid_option(
+                "alignment",
+                "a mapped load keeps payloads where the file has them, so it cannot align them; use a copying load",
+            ));
+        }
+    }
     // Non-blocking and type-checked: a FIFO or device at the path is refused, not waited on.
     let file = super::open::open_regular(path).map_err(|e| Error::io(e, Some(path)))?;
     let meta = file.metadata().map_err(|e| Error::io(e, Some(path)))?;
@@ -362,43 +372,38 @@ pub fn load_with(path: impl AsRef<Path>, options: &ParseOptions) -> Result<Model
         .check_model_size(meta.len())
         .map_err(|e| e.in_file(path))?;
     let mut model = with_threads(options.num_threads, || {
-        load_file(&file, path, meta.len(), options)
+        load_file(&file, path, meta.len(), options, mapper)
     })?
     .map_err(|e| e.in_file(path))?;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    options.load_external_into(&mut model, Some(dir))?;
+    options.load_external_into(&mut model, Some(dir), mapper)?;
     options.check_tensors(&model).map_err(|e| e.in_file(path))?;
     Ok(model)
 }
 
-fn load_file(file: &File, path: &Path, len: u64, options: &ParseOptions) -> Result<Model> {
+fn load_file(
+    file: &File,
+    path: &Path,
+    len: u64,
+    options: &ParseOptions,
+    mapper: Option<FileMapper>,
+) -> Result<Model> {
     let decode = options.decode_options(len);
-    if options.mode == LoadMode::NoCopy {
-        let map = map_file(file, path)?;
-        refuse_encrypted(map.bytes())?;
-        return Model::decode_shared(map, &decode);
+    if let Some(map) = mapper {
+        let owner = map(file, path)?;
+        refuse_encrypted(owner.bytes())?;
+        return Model::decode_shared(owner, &decode);
     }
     if options.mode == LoadMode::StructureOnly {
-        let map = map_file(file, path)?;
-        refuse_encrypted(map.bytes())?;
-        let owner: ByteOwner = map;
-        let mut model = Model::decode_shared(owner.clone(), &decode)?;
+        refuse_encrypted(&read_head(file, len).map_err(|e| Error::io(e, Some(path)))?)?;
+        let structure = read_structure(file, path, len, decode.shared_threshold)?;
         let source: Arc<dyn PayloadSource> = Arc::new(DataFile::from_file(file, path)?);
-        leave_payloads_on_disk(&mut model, &owner, &source);
-        if Arc::strong_count(&owner) > 1 {
-            // Large bytes other than `raw_data` (`string_data`, attribute bytes, unknown
-            // fields) are still slices of the map, which a truncation of the file would
-            // turn into a crash: decode again, borrowing, and copy them.
-            drop(model);
-            let bytes = owner.bytes();
-            let mut view = ModelProto::decode_with(bytes, &decode)?;
-            leave_borrowed_payloads_on_disk(&mut view, bytes, decode.shared_threshold, &source);
-            return Ok(view.into_owned());
-        }
-        return Ok(model);
+        let mut view = ModelProto::decode_with(&structure, &decode)?;
+        leave_borrowed_payloads_on_disk(&mut view, &structure, decode.shared_threshold, &source);
+        return Ok(view.into_owned());
     }
     let len = usize::try_from(len).map_err(|_| {
         Error::new(ErrorKind::ValueOutOfRange {
@@ -424,26 +429,17 @@ fn read_parallel(file: &File, buf: &mut [u8]) -> std::io::Result<()> {
         .try_for_each(|(i, chunk)| file.read_exact_at(chunk, (i * CHUNK) as u64))
 }
 
-/// Replaces every large payload that is a slice of `map` by a lazy reference to the same
-/// range of the file.
-fn leave_payloads_on_disk(model: &mut Model, map: &ByteOwner, source: &Arc<dyn PayloadSource>) {
-    model.visit_tensors_mut(|_, t| {
-        if let Some(Bytes::Shared(s)) = &t.raw_data {
-            if Arc::ptr_eq(s.owner(), map) {
-                t.lazy_data = Some(LazyPayload::new(
-                    source.clone(),
-                    s.offset_in_owner() as u64,
-                    s.len() as u64,
-                ));
-                t.raw_data = None;
-            }
-        }
-    });
+/// The first bytes of `file` (up to 8, its length `len`): enough to tell an encrypted
+/// model by its magic before walking it.
+fn read_head(file: &File, len: u64) -> std::io::Result<Vec<u8>> {
+    let mut head = vec![0u8; len.min(8) as usize];
+    file.read_exact_at(&mut head, 0)?;
+    Ok(head)
 }
 
-/// [`leave_payloads_on_disk`] for a model decoded in borrow mode from `bytes` (the whole
-/// file): every `raw_data` of at least `threshold` bytes becomes a lazy reference to its
-/// range of the file.
+/// Replaces every `raw_data` of at least `threshold` bytes of a model decoded in borrow
+/// mode from `bytes` (the file's structure, at the file's offsets) by a lazy reference
+/// to its range of the file.
 fn leave_borrowed_payloads_on_disk(
     model: &mut ModelProto<'_>,
     bytes: &[u8],
@@ -469,8 +465,8 @@ fn leave_borrowed_payloads_on_disk(
 
 /// Loads the external data of a model decoded without it (e.g. with
 /// `load_external_data(false)`, or from bytes), resolving locations against `base_dir`;
-/// the counterpart of onnx's `load_external_data_for_model`. The data is copied, mapped
-/// or left lazy following `options.mode`.
+/// the counterpart of onnx's `load_external_data_for_model`. The data is copied, or left
+/// lazy with `structure_only`; never mapped.
 ///
 /// # Errors
 /// `InvalidExternalData` (refused location, range, length), I/O errors naming the
@@ -483,7 +479,7 @@ pub fn load_external_data_for_model(
     options.validate()?;
     let base_dir = base_dir.as_ref();
     with_threads(options.num_threads, || {
-        load_external(model, base_dir, &options.external_load())
+        load_external(model, base_dir, &options.external_load(None))
     })?
 }
 
@@ -512,7 +508,7 @@ pub fn load_from_slice<'a>(bytes: &'a [u8], options: &ParseOptions) -> Result<Mo
     refuse_encrypted(bytes)?;
     let mut model = options
         .decoding(|| ModelProto::decode_with(bytes, &options.decode_options(bytes.len() as u64)))?;
-    options.load_external_into(&mut model, None)?;
+    options.load_external_into(&mut model, None, None)?;
     options.check_tensors(&model)?;
     Ok(model)
 }
@@ -549,7 +545,7 @@ pub fn load_from_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Model> {
         let mut model = options.decoding(|| {
             Model::decode_owned_with(bytes, &options.decode_options(bytes.len() as u64))
         })?;
-        options.load_external_into(&mut model, None)?;
+        options.load_external_into(&mut model, None, None)?;
         options.check_tensors(&model)?;
         return Ok(model);
     }
@@ -561,7 +557,7 @@ pub fn load_from_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Model> {
     let decode = options.decode_options(bytes.len() as u64);
     let mut model = options.decoding(|| Model::decode_shared(owner.clone(), &decode))?;
     drop(owner);
-    options.load_external_into(&mut model, None)?;
+    options.load_external_into(&mut model, None, None)?;
     options.check_tensors(&model)?;
     Ok(model)
 }
@@ -604,8 +600,13 @@ fn copy_parallel(dst: &mut [u8], src: &[u8]) {
 }
 
 /// Decodes a model from a buffer shared with it: large payloads become slices of
-/// `owner`, smaller ones are copied. External data is read from `external_data_dir`
-/// when that is set, as [`load_from_bytes`] does.
+/// `owner`, smaller ones are copied. External data is read (copied) from
+/// `external_data_dir` when that is set, as [`load_from_bytes`] does.
+///
+/// This is the safe way to a no-copy model from a map: the caller creates the map (e.g.
+/// `memmap2::Mmap`, whose `unsafe` constructor is where they vouch that the file will
+/// not change) and hands over an `Arc` of it; or calls the `unsafe`
+/// [`load_mapped`](crate::io::load_mapped), which does both.
 ///
 /// # Errors
 /// Decoding errors; `InvalidOption` for `structure_only`.
@@ -619,7 +620,7 @@ pub fn load_from_owner(owner: ByteOwner, options: &ParseOptions) -> Result<Model
     refuse_encrypted(owner.bytes())?;
     let decode = options.decode_options(len);
     let mut model = options.decoding(|| Model::decode_shared(owner, &decode))?;
-    options.load_external_into(&mut model, None)?;
+    options.load_external_into(&mut model, None, None)?;
     if options.buffer.alignment > 1 {
         with_threads(options.num_threads, || {
             consolidate_tensors_to_buffer(&mut model, &options.buffer)
@@ -664,12 +665,6 @@ fn validate_in_memory(options: &ParseOptions) -> Result<()> {
     if options.mode == LoadMode::StructureOnly {
         return Err(structure_only_needs_a_file());
     }
-    if options.mode == LoadMode::NoCopy {
-        return Err(Error::invalid_option(
-            "no_copy",
-            "applies to files; in memory, use load_from_slice (borrow) or load_from_owner (shared)",
-        ));
-    }
     Ok(())
 }
 
@@ -693,22 +688,20 @@ mod tests {
     use crate::message::Message;
     use crate::onnx::{DataType, GraphProto, NodeProto, TensorProto};
 
-    /// The load mode is one value: the boolean builders switch it, never combine two.
+    /// The load mode is one value: the boolean builder switches it.
     #[test]
-    fn load_modes_are_exclusive_and_the_boolean_builders_switch_them() {
+    fn load_modes_are_exclusive_and_the_boolean_builder_switches_them() {
         let o = ParseOptions::default();
         assert_eq!(o.mode, LoadMode::Owned);
-        assert_eq!(o.clone().no_copy(true).mode, LoadMode::NoCopy);
+        assert_eq!(o.clone().structure_only(true).mode, LoadMode::StructureOnly);
         assert_eq!(
-            o.clone().no_copy(true).structure_only(true).mode,
+            o.clone().structure_only(true).structure_only(false).mode,
+            LoadMode::Owned
+        );
+        assert_eq!(
+            o.mode(LoadMode::StructureOnly).mode,
             LoadMode::StructureOnly
         );
-        assert_eq!(o.clone().no_copy(true).no_copy(false).mode, LoadMode::Owned);
-        assert_eq!(
-            o.clone().structure_only(true).no_copy(false).mode,
-            LoadMode::StructureOnly
-        );
-        assert_eq!(o.mode(LoadMode::NoCopy).mode, LoadMode::NoCopy);
     }
 
     fn model(nodes: usize, payloads: &[usize]) -> Model {

@@ -16,8 +16,10 @@
 //! let model: Model = io::load(&path)?;
 //!
 //! // No-copy: the file is mapped and large payloads are slices of the map; the result is
-//! // still `'static` (the map lives as long as any tensor does).
-//! let mapped = io::load_with(&path, &ParseOptions::default().no_copy(true))?;
+//! // still `'static` (the map lives as long as any tensor does). Mapping is `unsafe`:
+//! // see below.
+//! // SAFETY: the file is this example's own; nothing truncates or rewrites it.
+//! let mapped = unsafe { io::load_mapped(&path, &ParseOptions::default())? };
 //!
 //! // Structure only: weights stay on disk until fetched.
 //! let lazy = io::load_with(&path, &ParseOptions::default().structure_only(true))?;
@@ -50,7 +52,7 @@
 //! io::save(&model, dir.join("model.onnx"), &SerializeOptions::default())?;
 //!
 //! // External data: large tensors in weights.bin, split at 2 GiB, 4096-aligned so that a
-//! // no-copy load gives page-aligned tensors.
+//! // mapped load gives page-aligned tensors.
 //! let external = ExternalDataOptions::new("weights.bin").alignment(4096).max_file_size(2 << 30);
 //! io::save(&model, dir.join("split.onnx"), &SerializeOptions::default().external_data(external))?;
 //! assert_eq!(io::load(dir.join("split.onnx"))?, model);
@@ -67,9 +69,15 @@
 //!
 //! A no-copy model reads its weights from the mapped file for as long as it lives.
 //! Truncating or rewriting that file in place meanwhile is undefined behaviour on every
-//! platform (reads of vanished pages raise `SIGBUS`). This crate never does that itself:
-//! its saves write a new file and rename it, so the mapped old file stays intact. If
-//! other programs may rewrite your files in place, use the copying loads.
+//! platform (reads of vanished pages raise `SIGBUS`; bytes behind a `&[u8]` change), and
+//! no library can prevent another process from doing it. So mapping is the caller's
+//! promise, as with `memmap2::Mmap::map`: [`load_mapped`] is an `unsafe fn` whose
+//! `# Safety` section states it. Safe code never maps a file: the default load copies it
+//! (one read), `structure_only` reads the structure and fetches weights on demand (a
+//! file that has shrunk gives an error, not a crash), and [`load_from_owner`] shares an
+//! owner the caller made, such as an `Arc<memmap2::Mmap>` the caller mapped and vouched
+//! for. This crate never truncates or rewrites a file in place itself: its saves write a
+//! new file and rename it, so a mapped old file stays intact.
 
 pub(crate) mod atomic;
 mod buffer;
@@ -82,6 +90,7 @@ mod mmap;
 pub(crate) mod open;
 mod options;
 mod save;
+mod structure;
 mod write;
 
 pub use crate::pool::MAX_THREADS;
@@ -97,6 +106,7 @@ pub use load::{
     load, load_external_data_for_model, load_from_bytes, load_from_owner, load_from_reader,
     load_from_slice, load_with, materialize_lazy_data, LoadMode, ParseOptions,
 };
+pub use mmap::load_mapped;
 // `ExternalDataOptions` is also here, beside the `SerializeOptions` that take it.
 pub use options::{
     default_max_memory, ExternalDataOptions, SerializeOptions, TensorBufferOptions,

@@ -62,6 +62,11 @@ impl FileId {
     }
 }
 
+/// Maps an opened file (named by the path, for messages) into memory, read-only. The only
+/// value of this type is private to `io::mmap` and reaches a load only through its
+/// `unsafe fn load_mapped`, so every map is one a caller vouched for.
+pub(crate) type FileMapper = fn(&File, &Path) -> crate::error::Result<crate::field::ByteOwner>;
+
 /// A file type in words, for messages: `a FIFO`, `a character device`, ...
 pub(crate) fn type_in_words(kind: FileType) -> &'static str {
     match kind {

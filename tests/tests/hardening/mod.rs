@@ -12,6 +12,7 @@ use onnx_light::io::{self, ParseOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::{ByteOwner, DecodeOptions, ErrorKind};
+use onnx_light_tests::mapped::Load;
 pub use onnx_light_tests::scratch::Scratch;
 
 /// A small but complete model: every top-level field kind, nodes with every attribute
@@ -414,15 +415,21 @@ pub fn decode_everywhere(bytes: &[u8], limit: u32, modes: Modes) -> Vec<(String,
         let path = dir.path("m.onnx");
         std::fs::write(&path, bytes).unwrap();
         let file_modes = [
-            ("load_with/1", parse(1)),
-            ("load_with/2", parse(2)),
-            ("load_with no_copy/1", parse(1).no_copy(true)),
-            ("load_with no_copy/2", parse(2).no_copy(true)),
-            ("load_with structure_only/1", parse(1).structure_only(true)),
-            ("load_with structure_only/2", parse(2).structure_only(true)),
+            ("load_with/1", Load::With(parse(1))),
+            ("load_with/2", Load::With(parse(2))),
+            ("load_mapped/1", Load::Mapped(parse(1))),
+            ("load_mapped/2", Load::Mapped(parse(2))),
+            (
+                "load_with structure_only/1",
+                Load::With(parse(1).structure_only(true)),
+            ),
+            (
+                "load_with structure_only/2",
+                Load::With(parse(2).structure_only(true)),
+            ),
         ];
-        for (name, options) in file_modes {
-            let r = io::load_with(&path, &options);
+        for (name, load) in file_modes {
+            let r = load.load(&path);
             if let Err(e) = &r {
                 assert_eq!(e.file(), Some(path.as_path()), "{name}: {e}");
             }

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use onnx_light::io::{self, ParseOptions};
+use onnx_light_tests::mapped::load_mapped;
 use prost::Message as _;
 
 use crate::prost_vec;
@@ -53,9 +54,7 @@ pub fn run(mode: &str, path: &Path) {
     let baseline_kb = status_kb("VmRSS");
     let keep: Box<dyn std::any::Any> = match mode {
         "load" => Box::new(io::load(path).expect("load")),
-        "nocopy" => Box::new(
-            io::load_with(path, &ParseOptions::default().no_copy(true)).expect("no-copy load"),
-        ),
+        "nocopy" => Box::new(load_mapped(path, &ParseOptions::default()).expect("no-copy load")),
         "structure" => Box::new(
             io::load_with(path, &ParseOptions::default().structure_only(true))
                 .expect("structure-only load"),

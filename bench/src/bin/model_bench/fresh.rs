@@ -18,6 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use onnx_light::io::{self, ParseOptions};
+use onnx_light_tests::mapped::load_mapped;
 
 use crate::harness::{self, fmt_ratio, fmt_time, measure, Op, Results, Row, Sampling, Table};
 use crate::harness::{Scorecard, Target};
@@ -51,9 +52,7 @@ pub fn child(mode: &str, path: &Path) {
         let start = Instant::now();
         let keep: Box<dyn std::any::Any> = match mode {
             "load" => Box::new(io::load(path).expect("load")),
-            "nocopy" => Box::new(
-                io::load_with(path, &ParseOptions::default().no_copy(true)).expect("no-copy"),
-            ),
+            "nocopy" => Box::new(load_mapped(path, &ParseOptions::default()).expect("no-copy")),
             "read" => Box::new(std::fs::read(path).expect("read")),
             "decode1" => Box::new(io::load_from_bytes(&bytes, &one).expect("decode")),
             "decode" => {
@@ -435,7 +434,7 @@ pub fn section(inp: &FreshInputs<'_>, sampling: Sampling, card: &mut Scorecard) 
             to its return; `onnx` already imported), then loads again: \"2nd call\" is the \
             same load in a process that has already done one. \"process\" is the whole \
             child, spawn to exit, both loads included (and interpreter start-up and \
-            `import onnx` for Python). Ours: `io::load` (owned) and `no_copy(true)`; `std::fs::read` of the \
+            `import onnx` for Python). Ours: `io::load` (owned) and `io::load_mapped`; `std::fs::read` of the \
             same file in a fresh Rust process; onnx: `onnx.load(path)`."
             .into(),
         peers: vec![("fr.read", "fs::read"), ("fr.onnx", "onnx")],

@@ -203,8 +203,14 @@ def load_model(
 ) -> Any:
     """Loads a model from a path, ``bytes`` or a binary file object.
 
-    ``no_copy``: map the file and share its bytes (no copy); for ``bytes`` (or the
-    bytes read from a file object), share that object, which the model keeps alive.
+    ``no_copy``: map the file (and its external data files) and share their bytes (no
+    copy); for ``bytes`` (or the bytes read from a file object), share that object,
+    which the model keeps alive. A mapped file must not be truncated or rewritten in
+    place, by any program, while the model (or an array viewing its weights) is alive:
+    the interpreter would die of ``SIGBUS`` or see the weights change, as with
+    ``numpy.memmap``. Leave ``no_copy`` off (one read) for files others may change; a
+    ``save`` of this package replaces a file by renaming a new one over it, which is
+    safe.
     ``skip_raw_data``: leave
     large payloads on disk. ``num_threads``: -1 = all cores, 1 = the calling thread.
     ``location``: read all external data from this file (relative to the model).

@@ -13,16 +13,17 @@ use super::resolve::{resolve_tensor, DataFile, Resolver};
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::{ByteOwner, Bytes, LazyPayload, PayloadSource, SharedBytes};
 use crate::io::buffer::{align_up, PayloadBuffer};
-use crate::io::mmap::map_file;
+use crate::io::open::FileMapper;
 use crate::onnx::{ModelProto, TensorProto};
 
 /// How external payloads end up in memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) enum ExternalMode {
     /// Read into one buffer the tensors share.
     Copy,
-    /// Each file mapped once; tensors hold slices of the maps.
-    NoCopy,
+    /// Each file mapped once (by the mapper of a mapped load); tensors hold slices of
+    /// the maps.
+    Mapped(FileMapper),
     /// Nothing read: tensors get a `LazyPayload` and keep their metadata.
     Lazy,
 }
@@ -232,7 +233,7 @@ pub(crate) fn load_external(
 
     let payloads: Vec<Option<Bytes<'static>>> = match load.mode {
         ExternalMode::Lazy => vec![None; plan.len()],
-        ExternalMode::NoCopy => {
+        ExternalMode::Mapped(map_file) => {
             let mut maps: std::collections::HashMap<*const DataFile, ByteOwner> =
                 Default::default();
             let mut out = Vec::with_capacity(plan.len());

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use crate::field::Str;
 use crate::io::default_max_memory;
-use crate::io::mmap::map_file;
 use crate::io::open::open_regular;
+use crate::io::structure::read_structure;
 use crate::message::{Decode, DecodeOptions};
 use crate::ProtoMessage;
 
@@ -128,6 +128,9 @@ fn tensor_names(t: &Tensor<'_>, names: &mut HashSet<String>) {
     }
 }
 
+/// Payloads of at least this many bytes are not read to find the names.
+const WEIGHTS: usize = 64;
+
 /// The external-data file names the model file at `path` refers to; empty when there is
 /// no readable model there (then no data of it can be broken by overwriting either).
 pub(crate) fn names_in_use(path: &Path) -> HashSet<String> {
@@ -135,15 +138,20 @@ pub(crate) fn names_in_use(path: &Path) -> HashSet<String> {
     let Ok(file) = open_regular(path) else {
         return names;
     };
-    let Ok(map) = map_file(&file, path) else {
+    let Ok(len) = file.metadata().map(|m| m.len()) else {
+        return names;
+    };
+    // Read, never mapped (another process may truncate the file meanwhile), and without
+    // the weights.
+    let Ok(structure) = read_structure(&file, path, len, WEIGHTS) else {
         return names;
     };
     // A hostile file at the target path gets the budget any load would give it.
     let options = DecodeOptions {
-        max_memory: Some(default_max_memory(map.bytes().len() as u64)),
+        max_memory: Some(default_max_memory(len)),
         ..DecodeOptions::default()
     };
-    let Ok(model) = Model::decode_with(map.bytes(), &options) else {
+    let Ok(model) = Model::decode_with(&structure, &options) else {
         return names;
     };
     model.graph.iter().for_each(|g| graph_names(g, &mut names));
