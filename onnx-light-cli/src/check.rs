@@ -156,10 +156,9 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
         model.tensors().len()
     ));
 
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    // Where the loader resolves external data: beside the file a link at `path` leads to.
+    let dir = io::model_directory(path).unwrap_or_else(|_| Path::new(".").to_path_buf());
+    let dir = dir.as_path();
 
     // The rules of onnx.checker.check_model, with the model's directory for external data.
     let schemas = checker::schema::all();

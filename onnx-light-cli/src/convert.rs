@@ -40,8 +40,9 @@ type Failure = Box<dyn std::error::Error>;
 /// how they are spelled.
 type FileId = (u64, u64);
 
-/// The identity of the entry at `path` itself (a symbolic link is not followed: renaming
-/// over a link replaces the link, not its target).
+/// The identity of the entry at `path` itself (a symbolic link is not followed: a data
+/// file name that is a link is never written through). For the output model, pass the
+/// file a save replaces (`io::resolve_links`): a save through a link replaces its target.
 fn entry_id(path: &Path) -> Option<FileId> {
     std::fs::symlink_metadata(path)
         .ok()
@@ -104,7 +105,8 @@ fn locations(path: &Path) -> BTreeSet<String> {
 /// Refuses conversions that would destroy the user's files: writing the model over one
 /// of the input's data files, or a data file over the input model or over the output
 /// model itself. Names are compared by file identity and by (directory, name), so `./m`,
-/// `m`, an absolute path and a path through a linked directory are all the same file.
+/// `m`, an absolute path, a path through a linked directory and a symbolic link to the
+/// file are all the same file.
 fn refuse_destructive(
     input: &Path,
     output: &Path,
@@ -112,7 +114,9 @@ fn refuse_destructive(
     input_data: &[(FileId, String)],
 ) -> Result<(), Failure> {
     let input_id = std::fs::metadata(input).ok().map(|m| (m.dev(), m.ino()));
-    let output_id = entry_id(output);
+    // What the save replaces: the output, or the file a link there leads to.
+    let target = io::resolve_links(output)?;
+    let output_id = entry_id(&target);
     if let Some((_, name)) = input_data.iter().find(|(id, _)| Some(*id) == output_id) {
         return Err(format!(
             "{} is the external data file {name} of {}: writing the model there would destroy its weights",
@@ -125,12 +129,12 @@ fn refuse_destructive(
         return Ok(());
     };
     let bare = Path::new(name).file_name().unwrap_or_default();
-    let data_path = parent(output).join(bare);
+    let data_path = parent(&target).join(bare);
     let same_dir = |a: &Path, b: &Path| {
         let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
         id(a).is_some() && id(a) == id(b)
     };
-    if Some(bare) == output.file_name() && same_dir(parent(output), parent(&data_path)) {
+    if Some(bare) == target.file_name() && same_dir(parent(&target), parent(&data_path)) {
         return Err(format!(
             "--external-data {name} names the output model itself; choose another name for the data file"
         )
@@ -155,7 +159,8 @@ fn refuse_destructive(
 }
 
 /// Refuses, without `--force`, to replace a file already at a data file name the save
-/// may write next to `output`: `NAME`, and with `split` the files `NAME.1`, `NAME.2`, ...
+/// may write next to `output` (beside the file a link there leads to): `NAME`, and with
+/// `split` the files `NAME.1`, `NAME.2`, ...
 /// that a split save names. Such a file is usually another model's data; the save would
 /// replace it. A file in `reading` (the input's data files, which a save never takes
 /// the name of) is not in the way.
@@ -169,7 +174,8 @@ pub fn refuse_existing_data_file(
     if force {
         return Ok(());
     }
-    let dir = parent(output);
+    let dir = io::model_directory(output)?;
+    let dir = dir.as_path();
     // NAME, then the split files a split save numbers from 1 without gaps, as far as they
     // exist: each with the identity of what is there.
     let mut present: Vec<(std::path::PathBuf, FileId)> = Vec::new();
@@ -252,7 +258,7 @@ pub fn run(
             .structure_only(true)
             .load_external_data(false),
     )?;
-    let input_data = data_files(&probe, parent(input));
+    let input_data = data_files(&probe, &io::model_directory(input)?);
     let input_has_external = has_external(&probe);
     // The probe is already the structure-only model of a single-file input: the copying
     // paths below use it instead of reading the structure again.

@@ -581,3 +581,16 @@ def test_saving_to_a_pipe_writes_into_it_as_onnx_does(tmp_path, ref_bytes):
     with pytest.raises(ol.FileError, match="FIFO"):
         ol.save(m, fifo, save_as_external_data=True)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_saving_to_a_symlink_replaces_its_target_and_keeps_the_link(tmp_path, ref_bytes):
+    # As `onnx.save` writes through a link: `latest.onnx -> v7.onnx` stays a link.
+    m = ol.load_from_string(ref_bytes)
+    (tmp_path / "v7.onnx").write_bytes(b"old")
+    (tmp_path / "latest.onnx").symlink_to("v7.onnx")
+    ol.save(m, tmp_path / "latest.onnx", save_as_external_data=True, location="w.bin",
+            size_threshold=0)
+    assert os.readlink(tmp_path / "latest.onnx") == "v7.onnx"
+    assert sorted(os.listdir(tmp_path)) == ["latest.onnx", "v7.onnx", "w.bin"]
+    assert ol.load(tmp_path / "latest.onnx").SerializeToString() == ref_bytes
+    assert onnx.load(str(tmp_path / "v7.onnx")).SerializeToString() == ref_bytes

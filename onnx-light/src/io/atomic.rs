@@ -9,7 +9,8 @@
 //!
 //! Every step of one save happens relative to one opened directory ([`TargetDir`]), so a
 //! directory on the path swapped for a link half-way cannot split a save between two
-//! places. Temporaries are created with mode 0600 and get their final permissions just
+//! places. A save to a symbolic link happens in the directory of the file the link
+//! leads to, and replaces that file: the link stays a link. Temporaries are created with mode 0600 and get their final permissions just
 //! before the rename: those of the regular file they replace (never through a symbolic
 //! link, never the set-user-ID, set-group-ID or sticky bits), else the usual `0666` less
 //! the umask. Knows files; knows nothing of models.
@@ -34,18 +35,30 @@ use crate::error::{Error, ErrorKind, Result};
 #[derive(Debug)]
 pub(crate) struct TargetDir {
     fd: OwnedFd,
-    /// The directory as the caller named it, for messages.
+    /// The directory as the caller named it (or as the link led to it), for messages.
     path: PathBuf,
+    /// When the save's path was a symbolic link: the name of the file it led to in this
+    /// directory, and the link as the caller named it, for messages.
+    via_link: Option<(OsString, PathBuf)>,
 }
 
 impl TargetDir {
-    /// Opens the directory of `path` and returns it with `path`'s file name.
+    /// Opens the directory of the file a save to `path` replaces, and returns it with that
+    /// file's name. That file is `path` itself, or, when `path` is a symbolic link (or a
+    /// chain of them), the file the link leads to: the save replaces the link's target and
+    /// leaves the link a link, as writing through it would. A dangling link's target is
+    /// created. A link in a world-writable sticky directory (`/tmp`) owned by neither this
+    /// user nor the directory's owner is refused, as the kernel's `protected_symlinks`
+    /// refuses to follow it.
     ///
     /// # Errors
-    /// An I/O error naming `path` when it has no file name or its directory cannot be
-    /// opened.
+    /// An I/O error naming `path` when it has no file name, is a loop of links or a link
+    /// refused as above, or when the directory cannot be opened.
     pub(crate) fn of(path: &Path) -> Result<(Arc<TargetDir>, OsString)> {
-        let name = path.file_name().ok_or_else(|| {
+        let target = super::open::follow_links(path, refuse_unprotected_link)
+            .map_err(|e| Error::io(e, Some(path)))?;
+        let linked = target != path;
+        let name = target.file_name().ok_or_else(|| {
             Error::io(
                 std::io::Error::new(
                     std::io::ErrorKind::InvalidInput,
@@ -54,7 +67,7 @@ impl TargetDir {
                 Some(path),
             )
         })?;
-        let dir = match path.parent() {
+        let dir = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
@@ -63,11 +76,28 @@ impl TargetDir {
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )
-        .map_err(|e| Error::io(e.into(), Some(dir)))?;
+        .map_err(|e| {
+            let e = std::io::Error::from(e);
+            match linked {
+                true => Error::io(
+                    std::io::Error::new(
+                        e.kind(),
+                        format!(
+                            "{} is a symbolic link to {}, whose directory cannot be opened: {e}",
+                            path.display(),
+                            target.display()
+                        ),
+                    ),
+                    Some(dir),
+                ),
+                false => Error::io(e, Some(dir)),
+            }
+        })?;
         Ok((
             Arc::new(TargetDir {
                 fd,
                 path: dir.to_path_buf(),
+                via_link: linked.then(|| (name.to_os_string(), path.to_path_buf())),
             }),
             name.to_os_string(),
         ))
@@ -110,6 +140,43 @@ impl TargetDir {
         #[cfg(not(target_os = "linux"))]
         let _ = name;
     }
+}
+
+/// Refuses to follow the symbolic link at `link` (its `lstat` in `st`) when it sits in a
+/// world-writable sticky directory and is owned by neither this user nor the directory's
+/// owner: the kernel's `protected_symlinks` rule, which links followed here, outside the
+/// kernel's own path walk, would otherwise escape. Such a link is the classic way to make
+/// another user's save in `/tmp` overwrite a file of theirs.
+fn refuse_unprotected_link(link: &Path, st: &rustix::fs::Stat) -> std::io::Result<()> {
+    let dir = match link.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir_st = statat(CWD, dir, AtFlags::empty())?;
+    let euid = rustix::process::geteuid().as_raw();
+    if followed_in_shared_dir_is_refused(dir_st.st_mode as u32, dir_st.st_uid, st.st_uid, euid) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is a symbolic link in a world-writable sticky directory, owned by another \
+                 user: a save does not follow it (as the kernel's protected_symlinks does not)",
+                link.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The rule of [`refuse_unprotected_link`] on numbers: the directory's mode and owner,
+/// the link's owner, and this process's effective user.
+fn followed_in_shared_dir_is_refused(
+    dir_mode: u32,
+    dir_uid: u32,
+    link_uid: u32,
+    euid: u32,
+) -> bool {
+    let sticky_and_world_writable = dir_mode & 0o1000 != 0 && dir_mode & 0o002 != 0;
+    sticky_and_world_writable && link_uid != euid && link_uid != dir_uid
 }
 
 /// Fails when writing a file of `len` bytes would pass the process's file size limit
@@ -273,9 +340,16 @@ impl AtomicTarget {
         let existing = statat(&dir.fd, name, AtFlags::empty())
             .ok()
             .map(|st| FileType::from_raw_mode(st.st_mode));
+        // Named as the caller named it when a link led here.
+        let through = match &dir.via_link {
+            Some((target, link)) if target == name => {
+                format!(" (the symbolic link {} leads to it)", link.display())
+            }
+            _ => String::new(),
+        };
         let refused = |kind, what: &str| {
             Err(Error::io(
-                std::io::Error::new(kind, what.to_string()),
+                std::io::Error::new(kind, format!("{what}{through}")),
                 Some(&path),
             ))
         };
@@ -489,6 +563,27 @@ impl AtomicTarget {
     /// the reader).
     pub(crate) fn abandon(self) {
         drop(self);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::followed_in_shared_dir_is_refused as refused;
+
+    /// `/tmp` (root's, 1777), a link of user 1000, followed by users 1000, 0 and 2000.
+    #[test]
+    fn links_in_shared_sticky_directories_are_followed_only_for_their_owners() {
+        let tmp = 0o41777;
+        assert!(!refused(tmp, 0, 1000, 1000), "the link's owner follows it");
+        assert!(
+            !refused(tmp, 1000, 1000, 2000),
+            "the directory's owner made it"
+        );
+        assert!(refused(tmp, 0, 1000, 2000), "another user does not");
+        assert!(refused(tmp, 0, 1000, 0), "root does not either");
+        // Not sticky, or not world-writable: the rule does not apply.
+        assert!(!refused(0o40777, 0, 1000, 2000));
+        assert!(!refused(0o41775, 0, 1000, 2000));
     }
 }
 

@@ -93,7 +93,9 @@ pub struct ParseOptions {
     /// left lazy with `structure_only` (mapped by [`load_mapped`](crate::io::load_mapped)).
     pub load_external_data: bool,
     /// The directory external-data locations are relative to (default: the model file's
-    /// directory; required to load external data of a model given as bytes).
+    /// directory, [`model_directory`](crate::io::model_directory), which follows a
+    /// symbolic link at the path; required to load external data of a model given as
+    /// bytes).
     pub external_data_dir: Option<PathBuf>,
     /// Read every external tensor from this location instead of the one it records
     /// (e.g. a renamed data file); checked like any location.
@@ -375,13 +377,40 @@ pub(crate) fn load_path(
         load_file(&file, path, meta.len(), options, mapper)
     })?
     .map_err(|e| e.in_file(path))?;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    options.load_external_into(&mut model, Some(dir), mapper)?;
+    let dir = model_directory(path)?;
+    options.load_external_into(&mut model, Some(&dir), mapper)?;
     options.check_tensors(&model).map_err(|e| e.in_file(path))?;
     Ok(model)
+}
+
+/// The file `path` names once the symbolic links at its last component are followed (a
+/// chain of them too; a dangling link gives the name it points to): the file a save to
+/// `path` replaces, leaving the link a link, and the file whose directory holds the
+/// model's external data ([`model_directory`]). Links among the directories are the
+/// kernel's to follow, as for any path.
+///
+/// # Errors
+/// `path` being a loop of symbolic links, or a link that cannot be read.
+pub fn resolve_links(path: impl AsRef<Path>) -> Result<PathBuf> {
+    let path = path.as_ref();
+    super::open::follow_links(path, |_, _| Ok(())).map_err(|e| Error::io(e, Some(path)))
+}
+
+/// The directory the external data of the model file at `path` is resolved against, and
+/// where a save to `path` writes its data files: the directory of the file `path` names,
+/// after following symbolic links at `path` itself ([`resolve_links`]). So a model
+/// reached through a link (`latest.onnx -> v7/model.onnx`) keeps its data beside the file
+/// it is (`v7/`). (`onnx` uses the link's own directory; the two agree whenever the link
+/// and its target share a directory, as in `latest.onnx -> v7.onnx`.)
+///
+/// # Errors
+/// As [`resolve_links`].
+pub fn model_directory(path: impl AsRef<Path>) -> Result<PathBuf> {
+    let file = resolve_links(path)?;
+    Ok(match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    })
 }
 
 fn load_file(

@@ -65,6 +65,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! A save to a path that is a symbolic link replaces the file the link leads to (a
+//! temporary file beside it, renamed over it) and leaves the link a link; its external
+//! data goes beside that file, where a load through the link looks for it
+//! ([`model_directory`]). See [`save`] for dangling links, loops and the refusals.
+//!
 //! # Memory-mapped models
 //!
 //! A no-copy model reads its weights from the mapped file for as long as it lives.
@@ -104,7 +109,8 @@ pub(crate) use buffer::PayloadBuffer;
 pub use consolidate::{consolidate_tensors_to_buffer, ConsolidatedBuffer};
 pub use load::{
     load, load_external_data_for_model, load_from_bytes, load_from_owner, load_from_reader,
-    load_from_slice, load_with, materialize_lazy_data, LoadMode, ParseOptions,
+    load_from_slice, load_with, materialize_lazy_data, model_directory, resolve_links, LoadMode,
+    ParseOptions,
 };
 pub use mmap::load_mapped;
 // `ExternalDataOptions` is also here, beside the `SerializeOptions` that take it.

@@ -115,6 +115,48 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     regular(rustix::fs::open(path, read_flags(), Mode::empty())?)
 }
 
+/// The most symbolic links followed from a path to the file it names, as the kernel's
+/// own limit (`MAXSYMLINKS`); a longer chain is taken for a loop.
+const MAX_LINKS: usize = 40;
+
+/// The path of the file `path` names once the symbolic links at its last component are
+/// followed (a chain of them too): `path` itself when it is not a link, and the last
+/// link's target when that names nothing (a dangling link). Links among the directories
+/// are left to the kernel, which follows them when the directory is opened. A relative
+/// link is read relative to the link's directory. `check` sees each link (its path and
+/// its `lstat`) before it is followed.
+///
+/// # Errors
+/// A loop (more than [`MAX_LINKS`] links, `ELOOP`); an error reading a link; `check`'s.
+pub(crate) fn follow_links(
+    path: &Path,
+    check: impl Fn(&Path, &Stat) -> io::Result<()>,
+) -> io::Result<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let mut current = path.to_path_buf();
+    for _ in 0..=MAX_LINKS {
+        // Nothing there, or not a link: this is the file (errors reaching it are the
+        // caller's open's to report).
+        let Ok(st) = statat(rustix::fs::CWD, &current, AtFlags::SYMLINK_NOFOLLOW) else {
+            return Ok(current);
+        };
+        if FileType::from_raw_mode(st.st_mode) != FileType::Symlink {
+            return Ok(current);
+        }
+        check(&current, &st)?;
+        let target = rustix::fs::readlinkat(rustix::fs::CWD, &current, Vec::new())?;
+        let target = std::path::PathBuf::from(std::ffi::OsString::from_vec(target.into_bytes()));
+        current = match current.parent() {
+            Some(dir) if !target.is_absolute() && !dir.as_os_str().is_empty() => dir.join(target),
+            _ => target,
+        };
+    }
+    Err(io::Error::new(
+        io::Error::from(rustix::io::Errno::LOOP).kind(),
+        format!("a loop of symbolic links (or a chain of more than {MAX_LINKS})"),
+    ))
+}
+
 /// A directory opened once, below which names are resolved without ever following a
 /// symbolic link or leaving it.
 #[derive(Debug)]
@@ -211,6 +253,45 @@ impl Beneath {
 mod tests {
     use super::*;
     use rustix::fs::CWD;
+
+    #[test]
+    fn links_at_the_last_component_are_followed_relative_to_their_directory() {
+        let dir = scratch("follow");
+        std::fs::create_dir_all(dir.join("a/versions")).unwrap();
+        std::fs::write(dir.join("a/versions/v7.onnx"), b"x").unwrap();
+        std::os::unix::fs::symlink("versions/v7.onnx", dir.join("a/latest.onnx")).unwrap();
+        std::os::unix::fs::symlink("a/latest.onnx", dir.join("chain.onnx")).unwrap();
+        std::os::unix::fs::symlink("missing.onnx", dir.join("dangling.onnx")).unwrap();
+        std::os::unix::fs::symlink("loop.onnx", dir.join("loop.onnx")).unwrap();
+        let follow = |p: &str| follow_links(&dir.join(p), |_, _| Ok(()));
+        assert_eq!(
+            follow("chain.onnx").unwrap(),
+            dir.join("a/versions/v7.onnx")
+        );
+        assert_eq!(
+            follow("a/versions/v7.onnx").unwrap(),
+            dir.join("a/versions/v7.onnx")
+        );
+        assert_eq!(follow("dangling.onnx").unwrap(), dir.join("missing.onnx"));
+        assert_eq!(follow("nothing.onnx").unwrap(), dir.join("nothing.onnx"));
+        let e = follow("loop.onnx").unwrap_err();
+        assert_eq!(e.raw_os_error(), None);
+        assert!(e.to_string().contains("loop of symbolic links"), "{e}");
+        // `check` sees every link of the chain, and can stop it.
+        let seen = std::cell::RefCell::new(Vec::new());
+        follow_links(&dir.join("chain.onnx"), |p, _| {
+            seen.borrow_mut().push(p.to_path_buf());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            *seen.borrow(),
+            [dir.join("chain.onnx"), dir.join("a/latest.onnx")]
+        );
+        let refused = follow_links(&dir.join("chain.onnx"), |_, _| Err(io::Error::other("no")));
+        assert!(refused.is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn scratch(name: &str) -> std::path::PathBuf {
         let dir =

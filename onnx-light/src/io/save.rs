@@ -40,14 +40,22 @@ pub fn save_to_writer(
 /// Saves `model` to `path` atomically: the bytes go to a new temporary file in the same
 /// directory, which is flushed to disk and then renamed over `path`. A failure at any
 /// point leaves the previous file untouched and removes the temporary file. An existing
-/// file's permissions are kept. A file that a no-copy model still maps stays valid: it is
+/// file's permissions are kept (without set-ID and sticky bits).
+///
+/// When `path` is a symbolic link (or a chain of them), the save replaces the file it
+/// leads to, in that file's directory, and the link stays a link; external data files go
+/// there too, beside the model ([`model_directory`](super::model_directory)). A dangling
+/// link's target is created; a loop, a link to a directory, FIFO or device, and a link in
+/// a world-writable sticky directory owned by another user are refused. A file that a no-copy model still maps stays valid: it is
 /// replaced, never written in place. Weights a structure-only load left on disk are
 /// copied from their file into the new one without passing through memory (in the
 /// kernel where it can); a source file truncated since the load is an error.
 ///
 /// # Errors
 /// I/O errors naming the file, among them a file that weights were left in and that
-/// has shrunk since the load.
+/// has shrunk since the load, and the refusals above (`IsADirectory` for a directory,
+/// `InvalidInput` for a FIFO or device, `PermissionDenied` for a link in a shared sticky
+/// directory, a loop of links).
 ///
 /// # Examples
 /// ```no_run
