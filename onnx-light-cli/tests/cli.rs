@@ -878,8 +878,39 @@ fn check_applies_the_onnx_rules_and_lists_every_problem_as_json() {
     // An empty file is not a model.
     let empty = dir.path("empty.onnx");
     std::fs::write(&empty, b"").unwrap();
-    cli().arg("check").arg(&empty).assert().code(1).stderr(
-        predicate::str::contains("the file is empty")
-            .and(predicate::str::contains("ir_version is missing")),
-    );
+    cli()
+        .arg("check")
+        .arg(&empty)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("not an ONNX model: it is empty"));
+}
+
+#[test]
+fn files_that_are_not_models_are_named_with_what_they_are() {
+    let dir = Scratch::new("not_a_model");
+    let readme = dir.path("README.md");
+    std::fs::write(&readme, "# Notes\n\nNothing to see.\n").unwrap();
+    let empty = dir.path("empty.onnx");
+    std::fs::write(&empty, b"").unwrap();
+    let png = dir.path("picture.onnx");
+    std::fs::write(&png, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    for (path, what) in [(&readme, "text"), (&empty, "empty"), (&png, "PNG image")] {
+        for cmd in ["info", "check", "show"] {
+            let out = cli()
+                .arg(cmd)
+                .arg(path)
+                .assert()
+                .code(1)
+                .get_output()
+                .clone();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                stderr.contains("not an ONNX model") && stderr.contains(what),
+                "{cmd} {}: {stderr}",
+                path.display()
+            );
+            assert!(out.stdout.is_empty(), "{cmd} printed a model for {what}");
+        }
+    }
 }

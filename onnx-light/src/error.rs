@@ -12,6 +12,14 @@ use std::path::{Path, PathBuf};
 /// Shorthand for `Result<T, onnx_light::Error>`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+fn hint_suffix(hint: &str) -> String {
+    if hint.is_empty() {
+        String::new()
+    } else {
+        format!("; {hint}")
+    }
+}
+
 /// Everything that can go wrong in this crate.
 ///
 /// Match on [`Error::kind`] to tell failures apart; use `Display` for a message that
@@ -178,6 +186,15 @@ pub enum ErrorKind {
     EncryptedInput {
         /// Its first 8 bytes, e.g. `ONNXAE01`.
         format: String,
+    },
+    /// Input given to a load that is not an ONNX model: empty, or recognised as another
+    /// format (an image, an archive, safetensors, text, ...).
+    #[error("the input is not an ONNX model: it is {format}{}", hint_suffix(.hint))]
+    NotAModel {
+        /// What it is, e.g. `a PNG image` or `empty (0 bytes)`.
+        format: String,
+        /// What to do instead, or empty.
+        hint: String,
     },
     /// Input given to a decryption function that does not start with a known encrypted
     /// format's magic (`ONNXAE01`, `ONNXCRY1` or `ONNXCRY2`).

@@ -88,8 +88,10 @@ fn truncation_at_every_byte_gives_the_predicted_error_or_a_valid_prefix_in_every
     let bytes = model.encode_to_vec().unwrap();
     let records = records(&bytes);
     assert!(records.len() >= 12, "a model with many top-level records");
-    let mut prefixes = 0;
-    for cut in 0..=bytes.len() {
+    // Cut at 0: no bytes decode to the empty message, but no loader takes an empty file
+    // as a model (tests/tests/not_a_model.rs); every longer cut is the same everywhere.
+    let mut prefixes = 1;
+    for cut in 1..=bytes.len() {
         let input = &bytes[..cut];
         let outcome = same_everywhere(input, 100, Modes::MemoryAndFiles);
         match (expected_for_cut(&records, cut), outcome) {

@@ -1,5 +1,6 @@
 //! Loading models from files, memory and readers.
 
+use super::sniff::{explain_failure, refuse_before_decoding};
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
@@ -423,14 +424,18 @@ fn load_file(
     let decode = options.decode_options(len);
     if let Some(map) = mapper {
         let owner = map(file, path)?;
-        refuse_encrypted(owner.bytes())?;
-        return Model::decode_shared(owner, &decode);
+        refuse_before_decoding(owner.bytes())?;
+        return Model::decode_shared(owner.clone(), &decode)
+            .map_err(|e| explain_failure(owner.bytes(), e));
     }
     if options.mode == LoadMode::StructureOnly {
-        refuse_encrypted(&read_head(file, len).map_err(|e| Error::io(e, Some(path)))?)?;
-        let structure = read_structure(file, path, len, decode.shared_threshold)?;
+        let head = read_head(file, len).map_err(|e| Error::io(e, Some(path)))?;
+        refuse_before_decoding(&head)?;
+        let structure = read_structure(file, path, len, decode.shared_threshold)
+            .map_err(|e| explain_failure(&head, e))?;
         let source: Arc<dyn PayloadSource> = Arc::new(DataFile::from_file(file, path)?);
-        let mut view = ModelProto::decode_with(&structure, &decode)?;
+        let mut view =
+            ModelProto::decode_with(&structure, &decode).map_err(|e| explain_failure(&head, e))?;
         leave_borrowed_payloads_on_disk(&mut view, &structure, decode.shared_threshold, &source);
         return Ok(view.into_owned());
     }
@@ -442,8 +447,9 @@ fn load_file(
     let mut buffer = PayloadBuffer::new(len)?;
     read_parallel(file, buffer.as_mut_slice()).map_err(|e| Error::io(e, Some(path)))?;
     let owner = buffer.freeze()?;
-    refuse_encrypted(owner.bytes())?;
-    let mut model = Model::decode_shared(owner, &decode)?;
+    refuse_before_decoding(owner.bytes())?;
+    let mut model = Model::decode_shared(owner.clone(), &decode)
+        .map_err(|e| explain_failure(owner.bytes(), e))?;
     if options.buffer.alignment > 1 {
         consolidate_tensors_to_buffer(&mut model, &options.buffer)?;
     }
@@ -460,8 +466,9 @@ fn read_parallel(file: &File, buf: &mut [u8]) -> std::io::Result<()> {
 
 /// The first bytes of `file` (up to 8, its length `len`): enough to tell an encrypted
 /// model by its magic before walking it.
+/// The first bytes of the file, enough to recognise what it is when it is not a model.
 fn read_head(file: &File, len: u64) -> std::io::Result<Vec<u8>> {
-    let mut head = vec![0u8; len.min(8) as usize];
+    let mut head = vec![0u8; len.min(512) as usize];
     file.read_exact_at(&mut head, 0)?;
     Ok(head)
 }
@@ -534,9 +541,10 @@ pub fn materialize_lazy_data(model: &mut ModelProto<'_>) -> Result<()> {
 pub fn load_from_slice<'a>(bytes: &'a [u8], options: &ParseOptions) -> Result<ModelProto<'a>> {
     validate_in_memory(options)?;
     options.check_model_size(bytes.len() as u64)?;
-    refuse_encrypted(bytes)?;
+    refuse_before_decoding(bytes)?;
     let mut model = options
-        .decoding(|| ModelProto::decode_with(bytes, &options.decode_options(bytes.len() as u64)))?;
+        .decoding(|| ModelProto::decode_with(bytes, &options.decode_options(bytes.len() as u64)))
+        .map_err(|e| explain_failure(bytes, e))?;
     options.load_external_into(&mut model, None, None)?;
     options.check_tensors(&model)?;
     Ok(model)
@@ -566,14 +574,16 @@ pub fn load_from_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Model> {
     }
     validate_in_memory(options)?;
     options.check_model_size(bytes.len() as u64)?;
-    refuse_encrypted(bytes)?;
+    refuse_before_decoding(bytes)?;
     if initializer_bytes(bytes, options.recursion_limit) < bytes.len() as u64 / 2 {
         // Mostly structure: decode straight from `bytes` in copy mode. Strings and
         // payloads are copied once each while decoding; the structure bytes themselves
         // are never copied, so peak memory is the decoded model alone.
-        let mut model = options.decoding(|| {
-            Model::decode_owned_with(bytes, &options.decode_options(bytes.len() as u64))
-        })?;
+        let mut model = options
+            .decoding(|| {
+                Model::decode_owned_with(bytes, &options.decode_options(bytes.len() as u64))
+            })
+            .map_err(|e| explain_failure(bytes, e))?;
         options.load_external_into(&mut model, None, None)?;
         options.check_tensors(&model)?;
         return Ok(model);
@@ -584,7 +594,9 @@ pub fn load_from_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Model> {
     })?;
     let owner = buffer.freeze()?;
     let decode = options.decode_options(bytes.len() as u64);
-    let mut model = options.decoding(|| Model::decode_shared(owner.clone(), &decode))?;
+    let mut model = options
+        .decoding(|| Model::decode_shared(owner.clone(), &decode))
+        .map_err(|e| explain_failure(bytes, e))?;
     drop(owner);
     options.load_external_into(&mut model, None, None)?;
     options.check_tensors(&model)?;
@@ -646,9 +658,11 @@ pub fn load_from_owner(owner: ByteOwner, options: &ParseOptions) -> Result<Model
     options.buffer.validate()?;
     let len = owner.bytes().len() as u64;
     options.check_model_size(len)?;
-    refuse_encrypted(owner.bytes())?;
+    refuse_before_decoding(owner.bytes())?;
     let decode = options.decode_options(len);
-    let mut model = options.decoding(|| Model::decode_shared(owner, &decode))?;
+    let mut model = options
+        .decoding(|| Model::decode_shared(owner.clone(), &decode))
+        .map_err(|e| explain_failure(owner.bytes(), e))?;
     options.load_external_into(&mut model, None, None)?;
     if options.buffer.alignment > 1 {
         with_threads(options.num_threads, || {
@@ -693,20 +707,6 @@ fn validate_in_memory(options: &ParseOptions) -> Result<()> {
     options.buffer.validate()?;
     if options.mode == LoadMode::StructureOnly {
         return Err(structure_only_needs_a_file());
-    }
-    Ok(())
-}
-
-/// Refuses an encrypted model given to a load, naming it, where decoding would report
-/// an invalid wire type at its first byte: the magics of the encrypted formats
-/// (`ONNXAE01`, `ONNXCRY1`, `ONNXCRY2`, other versions too) start with `O`, a field
-/// key of wire type 7, so no protobuf message starts with them.
-fn refuse_encrypted(bytes: &[u8]) -> Result<()> {
-    if bytes.starts_with(b"ONNXAE") || bytes.starts_with(b"ONNXCRY") {
-        let magic = &bytes[..bytes.len().min(8)];
-        return Err(Error::new(ErrorKind::EncryptedInput {
-            format: magic.escape_ascii().to_string(),
-        }));
     }
     Ok(())
 }

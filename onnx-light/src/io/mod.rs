@@ -95,6 +95,7 @@ mod mmap;
 pub(crate) mod open;
 mod options;
 mod save;
+mod sniff;
 mod structure;
 mod write;
 
