@@ -167,6 +167,13 @@ fn sparse(
     }
 }
 
+/// `[n, 1, 1, ..., 1]`: 300 dims, `n` elements.
+fn high_rank(n: i64) -> Vec<i64> {
+    let mut dims = vec![1; 300];
+    dims[0] = n;
+    dims
+}
+
 fn with_sparse(s: SparseTensorProto<'static>) -> Model {
     with(|m| graph(m).sparse_initializer.push(s))
 }
@@ -257,6 +264,22 @@ fn with_function(f: FunctionProto<'static>) -> Model {
             ..NodeProto::new(f.name().to_string(), ["a"], ["y"]).with_name("call")
         };
         m.functions.push(f);
+    })
+}
+
+/// Node 1 as an operator of a custom domain with 40 attributes `a0` .. `a39`, then
+/// `extra`.
+fn with_many_attributes(extra: &[&str]) -> Model {
+    with(|m| {
+        m.opset_import
+            .push(OperatorSetIdProto::new("com.example", 1));
+        let node = &mut graph(m).node[1];
+        node.op_type = Some("Frobnicate".into());
+        node.domain = Some("com.example".into());
+        let names = (0..40).map(|i| format!("a{i}"));
+        for name in names.chain(extra.iter().map(|s| s.to_string())) {
+            node.attribute.push(AttributeProto::int(name, 1));
+        }
     })
 }
 
@@ -567,6 +590,17 @@ fn cases() -> Vec<(&'static str, Case, Setup)> {
                     .with_attribute(AttributeProto::int("axis", 1))
                     .with_attribute(AttributeProto::int("axis", 0));
             })),
+            None,
+        ),
+        // Past a handful of attributes, repeated names are found with a set.
+        (
+            "many_attributes_distinct",
+            Model(with_many_attributes(&[])),
+            None,
+        ),
+        (
+            "many_attributes_last_repeats_first",
+            Model(with_many_attributes(&["a0"])),
             None,
         ),
         (
@@ -893,6 +927,17 @@ fn cases() -> Vec<(&'static str, Case, Setup)> {
         (
             "sparse_indices_repeated",
             Model(with_sparse(sparse(&[3, 4], &[2], &[7, 7], 2))),
+            None,
+        ),
+        // Linear indices into a dense shape of a high rank ([8, 1, 1, ..., 1]).
+        (
+            "sparse_high_rank_linear_indices",
+            Model(with_sparse(sparse(&high_rank(8), &[3], &[0, 5, 7], 3))),
+            None,
+        ),
+        (
+            "sparse_high_rank_index_out_of_range",
+            Model(with_sparse(sparse(&high_rank(8), &[3], &[0, 5, 8], 3))),
             None,
         ),
         (

@@ -53,6 +53,32 @@ mod node;
 pub mod schema;
 mod tensor;
 
+/// The work of the checker's loops over a model's lists, counted in unit tests only, so
+/// that they can assert that checking is linear in the model's size without timing it.
+#[cfg(test)]
+mod steps {
+    use std::cell::Cell;
+
+    thread_local! {
+        static STEPS: Cell<u64> = const { Cell::new(0) };
+    }
+
+    pub(super) fn add(n: u64) {
+        STEPS.with(|s| s.set(s.get() + n));
+    }
+
+    /// The steps counted on this thread since the last call.
+    pub(super) fn take() -> u64 {
+        STEPS.with(|s| s.replace(0))
+    }
+}
+
+#[cfg(not(test))]
+mod steps {
+    #[inline(always)]
+    pub(super) fn add(_: u64) {}
+}
+
 use std::collections::{HashMap, HashSet};
 
 use hash::NameSet;
@@ -815,5 +841,103 @@ impl<'o> Checker<'o> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::onnx::*;
+    use crate::ProtoEnum;
+
+    /// `x -> Op -> y` with `node` as the one node, in a custom domain (no schema).
+    fn model_with(node: NodeProto<'static>) -> ModelProto<'static> {
+        let mut g = GraphProto::named("g");
+        g.input
+            .push(ValueInfoProto::tensor("x", DataType::Float, [1]));
+        g.output
+            .push(ValueInfoProto::tensor("y", DataType::Float, [1]));
+        g.node.push(node);
+        ModelProto::new(
+            g,
+            vec![
+                OperatorSetIdProto::new("", 21),
+                OperatorSetIdProto::new("com.example", 1),
+            ],
+        )
+    }
+
+    fn custom_node(attributes: impl IntoIterator<Item = String>) -> NodeProto<'static> {
+        let mut node = NodeProto::new("Op", ["x"], ["y"]);
+        node.domain = Some("com.example".into());
+        for name in attributes {
+            node.attribute.push(AttributeProto::int(name, 1));
+        }
+        node
+    }
+
+    #[test]
+    fn repeated_attribute_names_are_found_in_steps_linear_in_their_count() {
+        for n in [5usize, 16, 17, 20_000] {
+            // Every name once, then the first three again.
+            let names = (0..n).chain(0..3).map(|i| format!("a{i}"));
+            let model = model_with(custom_node(names));
+            steps::take();
+            let problems = check_model(&model).unwrap_err();
+            let steps = steps::take();
+            assert!(steps <= 120 + 2 * n as u64, "{n} attributes: {steps} steps");
+            let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+            let expected: Vec<String> = (0..3)
+                .map(|i| {
+                    format!("graph.node[0].attribute a{i}: the attribute appears more than once")
+                })
+                .collect();
+            assert_eq!(text, expected, "{n} attributes");
+        }
+    }
+
+    #[test]
+    fn sparse_indices_are_checked_in_steps_linear_in_the_rank_and_count() {
+        // Dense shape [n, 1, 1, ..., 1] (rank n) and n linear indices 0 .. n: valid.
+        let n = 20_000usize;
+        let mut dims = vec![1i64; n];
+        dims[0] = n as i64;
+        let values = TensorProto::from_raw("sp", DataType::Float, vec![n as i64], vec![0u8; 4 * n]);
+        let indices = TensorProto {
+            name: Some("sp_idx".into()),
+            data_type: Some(DataType::Int64.to_i32()),
+            dims: vec![n as i64],
+            int64_data: (0..n as i64).collect(),
+            ..TensorProto::default()
+        };
+        let mut model = model_with(custom_node([]));
+        let sparse = SparseTensorProto {
+            values: Some(values),
+            indices: Some(indices),
+            dims,
+            ..SparseTensorProto::default()
+        };
+        model
+            .graph
+            .as_mut()
+            .unwrap()
+            .sparse_initializer
+            .push(sparse);
+        steps::take();
+        check_model(&model).unwrap();
+        let steps = steps::take();
+        assert!(steps <= 4 * n as u64, "{steps} steps");
+
+        // The last index out of range is still found.
+        let g = model.graph.as_mut().unwrap();
+        g.sparse_initializer[0].indices.as_mut().unwrap().int64_data[n - 1] = n as i64;
+        let problems = check_model(&model).unwrap_err();
+        assert_eq!(
+            problems[0].to_string(),
+            format!(
+                r#"graph.sparse_initializer[0] "sp".indices: index {n} at position {} is out of range [0, {n})"#,
+                n - 1
+            )
+        );
     }
 }

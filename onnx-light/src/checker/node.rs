@@ -4,8 +4,9 @@
 use crate::onnx::{AttributeProto, AttributeType, NodeProto};
 use crate::ProtoEnum;
 
+use super::hash::NameSet;
 use super::schema::{self, FormalParameterOption};
-use super::{Checker, Loc, Scope};
+use super::{steps, Checker, Loc, Scope};
 
 /// Operators removed from ONNX while experimental: `onnx` warns about them and skips
 /// their schema check.
@@ -22,6 +23,10 @@ const EXPERIMENTAL_OPS: [&str; 11] = [
     "Scale",
     "ScaledTanh",
 ];
+
+/// Nodes with at most this many attributes find repeated names by scanning (at most
+/// 120 comparisons), larger ones with a set.
+const ATTRIBUTES_SCANNED: usize = 16;
 
 /// Domains whose operators must have a schema (an unknown operator there is an error;
 /// elsewhere it is a custom operator and not checked).
@@ -97,10 +102,23 @@ impl Checker<'_> {
         scope: &mut Scope<'m>,
         loc: &Loc<'_>,
     ) {
+        // Most nodes have a handful of attributes, for which a scan of the ones before
+        // beats a set; past that, a set keeps the check linear in the attribute count.
+        let mut seen = (node.attribute.len() > ATTRIBUTES_SCANNED)
+            .then(|| NameSet::with_capacity_and_hasher(node.attribute.len(), Default::default()));
         for (i, attr) in node.attribute.iter().enumerate() {
             let aloc = loc.attribute(attr.name());
-            // Nodes have a handful of attributes: a quadratic scan beats a set.
-            if node.attribute[..i].iter().any(|a| a.name() == attr.name()) {
+            let repeated = match &mut seen {
+                Some(names) => {
+                    steps::add(1);
+                    !names.insert(attr.name())
+                }
+                None => {
+                    steps::add(i as u64);
+                    node.attribute[..i].iter().any(|a| a.name() == attr.name())
+                }
+            };
+            if repeated {
                 self.report(&aloc, "the attribute appears more than once");
             }
             self.check_attribute(attr, main_graph, scope, &aloc);

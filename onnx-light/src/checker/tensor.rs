@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::onnx::{DataType, SparseTensorProto, TensorProto, TypeValue, ValueInfoProto};
 use crate::ProtoEnum;
 
-use super::{Checker, Loc};
+use super::{steps, Checker, Loc};
 
 /// The element count of `dims`, or a reason: a negative dimension or an `i64` overflow
 /// (`onnx` computes it in `i64` and rejects both).
@@ -333,14 +333,18 @@ impl Checker<'_> {
             return;
         };
         let per_row = if indices.dims.len() == 1 { 1 } else { rank };
+        // The dense element count, which linear indices must stay below (computed once:
+        // the rank can be as long as the index list).
+        steps::add(rank as u64);
+        let dense = s.dims.iter().fold(1i64, |a, &d| a.wrapping_mul(d));
         let mut prev: i64 = -1;
         for (i, row) in data
             .chunks_exact(per_row)
             .take(nnz.max(0) as usize)
             .enumerate()
         {
+            steps::add(per_row as u64);
             let linear = if per_row == 1 {
-                let dense = s.dims.iter().fold(1i64, |a, &d| a.wrapping_mul(d));
                 let v = row[0];
                 if v < 0 || v >= dense {
                     self.report(
