@@ -1,6 +1,10 @@
 //! A model checker with the rules of `onnx.checker.check_model(model, full_check=False)`:
 //! it accepts what that checker accepts and rejects what it rejects, but reports every
-//! problem it finds (not only the first), each with where it is.
+//! problem it finds (not only the first), each with where it is, in model order. Past
+//! [`CheckOptions::max_problems_per_kind`] problems of one kind (100 by default), the
+//! rest are counted, not kept ([`Problem::more`]), and checking takes time linear in the
+//! model's size: a hostile model cannot make the report, or the time to make it, grow
+//! faster than the model.
 //!
 //! ```
 //! use onnx_light::checker;
@@ -97,7 +101,7 @@ const MAX_LOCAL_FUNCTIONS: usize = 10_000;
 const MAX_FUNCTION_CALL_DEPTH: usize = 100;
 
 /// Options of [`check_model_with`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct CheckOptions {
     /// The directory external data locations are relative to (the model file's
@@ -109,6 +113,26 @@ pub struct CheckOptions {
     /// Reject operators without a schema in every domain, not only in the built-in
     /// ones (`onnx`'s `check_custom_domain`).
     pub check_custom_domain: bool,
+    /// How many problems of each kind are kept (default
+    /// [`DEFAULT_MAX_PROBLEMS_PER_KIND`]; at least 1): past it, problems of that kind
+    /// are counted, not kept, so that the problems of a hostile model take bounded
+    /// memory. A kind is one rule of the checker (a repeated metadata key, an input
+    /// not defined before its node, ...); [`Problem::more`] holds the count.
+    pub max_problems_per_kind: usize,
+}
+
+/// The default of [`CheckOptions::max_problems_per_kind`].
+pub const DEFAULT_MAX_PROBLEMS_PER_KIND: usize = 100;
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            model_dir: None,
+            skip_opset_compatibility_check: false,
+            check_custom_domain: false,
+            max_problems_per_kind: DEFAULT_MAX_PROBLEMS_PER_KIND,
+        }
+    }
 }
 
 impl CheckOptions {
@@ -129,16 +153,39 @@ impl CheckOptions {
         self.check_custom_domain = check;
         self
     }
+
+    /// Set [`max_problems_per_kind`](Self::max_problems_per_kind).
+    pub fn max_problems_per_kind(mut self, max: usize) -> Self {
+        self.max_problems_per_kind = max;
+        self
+    }
 }
+
+/// The longest path or message a problem holds, in bytes: longer text (a name of a
+/// megabyte) is cut and ends with `…`, so that no problem is larger than this.
+pub const MAX_PROBLEM_TEXT: usize = 4096;
 
 /// One problem: where it is and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Problem {
     /// Where, e.g. `graph.node[12] "Conv_3".attribute kernel_shape` (`model` for
     /// model-level fields).
     pub path: String,
     /// What is wrong, in a sentence without a final period.
     pub message: String,
+    /// How many more problems of this kind were found after this one and not kept
+    /// (past [`CheckOptions::max_problems_per_kind`]): set on the last kept problem of
+    /// such a kind, 0 on every other.
+    pub more: u64,
+}
+
+impl Problem {
+    /// `... and 1,999,900 more of this kind` for a problem whose [`more`](Self::more)
+    /// is not 0: the line that follows it in a report.
+    pub fn more_of_this_kind(&self) -> Option<String> {
+        (self.more > 0).then(|| format!("... and {} more of this kind", thousands(self.more)))
+    }
 }
 
 impl fmt::Display for Problem {
@@ -147,9 +194,18 @@ impl fmt::Display for Problem {
     }
 }
 
-/// Every problem [`check_model`] found, in model order (never empty).
+/// Every problem [`check_model`] found, in model order (never empty): the first
+/// [`CheckOptions::max_problems_per_kind`] of each kind, the rest counted in
+/// [`Problem::more`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problems(pub Vec<Problem>);
+
+impl Problems {
+    /// How many problems were found: those kept and those only counted.
+    pub fn total(&self) -> u64 {
+        self.0.iter().map(|p| 1 + p.more).sum()
+    }
+}
 
 impl std::ops::Deref for Problems {
     type Target = [Problem];
@@ -158,17 +214,70 @@ impl std::ops::Deref for Problems {
     }
 }
 
+/// The header line, then one line per problem kept, each problem past which more of
+/// its kind were found followed by `... and N more of this kind`.
 impl fmt::Display for Problems {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} problem(s) found", self.0.len())?;
+        write!(f, "{} problem(s) found", thousands(self.total()))?;
         for p in &self.0 {
             write!(f, "\n{p}")?;
+            if let Some(more) = p.more_of_this_kind() {
+                write!(f, "\n{more}")?;
+            }
         }
         Ok(())
     }
 }
 
 impl std::error::Error for Problems {}
+
+/// `1999900` as `1,999,900`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// `value` as text of at most [`MAX_PROBLEM_TEXT`] bytes (cut at a character boundary,
+/// then `…`). Formatting stops where the text is cut, so a long name costs no more than
+/// the bytes kept.
+fn capped(value: impl fmt::Display) -> String {
+    struct Capped {
+        text: String,
+        cut: bool,
+    }
+    impl fmt::Write for Capped {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            let room = MAX_PROBLEM_TEXT - self.text.len();
+            if s.len() <= room {
+                self.text.push_str(s);
+                return Ok(());
+            }
+            let mut end = room;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.text.push_str(&s[..end]);
+            self.cut = true;
+            Err(fmt::Error)
+        }
+    }
+    let mut out = Capped {
+        text: String::new(),
+        cut: false,
+    };
+    let _ = fmt::write(&mut out, format_args!("{value}"));
+    if out.cut {
+        out.text.push('…');
+    }
+    out.text
+}
 
 /// Checks `model` by `onnx.checker`'s rules (see the module docs); external data files
 /// are not looked at.
@@ -186,6 +295,7 @@ pub fn check_model(model: &ModelProto<'_>) -> Result<(), Problems> {
 pub fn check_model_with(model: &ModelProto<'_>, options: &CheckOptions) -> Result<(), Problems> {
     let mut c = Checker {
         problems: Vec::new(),
+        kinds: HashMap::new(),
         options,
         ir_version: 0,
         opsets: Opsets::new(),
@@ -193,10 +303,12 @@ pub fn check_model_with(model: &ModelProto<'_>, options: &CheckOptions) -> Resul
     };
     c.check_model(model);
     if c.problems.is_empty() {
-        Ok(())
-    } else {
-        Err(Problems(c.problems))
+        return Ok(());
     }
+    for kind in c.kinds.values().filter(|k| k.more > 0) {
+        c.problems[kind.last].more = kind.more;
+    }
+    Err(Problems(c.problems))
 }
 
 /// Opset version by domain, as imported by the model or a function (a later import of
@@ -414,7 +526,11 @@ impl<'m> Scope<'m> {
 }
 
 pub(crate) struct Checker<'o> {
+    /// The problems kept, in model order.
     problems: Vec<Problem>,
+    /// The problems of each kind: a kind is one rule, the place in the checker that
+    /// reports it.
+    kinds: HashMap<&'static std::panic::Location<'static>, KindCount>,
     options: &'o CheckOptions,
     /// The model's IR version truncated to `int32`, as `onnx` keeps it.
     ir_version: i32,
@@ -424,11 +540,36 @@ pub(crate) struct Checker<'o> {
     depth: usize,
 }
 
+/// How many problems of one kind were found.
+#[derive(Default)]
+struct KindCount {
+    kept: usize,
+    /// Found past the limit, not kept.
+    more: u64,
+    /// The index of the last one kept.
+    last: usize,
+}
+
 impl<'o> Checker<'o> {
-    pub(crate) fn report(&mut self, loc: &Loc<'_>, message: impl Into<String>) {
+    /// Records a problem, or only counts it once its kind has as many as the options
+    /// keep. The message is formatted only when kept (callers pass `format_args!`), so
+    /// that a counted problem costs no formatting.
+    #[track_caller]
+    pub(crate) fn report(&mut self, loc: &Loc<'_>, message: impl fmt::Display) {
+        let kind = self
+            .kinds
+            .entry(std::panic::Location::caller())
+            .or_default();
+        if kind.kept >= self.options.max_problems_per_kind.max(1) {
+            kind.more += 1;
+            return;
+        }
+        kind.kept += 1;
+        kind.last = self.problems.len();
         self.problems.push(Problem {
-            path: loc.to_string(),
-            message: message.into(),
+            path: capped(loc),
+            message: capped(message),
+            more: 0,
         });
     }
 
@@ -448,7 +589,7 @@ impl<'o> Checker<'o> {
         if ir > max_ir {
             self.report(
                 &loc,
-                format!("ir_version {ir} is newer than the checker's ({max_ir})"),
+                format_args!("ir_version {ir} is newer than the checker's ({max_ir})"),
             );
         }
         let mut keys = HashSet::new();
@@ -476,7 +617,7 @@ impl<'o> Checker<'o> {
         } else {
             self.report(
                 &loc,
-                format!("opset_import must be empty for IR version {ir} (< 3)"),
+                format_args!("opset_import must be empty for IR version {ir} (< 3)"),
             );
         }
         self.opsets = opsets;
@@ -494,7 +635,7 @@ impl<'o> Checker<'o> {
         if i32::try_from(version).is_err() {
             self.report(
                 loc,
-                format!("opset version {version} is out of the int32 range"),
+                format_args!("opset version {version} is out of the int32 range"),
             );
         }
     }
@@ -509,7 +650,7 @@ impl<'o> Checker<'o> {
         if self.depth >= MAX_GRAPH_NESTING {
             self.report(
                 loc,
-                format!("graphs are nested more than {MAX_GRAPH_NESTING} deep"),
+                format_args!("graphs are nested more than {MAX_GRAPH_NESTING} deep"),
             );
             return;
         }
@@ -530,7 +671,7 @@ impl<'o> Checker<'o> {
             if scope.this_graph_has(v.name()) {
                 self.report(
                     &loc.indexed("input", i, v.name()),
-                    format!("'{}' is a graph input more than once", v.name()),
+                    format_args!("'{}' is a graph input more than once", v.name()),
                 );
             }
             scope.add(v.name());
@@ -544,7 +685,7 @@ impl<'o> Checker<'o> {
             } else if !initializers.insert(t.name()) {
                 self.report(
                     &tloc,
-                    format!("initializer name '{}' is not unique", t.name()),
+                    format_args!("initializer name '{}' is not unique", t.name()),
                 );
             }
             self.check_tensor(t, &tloc);
@@ -552,7 +693,7 @@ impl<'o> Checker<'o> {
                 if !scope.this_graph_has(t.name()) {
                     self.report(
                         &tloc,
-                        format!("'{}' is an initializer but not a graph input (required before IR version 4)", t.name()),
+                        format_args!("'{}' is an initializer but not a graph input (required before IR version 4)", t.name()),
                     );
                 }
             } else {
@@ -567,7 +708,9 @@ impl<'o> Checker<'o> {
             } else if !initializers.insert(name) {
                 self.report(
                     &sloc,
-                    format!("sparse initializer name '{name}' is not unique among initializers"),
+                    format_args!(
+                        "sparse initializer name '{name}' is not unique among initializers"
+                    ),
                 );
             }
             self.check_sparse_tensor(s, &sloc);
@@ -579,7 +722,7 @@ impl<'o> Checker<'o> {
                 if !input.is_empty() && !scope.any_graph_has(input) {
                     self.report(
                         &nloc,
-                        format!("input '{input}' is not defined before the node (not a graph input, initializer, or output of an earlier node)"),
+                        format_args!("input '{input}' is not defined before the node (not a graph input, initializer, or output of an earlier node)"),
                     );
                 }
             }
@@ -590,7 +733,7 @@ impl<'o> Checker<'o> {
             if !scope.this_graph_has(v.name()) {
                 self.report(
                     &loc.indexed("output", i, v.name()),
-                    format!("graph output '{}' is not produced in this graph", v.name()),
+                    format_args!("graph output '{}' is not produced in this graph", v.name()),
                 );
             }
         }
@@ -608,7 +751,7 @@ impl<'o> Checker<'o> {
             if !scope.define(output) {
                 self.report(
                     loc,
-                    format!(
+                    format_args!(
                         "'{output}' is assigned more than once (the graph must be in SSA form)"
                     ),
                 );
@@ -660,20 +803,29 @@ impl<'o> Checker<'o> {
         scope.push(f.input.len() + f.node.len());
         for input in &f.input {
             if scope.this_graph_has(input) {
-                self.report(loc, format!("input '{input}' is listed more than once"));
+                self.report(
+                    loc,
+                    format_args!("input '{input}' is listed more than once"),
+                );
             }
             scope.add(input);
         }
         let mut outputs = HashSet::new();
         for output in &f.output {
             if !outputs.insert(output.as_str()) {
-                self.report(loc, format!("output '{output}' is listed more than once"));
+                self.report(
+                    loc,
+                    format_args!("output '{output}' is listed more than once"),
+                );
             }
         }
         let mut attributes = HashSet::new();
         for a in &f.attribute {
             if !attributes.insert(a.as_str()) {
-                self.report(loc, format!("attribute '{a}' is listed more than once"));
+                self.report(
+                    loc,
+                    format_args!("attribute '{a}' is listed more than once"),
+                );
             }
         }
         let outer = std::mem::replace(&mut self.opsets, opsets);
@@ -683,7 +835,7 @@ impl<'o> Checker<'o> {
                 if !input.is_empty() && !scope.this_graph_has(input) {
                     self.report(
                         &nloc,
-                        format!("input '{input}' is neither a function input nor an output of an earlier node"),
+                        format_args!("input '{input}' is neither a function input nor an output of an earlier node"),
                     );
                 }
             }
@@ -708,7 +860,7 @@ impl<'o> Checker<'o> {
         let Some(fv) = self.opsets.get(domain) else {
             self.report(
                 loc,
-                format!("the function imports no opset for domain '{domain}'"),
+                format_args!("the function imports no opset for domain '{domain}'"),
             );
             return;
         };
@@ -728,7 +880,7 @@ impl<'o> Checker<'o> {
         if !compatible {
             self.report(
                 loc,
-                format!(
+                format_args!(
                     "{} resolves differently under the function's import of '{domain}' (version {fv}) and the model's (version {mv})",
                     node.op_type()
                 ),
@@ -743,7 +895,7 @@ impl<'o> Checker<'o> {
         if model.functions.len() > MAX_LOCAL_FUNCTIONS {
             self.report(
                 &loc,
-                format!(
+                format_args!(
                     "{} local functions, more than the {MAX_LOCAL_FUNCTIONS} allowed",
                     model.functions.len()
                 ),
@@ -804,7 +956,7 @@ impl<'o> Checker<'o> {
                 if path.len() > MAX_FUNCTION_CALL_DEPTH {
                     self.report(
                         &loc,
-                        format!("local functions call each other more than {MAX_FUNCTION_CALL_DEPTH} deep"),
+                        format_args!("local functions call each other more than {MAX_FUNCTION_CALL_DEPTH} deep"),
                     );
                     return;
                 }
@@ -830,7 +982,7 @@ impl<'o> Checker<'o> {
                             .collect();
                         self.report(
                             &loc,
-                            format!(
+                            format_args!(
                                 "local functions call each other in a cycle: {}",
                                 names.join(" -> ")
                             ),
@@ -939,5 +1091,106 @@ mod tests {
                 n - 1
             )
         );
+    }
+
+    fn with_metadata_key_repeated(model: &mut ModelProto<'static>, key: &str, times: usize) {
+        for _ in 0..times {
+            model
+                .metadata_props
+                .push(StringStringEntryProto::new(key.to_string(), ""));
+        }
+    }
+
+    #[test]
+    fn past_the_limit_problems_of_a_kind_are_counted_not_kept() {
+        let mut model = model_with(custom_node([]));
+        with_metadata_key_repeated(&mut model, "k", 1000);
+        with_metadata_key_repeated(&mut model, "j", 3);
+        model.graph.as_mut().unwrap().name = Some("".into());
+        let problems = check_model(&model).unwrap_err();
+        // One kind, a repeated key: 1001 found, 100 kept. Another: the graph name.
+        assert_eq!(problems.len(), 101);
+        assert_eq!(problems.total(), 1002);
+        assert_eq!(
+            problems[0].to_string(),
+            r#"model.metadata_props[1] "k": the key appears more than once"#
+        );
+        let last = &problems[99];
+        assert_eq!(last.path, r#"model.metadata_props[100] "k""#);
+        assert_eq!(last.more, 901);
+        assert_eq!(
+            last.more_of_this_kind().as_deref(),
+            Some("... and 901 more of this kind")
+        );
+        assert_eq!(problems[100].message, "the graph name is empty");
+        assert_eq!(problems[100].more, 0);
+        let text = problems.to_string();
+        assert!(text.starts_with("1,002 problem(s) found\n"), "{text}");
+        assert!(
+            text.ends_with(
+                "model.metadata_props[100] \"k\": the key appears more than once\n\
+                 ... and 901 more of this kind\n\
+                 graph: the graph name is empty"
+            ),
+            "{text}"
+        );
+
+        let one = CheckOptions::default().max_problems_per_kind(0);
+        let problems = check_model_with(&model, &one).unwrap_err();
+        assert_eq!(problems.len(), 2);
+        assert_eq!(problems[0].more, 1000);
+        assert_eq!(problems.total(), 1002);
+
+        let all = CheckOptions::default().max_problems_per_kind(usize::MAX);
+        let problems = check_model_with(&model, &all).unwrap_err();
+        assert_eq!(problems.len(), 1002);
+        assert!(problems.iter().all(|p| p.more == 0));
+        assert_eq!(problems[1000].path, r#"model.metadata_props[1002] "j""#);
+    }
+
+    #[test]
+    fn problems_past_the_limit_are_not_formatted() {
+        struct Counted<'a>(&'a std::cell::Cell<usize>);
+        impl fmt::Display for Counted<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.set(self.0.get() + 1);
+                f.write_str("counted")
+            }
+        }
+        let options = CheckOptions::default();
+        let mut c = Checker {
+            problems: Vec::new(),
+            kinds: HashMap::new(),
+            options: &options,
+            ir_version: 0,
+            opsets: Opsets::new(),
+            depth: 0,
+        };
+        let formatted = std::cell::Cell::new(0);
+        for _ in 0..1000 {
+            c.report(&Loc::root("model"), Counted(&formatted));
+        }
+        assert_eq!(formatted.get(), DEFAULT_MAX_PROBLEMS_PER_KIND);
+        assert_eq!(c.problems.len(), DEFAULT_MAX_PROBLEMS_PER_KIND);
+    }
+
+    #[test]
+    fn long_names_are_cut_in_paths_and_messages() {
+        let long = "é".repeat(1 << 20);
+        let mut node = custom_node([]);
+        node.name = Some(long.clone().into());
+        node.input[0] = long.clone().into();
+        let problems = check_model(&model_with(node)).unwrap_err();
+        let p = &problems[0];
+        assert!(
+            p.path.len() <= MAX_PROBLEM_TEXT + '…'.len_utf8(),
+            "{}",
+            p.path.len()
+        );
+        assert!(p.path.starts_with(r#"graph.node[0] "éé"#) && p.path.ends_with("é…"));
+        assert!(p.message.len() <= MAX_PROBLEM_TEXT + '…'.len_utf8());
+        assert!(p.message.starts_with("input 'éé") && p.message.ends_with('…'));
+        assert_eq!(capped("short"), "short");
+        assert_eq!(capped("x".repeat(MAX_PROBLEM_TEXT)).len(), MAX_PROBLEM_TEXT);
     }
 }

@@ -60,7 +60,7 @@ impl Checker<'_> {
         let domain = node.domain();
         let version = self.opset_version(domain);
         let Some(version) = version else {
-            self.report(loc, format!("no opset import for domain '{domain}'"));
+            self.report(loc, format_args!("no opset import for domain '{domain}'"));
             // The attributes are still checked, for their own problems.
             self.check_attributes(node, main_graph, scope, loc);
             return;
@@ -73,7 +73,7 @@ impl Checker<'_> {
             if BUILT_IN_DOMAINS.contains(&domain) || self.options.check_custom_domain {
                 self.report(
                     loc,
-                    format!(
+                    format_args!(
                         "no operator {} in domain '{domain}' at opset version {version}",
                         node.op_type()
                     ),
@@ -84,7 +84,7 @@ impl Checker<'_> {
         if schema.deprecated {
             self.report(
                 loc,
-                format!(
+                format_args!(
                     "operator {} is deprecated at opset version {version} (since version {})",
                     node.op_type(),
                     schema.since_version
@@ -167,7 +167,7 @@ impl Checker<'_> {
                 if declared.raw() != ty.to_i32() {
                     self.report(
                         loc,
-                        format!(
+                        format_args!(
                             "the type field says {} but the {} value field is set",
                             type_name(declared.raw()),
                             ty.proto_name()
@@ -179,7 +179,7 @@ impl Checker<'_> {
         if used > 1 {
             self.report(
                 loc,
-                format!("{used} value fields are set, at most one may be"),
+                format_args!("{used} value fields are set, at most one may be"),
             );
         }
         if !main_graph && attr.ref_attr_name.is_some() && used != 0 {
@@ -224,7 +224,7 @@ impl Checker<'_> {
         if !inputs_ok {
             self.report(
                 loc,
-                format!(
+                format_args!(
                     "{} inputs, {what} takes {}",
                     node.input.len(),
                     arity(
@@ -238,7 +238,7 @@ impl Checker<'_> {
         if !outputs_ok {
             self.report(
                 loc,
-                format!(
+                format_args!(
                     "{} outputs, {what} gives {}",
                     node.output.len(),
                     arity(
@@ -263,14 +263,14 @@ impl Checker<'_> {
                     }
                     self.report(
                         loc,
-                        format!("{} {side}s, {what} declares {}", names.len(), formal.len()),
+                        format_args!("{} {side}s, {what} declares {}", names.len(), formal.len()),
                     );
                     break;
                 };
                 if name.is_empty() && p.option() == FormalParameterOption::Single {
                     self.report(
                         loc,
-                        format!(
+                        format_args!(
                             "{side} {i} ({}) is required but its name is empty",
                             p.name()
                         ),
@@ -284,7 +284,7 @@ impl Checker<'_> {
                 if !schema.allows_unchecked_attributes && !name.starts_with("__") {
                     self.report(
                         &loc.attribute(name),
-                        format!("{what} has no attribute {name}"),
+                        format_args!("{what} has no attribute {name}"),
                     );
                 }
                 continue;
@@ -293,7 +293,7 @@ impl Checker<'_> {
             if actual != declared.r#type {
                 self.report(
                     &loc.attribute(name),
-                    format!(
+                    format_args!(
                         "attribute {name} is {}, the schema wants {}",
                         type_name(actual),
                         type_name(declared.r#type)
@@ -316,7 +316,7 @@ impl Checker<'_> {
             if let Some(field) = missing {
                 self.report(
                     &loc.attribute(name),
-                    format!("attribute {name} has no value (field {field} is unset)"),
+                    format_args!("attribute {name} has no value (field {field} is unset)"),
                 );
             }
         }
@@ -324,7 +324,7 @@ impl Checker<'_> {
             if node.attribute(declared.name()).is_none() {
                 self.report(
                     loc,
-                    format!(
+                    format_args!(
                         "required attribute {} of {what} is missing",
                         declared.name()
                     ),

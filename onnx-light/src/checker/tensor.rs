@@ -42,7 +42,10 @@ impl Checker<'_> {
         let used: Vec<&str> = fields.iter().filter(|f| f.1 > 0).map(|f| f.0).collect();
         if t.is_external() {
             if let Some(field) = used.first() {
-                self.report(loc, format!("the data is external, yet {field} is set too"));
+                self.report(
+                    loc,
+                    format_args!("the data is external, yet {field} is set too"),
+                );
             }
             let mut has_location = false;
             for e in &t.external_data {
@@ -62,14 +65,14 @@ impl Checker<'_> {
         let nelem = match dim_product(&t.dims) {
             Ok(n) => n,
             Err(why) => {
-                self.report(loc, format!("dims {:?} have {why}", t.dims));
+                self.report(loc, format_args!("dims {:?} have {why}", t.dims));
                 return;
             }
         };
         if nelem == 0 && !used.is_empty() {
             self.report(
                 loc,
-                format!("the tensor has 0 elements but {} is set", used[0]),
+                format_args!("the tensor has 0 elements but {} is set", used[0]),
             );
         }
         if nelem != 0 && used.len() != 1 {
@@ -80,7 +83,7 @@ impl Checker<'_> {
             };
             self.report(
                 loc,
-                format!("{nelem} elements need exactly one data field, found {what}"),
+                format_args!("{nelem} elements need exactly one data field, found {what}"),
             );
         }
         let dtype = DataType::from_i32(data_type);
@@ -91,7 +94,10 @@ impl Checker<'_> {
         use DataType as D;
         let Some(dtype) = dtype.filter(|d| *d != D::Undefined) else {
             if data_type != 0 {
-                self.report(loc, format!("data_type {data_type} is not a known type"));
+                self.report(
+                    loc,
+                    format_args!("data_type {data_type} is not a known type"),
+                );
             }
             return;
         };
@@ -138,7 +144,7 @@ impl Checker<'_> {
             let found = used.first().copied().unwrap_or("no field");
             self.report(
                 loc,
-                format!("{dtype} values belong in {field}, found {found}"),
+                format_args!("{dtype} values belong in {field}, found {found}"),
             );
             return;
         }
@@ -149,7 +155,7 @@ impl Checker<'_> {
             ),
             Some(need) if (have as u64) < need as u64 => self.report(
                 loc,
-                format!(
+                format_args!(
                     "{field} holds {have} values, the shape {:?} needs {need}",
                     t.dims
                 ),
@@ -212,7 +218,7 @@ impl Checker<'_> {
             ),
             Some(n) if n > 0 && (raw.len() as u64) < n as u64 => self.report(
                 loc,
-                format!(
+                format_args!(
                     "raw_data holds {} bytes, the shape {:?} of {dtype} needs {n}",
                     raw.len(),
                     t.dims
@@ -233,7 +239,7 @@ impl Checker<'_> {
         if location.starts_with('/') {
             self.report(
                 loc,
-                format!("the external data location `{location}` is absolute"),
+                format_args!("the external data location `{location}` is absolute"),
             );
             return;
         }
@@ -241,7 +247,7 @@ impl Checker<'_> {
         if normal.contains("..") {
             self.report(
                 loc,
-                format!(
+                format_args!(
                     "the external data location `{location}` points outside the model directory"
                 ),
             );
@@ -252,7 +258,7 @@ impl Checker<'_> {
         };
         let path = dir.join(&normal);
         if let Some(problem) = external_file_problem(dir, &path, location.ends_with('/')) {
-            self.report(loc, format!("external data `{location}`: {problem}"));
+            self.report(loc, format_args!("external data `{location}`: {problem}"));
         }
     }
 
@@ -265,7 +271,7 @@ impl Checker<'_> {
         if values.dims.len() != 1 {
             self.report(
                 loc,
-                format!("values have rank {}, not 1", values.dims.len()),
+                format_args!("values have rank {}, not 1", values.dims.len()),
             );
             return;
         }
@@ -275,12 +281,12 @@ impl Checker<'_> {
             return;
         }
         if s.dims.iter().any(|&d| d <= 0) {
-            self.report(loc, format!("dims {:?} are not all positive", s.dims));
+            self.report(loc, format_args!("dims {:?} are not all positive", s.dims));
             return;
         }
         let Some(indices) = &s.indices else {
             if nnz != 0 {
-                self.report(loc, format!("{nnz} values but no indices"));
+                self.report(loc, format_args!("{nnz} values but no indices"));
             }
             return;
         };
@@ -296,7 +302,7 @@ impl Checker<'_> {
                 if indices.dims[0] != nnz {
                     self.report(
                         &iloc,
-                        format!("{} indices for {nnz} values", indices.dims[0]),
+                        format_args!("{} indices for {nnz} values", indices.dims[0]),
                     );
                     return;
                 }
@@ -305,14 +311,14 @@ impl Checker<'_> {
                 if indices.dims[0] != nnz {
                     self.report(
                         &iloc,
-                        format!("{} index rows for {nnz} values", indices.dims[0]),
+                        format_args!("{} index rows for {nnz} values", indices.dims[0]),
                     );
                     return;
                 }
                 if indices.dims[1] != rank as i64 {
                     self.report(
                         &iloc,
-                        format!(
+                        format_args!(
                             "index rows have {} entries, the dense rank is {rank}",
                             indices.dims[1]
                         ),
@@ -321,7 +327,7 @@ impl Checker<'_> {
                 }
             }
             r => {
-                self.report(&iloc, format!("indices have rank {r}, not 1 or 2"));
+                self.report(&iloc, format_args!("indices have rank {r}, not 1 or 2"));
                 return;
             }
         }
@@ -349,7 +355,7 @@ impl Checker<'_> {
                 if v < 0 || v >= dense {
                     self.report(
                         &iloc,
-                        format!("index {v} at position {i} is out of range [0, {})", dense),
+                        format_args!("index {v} at position {i} is out of range [0, {})", dense),
                     );
                     return;
                 }
@@ -360,7 +366,9 @@ impl Checker<'_> {
                     if v < 0 || v >= d {
                         self.report(
                             &iloc,
-                            format!("index {v} at position [{i},{j}] is out of range [0, {d})"),
+                            format_args!(
+                                "index {v} at position [{i},{j}] is out of range [0, {d})"
+                            ),
                         );
                         return;
                     }
@@ -371,7 +379,7 @@ impl Checker<'_> {
             if linear <= prev {
                 self.report(
                     &iloc,
-                    format!("index at position {i} is not in sorted order"),
+                    format_args!("index at position {i} is not in sorted order"),
                 );
                 return;
             }
@@ -424,7 +432,7 @@ impl Checker<'_> {
             }
         };
         if let Some(what) = missing {
-            self.report(loc, format!("the {what} is missing"));
+            self.report(loc, format_args!("the {what} is missing"));
         }
     }
 }
