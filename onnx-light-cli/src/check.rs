@@ -2,6 +2,7 @@
 //! every problem (one line each), not just the first: the rules of `onnx.checker`
 //! (`onnx_light::checker`), then external data, tensor data and the round trip.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
@@ -46,27 +47,115 @@ impl Sink for CompareSink {
     }
 }
 
-/// The first few of `items`, quoted, and how many more: "`a`, `b`, `c` and 11 more".
-pub fn some_of(items: &[String]) -> String {
-    const SHOWN: usize = 3;
-    let quoted: Vec<String> = items.iter().take(SHOWN).map(|i| format!("`{i}`")).collect();
-    match items.len().saturating_sub(SHOWN) {
-        0 => quoted.join(", "),
-        more => format!("{} and {more} more", quoted.join(", ")),
+/// How many places a line names; the rest are counted.
+const PLACES_SHOWN: usize = 3;
+
+/// The problems of one kind `check` lists itself (a refused external reference, a
+/// checksum mismatch, tensor data against its shape) past which it counts them, as
+/// the checker does for its rules.
+const PROBLEMS_PER_KIND: usize = checker::DEFAULT_MAX_PROBLEMS_PER_KIND;
+
+/// One problem and the places it was found in: the first [`PLACES_SHOWN`], and how
+/// many in all.
+pub struct Group {
+    pub what: String,
+    pub places: Vec<String>,
+    pub count: u64,
+    /// Problems of the same kind found after these and only counted (by the checker,
+    /// or past [`PROBLEMS_PER_KIND`]).
+    pub more: u64,
+}
+
+impl Group {
+    /// The places quoted, and how many more: "`a`, `b`, `c` and 11 more".
+    pub fn places(&self) -> String {
+        let quoted: Vec<String> = self.places.iter().map(|p| format!("`{p}`")).collect();
+        match self.count - self.places.len() as u64 {
+            0 => quoted.join(", "),
+            more => format!("{} and {} more", quoted.join(", "), thousands(more)),
+        }
     }
 }
 
-/// `(what, where)` pairs grouped by `what`, in the order each first appears: one entry
-/// per problem, with every place it was found.
-pub fn grouped(pairs: impl IntoIterator<Item = (String, String)>) -> Vec<(String, Vec<String>)> {
-    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
-    for (what, place) in pairs {
-        match groups.iter_mut().find(|(w, _)| *w == what) {
-            Some((_, places)) => places.push(place),
-            None => groups.push((what, vec![place])),
+/// Problems grouped by what they say, in the order each first appears: one line per
+/// problem, however many places share it. Groups are found by a map from their text,
+/// and each keeps its first few places, so grouping is linear in the problems and
+/// takes memory for the lines printed only.
+#[derive(Default)]
+pub struct Groups {
+    index: HashMap<String, usize>,
+    groups: Vec<Group>,
+}
+
+impl Groups {
+    /// Adds `place` to the group of `what` (a new group if it is the first).
+    pub fn add(&mut self, what: String, place: String, more: u64) {
+        let i = match self.index.get(&what) {
+            Some(&i) => i,
+            None => {
+                self.index.insert(what.clone(), self.groups.len());
+                self.groups.push(Group {
+                    what,
+                    places: Vec::new(),
+                    count: 0,
+                    more: 0,
+                });
+                self.groups.len() - 1
+            }
+        };
+        let group = &mut self.groups[i];
+        if group.places.len() < PLACES_SHOWN {
+            group.places.push(place);
+        }
+        group.count += 1;
+        group.more += more;
+    }
+
+    pub fn into_groups(self) -> Vec<Group> {
+        self.groups
+    }
+}
+
+/// `1999900` as `1,999,900`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// A problem `check` found itself (not by the ONNX rules): what, and how many more of
+/// its kind were found after it and only counted.
+pub struct Listed {
+    pub message: String,
+    pub more: u64,
+}
+
+/// `... and 1,999,900 more of this kind`, the line after a problem with `more` others.
+pub fn more_of_this_kind(more: u64) -> Option<String> {
+    (more > 0).then(|| format!("... and {} more of this kind", thousands(more)))
+}
+
+/// The problems of one kind, in the order found: the first [`PROBLEMS_PER_KIND`]
+/// kept, the rest counted on the last one kept.
+#[derive(Default)]
+struct Bounded {
+    kept: Vec<Listed>,
+}
+
+impl Bounded {
+    fn push(&mut self, message: String) {
+        if self.kept.len() < PROBLEMS_PER_KIND {
+            self.kept.push(Listed { message, more: 0 });
+        } else if let Some(last) = self.kept.last_mut() {
+            last.more += 1;
         }
     }
-    groups
 }
 
 /// The most overlapping pairs of external ranges reported one per line.
@@ -75,32 +164,38 @@ const OVERLAPS_SHOWN: usize = 20;
 /// One problem per pair of external tensors whose ranges share bytes of a file (two
 /// tensors aliasing the same bytes: a file that loads, or saves, as many times its
 /// size), the first [`OVERLAPS_SHOWN`] of them, then how many more.
-fn report_overlaps(model: &Model, dir: &Path, problems: &mut Vec<String>) {
+fn report_overlaps(model: &Model, dir: &Path, problems: &mut Vec<Listed>) {
     let Ok(resolver) = Resolver::new(dir) else {
         return; // reported with the external references
     };
     let found = find_overlaps(model, &resolver, OVERLAPS_SHOWN);
     for o in &found.pairs {
-        problems.push(format!(
-            "external data of tensors `{}` and `{}` overlap: bytes {}..{} of {}",
-            o.first,
-            o.second,
-            o.start,
-            o.end,
-            o.file.display()
-        ));
+        problems.push(Listed {
+            message: format!(
+                "external data of tensors `{}` and `{}` overlap: bytes {}..{} of {}",
+                o.first,
+                o.second,
+                o.start,
+                o.end,
+                o.file.display()
+            ),
+            more: 0,
+        });
     }
     let more = found.total - found.pairs.len() as u64;
     if more > 0 {
-        problems.push(format!(
-            "... and {more} more overlapping pairs of external tensors"
-        ));
+        problems.push(Listed {
+            message: format!("... and {more} more overlapping pairs of external tensors"),
+            more: 0,
+        });
     }
 }
 
 pub struct Report {
     pub lines: Vec<String>,
-    pub problems: Vec<String>,
+    /// Problems with the files and data, each kind bounded as the checker bounds its
+    /// rules' problems.
+    pub problems: Vec<Listed>,
     /// Problems found by the ONNX rules, each with its path in the model.
     pub rule_problems: Vec<checker::Problem>,
     /// What to do about a model that did not load (printed after the problems).
@@ -109,16 +204,18 @@ pub struct Report {
 
 impl Report {
     /// The verdict and every problem as one JSON object: `{"model", "valid", "problems":
-    /// [{"path", "message"}], "notes"}` (`path` is empty for file-level problems).
+    /// [{"path", "message", "more"}], "notes"}` (`path` is empty for file-level
+    /// problems; `more` counts the problems of the same kind found after this one and
+    /// not listed).
     pub fn to_json(&self, path: &Path) -> serde_json::Value {
         let rules = self
             .rule_problems
             .iter()
-            .map(|p| serde_json::json!({"path": p.path, "message": p.message}));
+            .map(|p| serde_json::json!({"path": p.path, "message": p.message, "more": p.more}));
         let files = self
             .problems
             .iter()
-            .map(|m| serde_json::json!({"path": "", "message": m}));
+            .map(|p| serde_json::json!({"path": "", "message": p.message, "more": p.more}));
         serde_json::json!({
             "model": path.display().to_string(),
             "valid": self.problems.is_empty() && self.rule_problems.is_empty(),
@@ -141,14 +238,19 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
         match io::load_with(path, &ParseOptions::clone(load).load_external_data(false)) {
             Ok(m) => m,
             Err(e) => {
-                r.problems.push(format!("cannot parse the model: {e}"));
+                r.problems.push(Listed {
+                    message: format!("cannot parse the model: {e}"),
+                    more: 0,
+                });
                 r.hint = crate::hint(&e);
                 return r;
             }
         };
     if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
-        r.problems
-            .push("the file is empty (0 bytes): not an ONNX model".into());
+        r.problems.push(Listed {
+            message: "the file is empty (0 bytes): not an ONNX model".into(),
+            more: 0,
+        });
     }
     let nodes = model.graph.as_ref().map_or(0, |g| g.node.len());
     r.lines.push(format!(
@@ -175,7 +277,7 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
     // problem for many tensors (a missing data file) is one line naming them.
     let mut external = 0usize;
     let mut files = std::collections::BTreeMap::new();
-    let mut refused: Vec<(String, String)> = Vec::new();
+    let mut refused = Groups::default();
     match Resolver::new(dir) {
         Ok(resolver) => {
             model.visit_tensors(|_, t| {
@@ -195,22 +297,25 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
                     Err(e) => {
                         let tensor = e.tensor().unwrap_or_default().to_string();
                         let what = e.to_string().replace(&format!(" (tensor `{tensor}`)"), "");
-                        refused.push((what, tensor));
+                        refused.add(what, tensor, 0);
                     }
                 }
             });
         }
-        Err(e) => r
-            .problems
-            .push(format!("cannot open the model's directory: {e}")),
+        Err(e) => r.problems.push(Listed {
+            message: format!("cannot open the model's directory: {e}"),
+            more: 0,
+        }),
     }
-    for (what, tensors) in grouped(refused) {
-        r.problems.push(match tensors.as_slice() {
-            [one] if one.is_empty() => what,
-            [one] => format!("{what} (tensor `{one}`)"),
-            many => format!("{what} (tensors {})", some_of(many)),
+    let mut refusals = Bounded::default();
+    for g in refused.into_groups() {
+        refusals.push(match g.places.as_slice() {
+            [one] if g.count == 1 && one.is_empty() => g.what,
+            [one] if g.count == 1 => format!("{} (tensor `{one}`)", g.what),
+            _ => format!("{} (tensors {})", g.what, g.places()),
         });
     }
+    r.problems.extend(refusals.kept);
     report_overlaps(&model, dir, &mut r.problems);
     if external > 0 {
         r.lines.push(format!(
@@ -220,6 +325,7 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
     }
     if checksums {
         let mut verified = 0;
+        let mut mismatches = Bounded::default();
         for (file, sums) in files.values() {
             if sums.is_empty() {
                 continue;
@@ -229,30 +335,33 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
                     for (tensor, expected) in sums {
                         verified += 1;
                         if !actual.eq_ignore_ascii_case(expected.trim()) {
-                            r.problems.push(format!(
+                            mismatches.push(format!(
                                 "checksum mismatch for tensor `{tensor}`: {} has SHA-1 {actual}, the model records {expected}",
                                 file.path().display()
                             ));
                         }
                     }
                 }
-                Err(e) => r.problems.push(e.to_string()),
+                Err(e) => mismatches.push(e.to_string()),
             }
         }
+        r.problems.extend(mismatches.kept);
         r.lines.push(format!("checksums: {verified} verified"));
     }
 
     // Inline tensor data against shapes and types.
     let mut inline = 0usize;
+    let mut mismatched = Bounded::default();
     model.visit_tensors(|_, t| {
         if t.is_external() {
             return;
         }
         inline += 1;
         if let Err(e) = t.validate_data() {
-            r.problems.push(e.to_string());
+            mismatched.push(e.to_string());
         }
     });
+    r.problems.extend(mismatched.kept);
     r.lines.push(format!(
         "tensor data: {inline} inline tensors checked against their shapes"
     ));
@@ -281,12 +390,54 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
                         )),
                     }
                 }
-                Err(e) => r.problems.push(format!("round trip: {e}")),
+                Err(e) => r.problems.push(Listed {
+                    message: format!("round trip: {e}"),
+                    more: 0,
+                }),
             }
         }
-        Err(e) => r
-            .problems
-            .push(format!("cannot reopen {}: {e}", path.display())),
+        Err(e) => r.problems.push(Listed {
+            message: format!("cannot reopen {}: {e}", path.display()),
+            more: 0,
+        }),
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_keep_the_first_places_of_each_problem_and_count_the_rest() {
+        let mut groups = Groups::default();
+        for i in 0..100_000u64 {
+            groups.add(format!("problem {}", i % 3), format!("place {i}"), i % 2);
+        }
+        let groups = groups.into_groups();
+        assert_eq!(groups.len(), 3);
+        assert_eq!(groups[1].what, "problem 1");
+        assert_eq!(groups[1].places, ["place 1", "place 4", "place 7"]);
+        assert_eq!(groups[1].count, 33_333);
+        assert_eq!(
+            groups[1].places(),
+            "`place 1`, `place 4`, `place 7` and 33,330 more"
+        );
+        assert_eq!(groups.iter().map(|g| g.more).sum::<u64>(), 50_000);
+    }
+
+    #[test]
+    fn problems_past_the_limit_of_their_kind_are_counted_on_the_last_kept() {
+        let mut b = Bounded::default();
+        for i in 0..1000 {
+            b.push(format!("p{i}"));
+        }
+        assert_eq!(b.kept.len(), PROBLEMS_PER_KIND);
+        assert_eq!(b.kept[PROBLEMS_PER_KIND - 1].message, "p99");
+        assert_eq!(b.kept[PROBLEMS_PER_KIND - 1].more, 900);
+        assert_eq!(
+            more_of_this_kind(1_999_900).as_deref(),
+            Some("... and 1,999,900 more of this kind")
+        );
+    }
 }

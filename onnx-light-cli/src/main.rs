@@ -368,18 +368,25 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             }
             // The same problem in many places (every tensor of a missing data file, every
             // node of an unknown operator) is one line naming them; --json lists each.
-            let rules = report
-                .rule_problems
-                .iter()
-                .map(|p| (p.message.clone(), p.path.clone()));
-            for (message, paths) in check::grouped(rules) {
-                match paths.as_slice() {
-                    [one] => eprintln!("error: {one}: {message}"),
-                    many => eprintln!("error: {message} (at {})", check::some_of(many)),
+            // Problems of a kind past those kept are one line saying how many.
+            let mut rules = check::Groups::default();
+            for p in &report.rule_problems {
+                rules.add(p.message.clone(), p.path.clone(), p.more);
+            }
+            for g in rules.into_groups() {
+                match g.places.as_slice() {
+                    [one] if g.count == 1 => eprintln!("error: {one}: {}", g.what),
+                    _ => eprintln!("error: {} (at {})", g.what, g.places()),
+                }
+                if let Some(more) = check::more_of_this_kind(g.more) {
+                    eprintln!("error: {more}");
                 }
             }
             for p in &report.problems {
-                eprintln!("error: {p}");
+                eprintln!("error: {}", p.message);
+                if let Some(more) = check::more_of_this_kind(p.more) {
+                    eprintln!("error: {more}");
+                }
             }
             if let Some(h) = &report.hint {
                 eprintln!("hint: {h}");

@@ -842,6 +842,64 @@ fn a_wrong_passphrase_fails_cleanly_and_leaves_no_output() {
 }
 
 #[test]
+fn check_lists_the_first_hundred_problems_of_a_kind_and_counts_the_rest() {
+    let dir = Scratch::new("check-bounded");
+    // 1000 copies of one metadata key (999 repeats), and a chain of 1000 Relu nodes
+    // stored last first (999 inputs not defined before their node).
+    let mut m = model();
+    for _ in 0..1000 {
+        m.metadata_props.push(StringStringEntryProto::new("k", ""));
+    }
+    let g = m.graph.as_mut().unwrap();
+    let mut chain: Vec<NodeProto<'static>> = (0..1000)
+        .map(|i| {
+            let input = if i == 0 {
+                "y".to_string()
+            } else {
+                format!("r{i}")
+            };
+            NodeProto::new("Relu", [input], [format!("r{}", i + 1)])
+        })
+        .collect();
+    chain.reverse();
+    g.node.extend(chain);
+    let path = dir.path("bounded.onnx");
+    io::save(&m, &path, &SerializeOptions::default()).unwrap();
+
+    let out = cli()
+        .arg("check")
+        .arg(&path)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    // One line for the repeated key (100 places kept) and one for the rest of that
+    // kind; 100 lines for the undefined inputs (each names another value) and one for
+    // the rest.
+    assert_eq!(lines.len(), 1 + 1 + 100 + 1, "{stderr}");
+    assert_eq!(
+        lines[0],
+        r#"error: the key appears more than once (at `model.metadata_props[2] "k"`, `model.metadata_props[3] "k"`, `model.metadata_props[4] "k"` and 97 more)"#
+    );
+    assert_eq!(lines[1], "error: ... and 899 more of this kind");
+    assert_eq!(
+        lines[2],
+        "error: graph.node[2]: input 'r999' is not defined before the node (not a graph \
+         input, initializer, or output of an earlier node)"
+    );
+    assert_eq!(lines[102], "error: ... and 899 more of this kind");
+
+    let v = json_output(&["check", "--json"], &path, 1);
+    let problems = v["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 200, "{v:#}");
+    assert_eq!(problems[99]["more"], 899);
+    assert_eq!(problems[199]["more"], 899);
+    assert_eq!(problems[0]["more"], 0);
+}
+
+#[test]
 fn check_applies_the_onnx_rules_and_lists_every_problem_as_json() {
     let dir = Scratch::new("check-rules");
     let good = write_model(&dir, "good.onnx");
