@@ -36,7 +36,9 @@ fn with_message<R: Send>(
     Ok(done?)
 }
 
-/// The problems `onnx_light::checker` finds in `model`, one line each (empty: valid).
+/// The problems `onnx_light::checker` finds in `model`, one line each, in model order
+/// (empty: valid). A problem past which more of its kind were only counted is followed
+/// by the line `... and N more of this kind`.
 #[pyfunction]
 #[pyo3(signature = (model, model_dir, skip_opset_compatibility_check, check_custom_domain))]
 pub fn check_model(
@@ -59,7 +61,11 @@ pub fn check_model(
             .ok_or_else(|| PyTypeError::new_err("check_model takes a ModelProto"))?;
         Ok(match checker::check_model_with(model, &options) {
             Ok(()) => Vec::new(),
-            Err(problems) => problems.iter().map(ToString::to_string).collect(),
+            Err(problems) => problems
+                .iter()
+                .flat_map(|p| [Some(p.to_string()), p.more_of_this_kind()])
+                .flatten()
+                .collect(),
         })
     })
 }

@@ -50,6 +50,21 @@ def test_check_model_rejects_what_onnx_rejects_and_lists_every_problem():
     assert isinstance(e.value, ol.Error) and isinstance(e.value, ValueError)
 
 
+def test_check_model_lists_a_hundred_problems_of_a_kind_and_counts_the_rest():
+    m = ol.load_from_string(onnx.parser.parse_model(TEXT).SerializeToString())
+    for _ in range(1000):
+        entry = m.metadata_props.add()
+        entry.key = "k"
+    with pytest.raises(checker.ValidationError) as e:
+        checker.check_model(m)
+    lines = str(e.value).split("\n")
+    # The first problem first, as onnx.checker reports it; 100 of the 999 repeats.
+    assert lines[0] == 'model.metadata_props[1] "k": the key appears more than once'
+    assert len(lines) == 101
+    assert lines[99] == 'model.metadata_props[100] "k": the key appears more than once'
+    assert lines[100] == "... and 899 more of this kind"
+
+
 def test_check_model_options_and_full_check():
     m = ol.load_from_string(onnx.parser.parse_model(TEXT).SerializeToString())
     checker.check_model(m, skip_opset_compatibility_check=True, check_custom_domain=True)

@@ -2,7 +2,8 @@
 ``onnx.checker.check_model(model, full_check=False)`` (IR version and opset imports,
 names and single assignment, topological order, each node against its operator's
 schema, tensor sizes, sparse indices, external data) and reports every problem found,
-not only the first."""
+not only the first: one line each, in model order, the first 100 of each kind followed
+by ``... and N more of this kind`` when there were more."""
 
 from __future__ import annotations
 
