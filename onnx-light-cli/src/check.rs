@@ -296,8 +296,7 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
                     }
                     Err(e) => {
                         let tensor = e.tensor().unwrap_or_default().to_string();
-                        let what = e.to_string().replace(&format!(" (tensor `{tensor}`)"), "");
-                        refused.add(what, tensor, 0);
+                        refused.add(e.without_tensor().to_string(), tensor, 0);
                     }
                 }
             });

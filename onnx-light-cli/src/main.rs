@@ -226,24 +226,24 @@ fn load_options(memory: &MemoryLimit, aliasing: &Aliasing) -> ParseOptions {
 }
 
 /// What to try when a load is refused by a default limit the user can raise, or
-/// given an encrypted model.
+/// given an encrypted model. Chosen from the error's kind and limit, never its words.
 fn hint(e: &(dyn std::error::Error + 'static)) -> Option<String> {
-    use onnx_light::ErrorKind;
+    use onnx_light::{ErrorKind, Limit};
     let e = e.downcast_ref::<onnx_light::Error>()?;
-    let text = match e.kind() {
-        ErrorKind::LimitExceeded { what, .. } if what.contains("max_memory") => {
+    let text = match (e.limit(), e.kind()) {
+        (Some(Limit::MaxMemory), _) => {
             "the model needs more memory than its size warrants; if you trust it, pass --max-memory BYTES (or none)"
         }
-        ErrorKind::InvalidExternalData { reason, .. } if reason.contains("allow_aliasing") => {
+        (Some(Limit::Aliasing), _) => {
             "if the model shares bytes between tensors on purpose, pass --allow-aliasing"
         }
-        ErrorKind::EncryptedInput { .. } => {
+        (_, ErrorKind::EncryptedInput { .. }) => {
             let file = e.file().map_or("IN".into(), |f| f.display().to_string());
             return Some(format!(
                 "for a plain model: onnx-light decrypt {file} OUT.onnx"
             ));
         }
-        ErrorKind::Io(std::io::ErrorKind::AlreadyExists) => {
+        (_, ErrorKind::Io(std::io::ErrorKind::AlreadyExists)) => {
             "to replace that file (and break the model that uses it, if any), pass --force"
         }
         _ => return None,
@@ -462,5 +462,39 @@ fn main() -> ExitCode {
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use onnx_light::{Error, ErrorKind, Limit};
+
+    fn external(reason: &str) -> Error {
+        Error::new(ErrorKind::InvalidExternalData {
+            location: None,
+            reason: reason.into(),
+        })
+    }
+
+    #[test]
+    fn hints_follow_the_limit_not_the_message() {
+        let memory = Error::new(ErrorKind::LimitExceeded {
+            which: Limit::MaxMemory,
+            limit: 1,
+            actual: 2,
+        });
+        assert!(hint(&memory).unwrap().contains("--max-memory"));
+        // Reworded or not, an aliasing refusal gets its hint; a message that merely
+        // names the option does not.
+        let aliased = external("tensors share bytes").refused_by(Limit::Aliasing);
+        assert!(hint(&aliased).unwrap().contains("--allow-aliasing"));
+        assert_eq!(hint(&external("see allow_aliasing")), None);
+        let size = Error::new(ErrorKind::LimitExceeded {
+            which: Limit::MaxModelSize,
+            limit: 1,
+            actual: 2,
+        });
+        assert_eq!(hint(&size), None);
     }
 }

@@ -2,7 +2,7 @@
 //! (Python, so that they can derive from both `Error` and `ValueError`/`OSError`); each
 //! carries the library's message unchanged.
 
-use onnx_light::{Error, ErrorKind};
+use onnx_light::{Error, ErrorKind, Limit};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
@@ -27,15 +27,14 @@ fn class_name(error: &Error) -> &'static str {
     }
 }
 
-/// What a Python caller passes to `load` to lift a default limit that refused a model.
+/// What a Python caller passes to `load` to lift a default limit that refused a model,
+/// chosen from the limit the error records, never from its words.
 fn python_hint(error: &Error) -> Option<&'static str> {
-    match error.kind() {
-        ErrorKind::LimitExceeded { what, .. } if what.contains("max_memory") => Some(
+    match error.limit()? {
+        Limit::MaxMemory => Some(
             "if you trust the model, pass max_memory=None (no limit) or a larger size in bytes",
         ),
-        ErrorKind::InvalidExternalData { reason, .. } if reason.contains("allow_aliasing") => {
-            Some("pass allow_aliasing=True if the tensors share bytes on purpose")
-        }
+        Limit::Aliasing => Some("pass allow_aliasing=True if the tensors share bytes on purpose"),
         _ => None,
     }
 }

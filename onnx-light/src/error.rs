@@ -30,6 +30,8 @@ pub struct Error {
 
 struct ErrorInner {
     kind: ErrorKind,
+    /// The limit that refused the input, for a kind that does not carry it.
+    limit: Option<Limit>,
     offset: Option<u64>,
     /// Innermost segment first; displayed outermost first.
     path: Vec<PathSegment>,
@@ -145,10 +147,10 @@ pub enum ErrorKind {
         reason: String,
     },
     /// An input or tensor larger than a configured limit.
-    #[error("{what} of {actual} bytes exceeds the limit of {limit} bytes")]
+    #[error("{which} of {actual} bytes exceeds the limit of {limit} bytes")]
     LimitExceeded {
         /// Which limit.
-        what: &'static str,
+        which: Limit,
         /// The limit in bytes.
         limit: u64,
         /// The size found.
@@ -273,6 +275,49 @@ pub enum ErrorKind {
     Io(io::ErrorKind),
 }
 
+/// A limit that refused an input, each lifted by an option a caller can set when it
+/// trusts the input: what [`Error::limit`] returns, so that callers can tell the limits
+/// apart (and say which option to set) without reading messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// The memory the decoded model may take (`ParseOptions::max_memory`, by default
+    /// proportional to the input's size).
+    MaxMemory,
+    /// The input's size (`ParseOptions::max_model_size`).
+    MaxModelSize,
+    /// One tensor's data size (`ParseOptions::max_tensor_size`).
+    MaxTensorSize,
+    /// The size of a file the process may write (`ulimit -f`, `RLIMIT_FSIZE`), set
+    /// outside the program.
+    FileSize,
+    /// How deep messages may nest (`ParseOptions::recursion_limit`, default 100).
+    NestingDepth,
+    /// External tensors whose ranges share bytes of their data files, refused unless
+    /// `ParseOptions::allow_aliasing` is set.
+    Aliasing,
+}
+
+impl Limit {
+    /// What the limit bounds, as messages name it (`decoded size (max_memory)`).
+    pub fn what(self) -> &'static str {
+        match self {
+            Limit::MaxMemory => "decoded size (max_memory)",
+            Limit::MaxModelSize => "model size",
+            Limit::MaxTensorSize => "tensor size",
+            Limit::FileSize => "file size limit of the process (ulimit -f)",
+            Limit::NestingDepth => "nesting depth (recursion_limit)",
+            Limit::Aliasing => "external data aliasing (allow_aliasing)",
+        }
+    }
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.what())
+    }
+}
+
 /// One step of the message/field path at which a decoding error happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathSegment {
@@ -291,6 +336,7 @@ impl Error {
         Error {
             inner: Box::new(ErrorInner {
                 kind,
+                limit: None,
                 offset: None,
                 path: Vec::new(),
                 file: None,
@@ -329,6 +375,40 @@ impl Error {
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
         &self.inner.kind
+    }
+
+    /// The limit that refused the input, if one did: the `which` of
+    /// [`ErrorKind::LimitExceeded`], [`Limit::NestingDepth`] for
+    /// [`ErrorKind::RecursionLimitExceeded`], [`Limit::Aliasing`] for external tensors
+    /// refused because their ranges alias each other (an
+    /// [`ErrorKind::InvalidExternalData`]). Tells a caller which option would let the
+    /// input through, whatever the message says.
+    ///
+    /// ```
+    /// use onnx_light::io::{self, ParseOptions};
+    /// use onnx_light::onnx::{GraphProto, ModelProto};
+    /// use onnx_light::prelude::*;
+    /// use onnx_light::Limit;
+    ///
+    /// let bytes = ModelProto::new(GraphProto::named("g"), vec![]).encode_to_vec()?;
+    /// let refused = io::load_from_bytes(&bytes, &ParseOptions::default().max_model_size(4));
+    /// assert_eq!(refused.map(|_| ()).unwrap_err().limit(), Some(Limit::MaxModelSize));
+    /// # Ok::<(), onnx_light::Error>(())
+    /// ```
+    pub fn limit(&self) -> Option<Limit> {
+        match self.inner.kind {
+            ErrorKind::LimitExceeded { which, .. } => Some(which),
+            ErrorKind::RecursionLimitExceeded { .. } => Some(Limit::NestingDepth),
+            _ => self.inner.limit,
+        }
+    }
+
+    /// Records that `limit` refused the input, for an error whose kind does not say so
+    /// (see [`limit`](Self::limit)).
+    #[cold]
+    pub fn refused_by(mut self, limit: Limit) -> Self {
+        self.inner.limit = Some(limit);
+        self
     }
 
     /// Absolute byte offset in the input where the problem was found, when known.
@@ -457,13 +537,25 @@ fn unsupported_data_type(data_type: &i32, name: &Option<&'static str>) -> String
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Error {
+    /// The message without the tensor's name: for one line about the same problem in
+    /// many tensors.
+    pub fn without_tensor(&self) -> impl fmt::Display + '_ {
+        struct WithoutTensor<'e>(&'e Error);
+        impl fmt::Display for WithoutTensor<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.write(f, false)
+            }
+        }
+        WithoutTensor(self)
+    }
+
+    fn write(&self, f: &mut fmt::Formatter<'_>, with_tensor: bool) -> fmt::Result {
         match (&self.inner.kind, &self.inner.source) {
             (ErrorKind::Io(_), Some(src)) => write!(f, "I/O error: {src}")?,
             (kind, _) => write!(f, "{kind}")?,
         }
-        if let Some(t) = &self.inner.tensor {
+        if let Some(t) = self.inner.tensor.as_ref().filter(|_| with_tensor) {
             write!(f, " (tensor `{t}`)")?;
         }
         if !self.inner.path.is_empty() {
@@ -479,10 +571,19 @@ impl fmt::Display for Error {
     }
 }
 
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write(f, true)
+    }
+}
+
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Error");
         d.field("kind", &self.inner.kind);
+        if let Some(limit) = &self.inner.limit {
+            d.field("limit", limit);
+        }
         if let Some(off) = self.inner.offset {
             d.field("offset", &off);
         }
@@ -524,6 +625,50 @@ mod tests {
     #[test]
     fn error_is_pointer_sized_so_results_stay_small() {
         assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+    }
+
+    #[test]
+    fn the_limit_that_refused_an_input_is_known_from_the_kind_not_the_message() {
+        let exceeded = |which| ErrorKind::LimitExceeded {
+            which,
+            limit: 1,
+            actual: 2,
+        };
+        for which in [Limit::MaxMemory, Limit::MaxModelSize, Limit::FileSize] {
+            assert_eq!(Error::new(exceeded(which)).limit(), Some(which));
+        }
+        let deep = Error::new(ErrorKind::RecursionLimitExceeded { limit: 100 });
+        assert_eq!(deep.limit(), Some(Limit::NestingDepth));
+        // Whatever an external-data message says, only the recorded limit counts.
+        let external = |reason: &str| {
+            Error::new(ErrorKind::InvalidExternalData {
+                location: None,
+                reason: reason.into(),
+            })
+        };
+        assert_eq!(external("set allow_aliasing").limit(), None);
+        let aliased = external("reworded").refused_by(Limit::Aliasing);
+        assert_eq!(aliased.limit(), Some(Limit::Aliasing));
+        assert_eq!(Error::new(ErrorKind::InvalidUtf8).limit(), None);
+        assert_eq!(
+            Error::new(exceeded(Limit::MaxMemory)).to_string(),
+            "decoded size (max_memory) of 2 bytes exceeds the limit of 1 bytes"
+        );
+    }
+
+    #[test]
+    fn without_tensor_leaves_out_only_the_tensor() {
+        let e = Error::at(ErrorKind::InvalidUtf8, 3)
+            .in_tensor("w")
+            .in_file(Path::new("m.onnx"));
+        assert_eq!(
+            e.to_string(),
+            "string field is not valid UTF-8 (tensor `w`) at byte offset 3 (m.onnx)"
+        );
+        assert_eq!(
+            e.without_tensor().to_string(),
+            "string field is not valid UTF-8 at byte offset 3 (m.onnx)"
+        );
     }
 
     #[test]

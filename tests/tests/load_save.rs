@@ -9,7 +9,7 @@ use std::sync::Arc;
 use onnx_light::io::{self, ParseOptions, SaveHook, SaveStep, SerializeOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
-use onnx_light::{ByteOwner, ErrorKind};
+use onnx_light::{ByteOwner, ErrorKind, Limit};
 use onnx_light_tests::mapped::{load_mapped, Load};
 use onnx_light_tests::scratch::Scratch;
 
@@ -580,7 +580,7 @@ fn size_limits_are_enforced_with_clear_errors() {
         matches!(
             err.kind(),
             ErrorKind::LimitExceeded {
-                what: "model size",
+                which: Limit::MaxModelSize,
                 ..
             }
         ),
@@ -592,7 +592,7 @@ fn size_limits_are_enforced_with_clear_errors() {
         matches!(
             err.kind(),
             ErrorKind::LimitExceeded {
-                what: "tensor size",
+                which: Limit::MaxTensorSize,
                 ..
             }
         ),

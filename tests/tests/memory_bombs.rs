@@ -7,7 +7,7 @@
 use onnx_light::io::external::{find_overlaps, overlapping_tensors, Resolver};
 use onnx_light::io::{self, ParseOptions};
 use onnx_light::onnx::*;
-use onnx_light::ErrorKind;
+use onnx_light::{ErrorKind, Limit};
 use onnx_light_tests::bombs::{self, external_tensor, MIB};
 use onnx_light_tests::mapped::Load;
 use onnx_light_tests::scratch::Scratch;
@@ -57,6 +57,7 @@ fn tensors_aliasing_one_range_are_refused_in_every_load_mode() {
             "{mode}: {e}"
         );
         assert_eq!(e.tensor(), Some("t0"), "{mode}");
+        assert_eq!(e.limit(), Some(Limit::Aliasing), "{mode}: {e}");
         assert!(
             e.file().is_some_and(|f| f.ends_with("data.bin")),
             "{mode}: {e}"
@@ -69,6 +70,7 @@ fn tensors_aliasing_one_range_are_refused_in_every_load_mode() {
         matches!(e.kind(), ErrorKind::InvalidExternalData { .. }),
         "{e}"
     );
+    assert_eq!(e.limit(), Some(Limit::Aliasing), "{e}");
 }
 
 #[test]
@@ -143,5 +145,6 @@ fn the_default_budget_is_the_documented_function_of_the_input_size() {
             if *limit == io::default_max_memory(bytes.len() as u64)),
         "{e}"
     );
+    assert_eq!(e.limit(), Some(Limit::MaxMemory), "{e}");
     assert_eq!(e.path_string(), "onnx.ModelProto.functions[0]");
 }

@@ -20,7 +20,7 @@ use hardening::*;
 use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
-use onnx_light::ErrorKind;
+use onnx_light::{ErrorKind, Limit};
 use onnx_light_tests::mapped::Load;
 
 const STACK: usize = 1 << 20;
@@ -272,7 +272,7 @@ fn big_model() -> Model {
 #[track_caller]
 fn assert_limit(
     r: onnx_light::Result<Model>,
-    what: &'static str,
+    which: Limit,
     limit: u64,
     actual: u64,
 ) -> onnx_light::Error {
@@ -280,12 +280,13 @@ fn assert_limit(
     assert_eq!(
         e.kind(),
         &ErrorKind::LimitExceeded {
-            what,
+            which,
             limit,
             actual
         },
         "{e}"
     );
+    assert_eq!(e.limit(), Some(which), "{e}");
     e
 }
 
@@ -313,27 +314,32 @@ fn max_model_size_refuses_larger_inputs_in_every_loader() {
             io::materialize_lazy_data(&mut m).unwrap();
             assert_eq!(m, model);
             let refused = base.with_options(|o| o.max_model_size(n - 1));
-            let e = assert_limit(refused.load(&path), "model size", n - 1, n);
+            let e = assert_limit(refused.load(&path), Limit::MaxModelSize, n - 1, n);
             assert_eq!(e.file(), Some(path.as_path()));
         }
         let below = below.clone().num_threads(threads);
-        assert_limit(io::load_from_bytes(&bytes, &below), "model size", n - 1, n);
+        assert_limit(
+            io::load_from_bytes(&bytes, &below),
+            Limit::MaxModelSize,
+            n - 1,
+            n,
+        );
         assert_limit(
             io::load_from_slice(&bytes, &below).map(IntoOwned::into_owned),
-            "model size",
+            Limit::MaxModelSize,
             n - 1,
             n,
         );
         assert_limit(
             io::load_from_owner(std::sync::Arc::new(bytes.clone()), &below),
-            "model size",
+            Limit::MaxModelSize,
             n - 1,
             n,
         );
         // A reader is cut off after limit + 1 bytes: an endless stream ends.
         assert_limit(
             io::load_from_reader(&bytes[..], &below),
-            "model size",
+            Limit::MaxModelSize,
             n - 1,
             n,
         );
@@ -341,7 +347,7 @@ fn max_model_size_refuses_larger_inputs_in_every_loader() {
         assert_eq!(
             e.kind(),
             &ErrorKind::LimitExceeded {
-                what: "model size",
+                which: Limit::MaxModelSize,
                 limit: n - 1,
                 actual: n
             }
@@ -368,7 +374,7 @@ fn max_tensor_size_refuses_larger_tensors_in_every_loader_and_names_the_tensor()
         assert!(ok.load(&path).is_ok());
         let e = assert_limit(
             base.with_options(|o| o.max_tensor_size(4999)).load(&path),
-            "tensor size",
+            Limit::MaxTensorSize,
             4999,
             5000,
         );
@@ -377,7 +383,7 @@ fn max_tensor_size_refuses_larger_tensors_in_every_loader_and_names_the_tensor()
         // Typed data counts at its in-memory size.
         let e = assert_limit(
             base.with_options(|o| o.max_tensor_size(3999)).load(&path),
-            "tensor size",
+            Limit::MaxTensorSize,
             3999,
             5000,
         );
@@ -386,26 +392,26 @@ fn max_tensor_size_refuses_larger_tensors_in_every_loader_and_names_the_tensor()
     let limit = ParseOptions::default().max_tensor_size(4999);
     let e = assert_limit(
         io::load_from_bytes(&bytes, &limit),
-        "tensor size",
+        Limit::MaxTensorSize,
         4999,
         5000,
     );
     assert_eq!(e.tensor(), Some("big"));
     assert_limit(
         io::load_from_slice(&bytes, &limit).map(IntoOwned::into_owned),
-        "tensor size",
+        Limit::MaxTensorSize,
         4999,
         5000,
     );
     assert_limit(
         io::load_from_owner(std::sync::Arc::new(bytes.clone()), &limit),
-        "tensor size",
+        Limit::MaxTensorSize,
         4999,
         5000,
     );
     assert_limit(
         io::load_from_reader(&bytes[..], &limit),
-        "tensor size",
+        Limit::MaxTensorSize,
         4999,
         5000,
     );
@@ -441,7 +447,7 @@ fn max_tensor_size_applies_to_external_data_in_every_mode() {
         assert_eq!(m, model);
         let e = assert_limit(
             base.with_options(|o| o.max_tensor_size(4999)).load(&path),
-            "tensor size",
+            Limit::MaxTensorSize,
             4999,
             5000,
         );
@@ -487,7 +493,7 @@ fn max_tensor_size_refuses_a_huge_external_tensor_before_reading_or_mapping_it()
         let e = assert_limit(
             base.with_options(|o| o.max_tensor_size(1 << 30))
                 .load(&path),
-            "tensor size",
+            Limit::MaxTensorSize,
             1 << 30,
             HUGE,
         );

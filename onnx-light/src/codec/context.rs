@@ -1,7 +1,7 @@
 //! The three decode modes. Decoding is written once (by the derive) and instantiated for
 //! each mode; a mode only decides how byte and string payloads are held.
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::field::{ByteOwner, Bytes, SharedBytes, Str};
 
 /// The memory of `n` values of `T`.
@@ -57,7 +57,7 @@ impl Budget {
     /// Takes `bytes` from the budget.
     ///
     /// # Errors
-    /// `LimitExceeded` (`what`: "decoded size (max_memory)") at `offset` when the total
+    /// `LimitExceeded` (`which`: [`Limit::MaxMemory`]) at `offset` when the total
     /// would pass the limit; nothing is taken then.
     #[inline]
     pub fn charge(&mut self, bytes: u64, offset: u64) -> Result<()> {
@@ -74,7 +74,7 @@ impl Budget {
     fn exceeded(&self, total: u64, offset: u64) -> Error {
         Error::at(
             ErrorKind::LimitExceeded {
-                what: "decoded size (max_memory)",
+                which: Limit::MaxMemory,
                 limit: self.limit,
                 actual: total,
             },

@@ -13,7 +13,7 @@ use super::options::{DecryptOptions, EncryptOptions};
 use super::passphrase::Passphrase;
 use super::source::{FileSource, Memory, Source};
 use super::workers::Workers;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::field::{ByteOwner, SharedOwner};
 use crate::io::{
     load_from_owner, save_to_writer, write_atomically, NoHook, ParseOptions, PayloadBuffer,
@@ -232,7 +232,7 @@ fn load(
         let at_least = capacity.saturating_sub(16);
         if at_least > limit {
             return Err(Error::new(ErrorKind::LimitExceeded {
-                what: "model size",
+                which: Limit::MaxModelSize,
                 limit,
                 actual: at_least,
             }));

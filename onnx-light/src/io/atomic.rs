@@ -29,7 +29,7 @@ use rustix::fs::{
 };
 
 use super::open::FileId;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Limit, Result};
 
 /// The directory a save writes into, opened once.
 #[derive(Debug)]
@@ -190,7 +190,7 @@ pub(crate) fn check_file_size_limit(len: u64, path: &Path) -> Result<()> {
     let limit = rustix::process::getrlimit(rustix::process::Resource::Fsize).current;
     match limit {
         Some(limit) if len > limit => Err(Error::new(ErrorKind::LimitExceeded {
-            what: "file size limit of the process (ulimit -f)",
+            which: Limit::FileSize,
             limit,
             actual: len,
         })

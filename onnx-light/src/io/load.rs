@@ -15,7 +15,7 @@ use super::external::{load_external, DataFile, ExternalLoad, ExternalMode};
 use super::open::FileMapper;
 use super::options::{default_max_memory, TensorBufferOptions};
 use super::structure::read_structure;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::field::{ByteOwner, Bytes, LazyPayload, PayloadSource};
 use crate::message::{Decode, DecodeOptions, DecodeOwned, IntoOwned};
 use crate::onnx::{Model, ModelProto};
@@ -67,8 +67,8 @@ pub struct ParseOptions {
     /// (see [`DecodeOptions::max_memory`] for what is counted: lists, boxes, and every
     /// string and payload the load copies; payloads that stay borrowed, shared or mapped
     /// are not counted, nor is external data, which [`allow_aliasing`](Self::allow_aliasing)
-    /// bounds). Past it, the load stops with `LimitExceeded` ("decoded size
-    /// (max_memory)") at the offset that asked for more.
+    /// bounds). Past it, the load stops with `LimitExceeded` of
+    /// [`Limit::MaxMemory`](crate::Limit::MaxMemory) at the offset that asked for more.
     ///
     /// * `None` (the default): a budget proportional to the input,
     ///   [`default_max_memory`](crate::io::default_max_memory)`(input size)` = 64 MiB +
@@ -84,9 +84,11 @@ pub struct ParseOptions {
     /// exceed the total size of the distinct data files they are in: a model whose
     /// tensors point many times at the same range of a file (a handful of bytes on disk
     /// that load, or save, as many times their size) is refused with
-    /// `InvalidExternalData` naming two overlapping tensors and the file. No known
-    /// exporter writes overlapping ranges (each tensor gets its own), so set this only
-    /// for a model known to share bytes between tensors on purpose.
+    /// `InvalidExternalData` naming two overlapping tensors and the file, whose
+    /// [`Error::limit`](crate::Error::limit) is
+    /// [`Limit::Aliasing`](crate::Limit::Aliasing). No known exporter writes
+    /// overlapping ranges (each tensor gets its own), so set this only for a model known
+    /// to share bytes between tensors on purpose.
     /// [`io::external::find_overlaps`](crate::io::external::find_overlaps) lists the
     /// overlaps.
     pub allow_aliasing: bool,
@@ -289,7 +291,7 @@ impl ParseOptions {
     fn check_model_size(&self, len: u64) -> Result<()> {
         match self.max_model_size {
             Some(limit) if len > limit => Err(Error::new(ErrorKind::LimitExceeded {
-                what: "model size",
+                which: Limit::MaxModelSize,
                 limit,
                 actual: len,
             })),
@@ -305,7 +307,7 @@ impl ParseOptions {
             let size = t.inline_data_len() + t.lazy_data.as_ref().map_or(0, LazyPayload::len);
             if size > limit {
                 return Err(Error::new(ErrorKind::LimitExceeded {
-                    what: "tensor size",
+                    which: Limit::MaxTensorSize,
                     limit,
                     actual: size,
                 })

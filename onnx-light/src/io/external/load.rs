@@ -123,7 +123,7 @@ fn plan_one(
     let r = resolve_tensor(t, resolver, load.location_override)?;
     if let Some(limit) = load.max_tensor_size.filter(|&limit| r.len > limit) {
         return Err(Error::new(ErrorKind::LimitExceeded {
-            what: "tensor size",
+            which: crate::error::Limit::MaxTensorSize,
             limit,
             actual: r.len,
         })

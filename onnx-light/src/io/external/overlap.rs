@@ -182,7 +182,8 @@ pub(crate) fn check_aliasing(ranges: &[ExternalRange]) -> Result<()> {
             reason: format!(
                 "tensors reference {referenced} external bytes, more than the {files} bytes of their data files"
             ),
-        }));
+        })
+        .refused_by(crate::error::Limit::Aliasing));
     };
     Err(invalid(
         &o.first,
@@ -194,7 +195,8 @@ pub(crate) fn check_aliasing(ranges: &[ExternalRange]) -> Result<()> {
             o.first, o.second, o.start, o.end, found.total
         ),
     )
-    .in_file(&o.file))
+    .in_file(&o.file)
+    .refused_by(crate::error::Limit::Aliasing))
 }
 
 #[cfg(test)]
