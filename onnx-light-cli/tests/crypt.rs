@@ -96,6 +96,32 @@ fn onnxcry1_decrypts_with_exactly_one_warning_line_on_stderr_even_when_quiet() {
 }
 
 #[test]
+fn decrypt_names_bytes_appended_to_an_encrypted_file_and_where_its_stream_ends() {
+    let dir = Scratch::new("cli-trailing");
+    let m = dir.path("m.onnx");
+    io::save(&model(), &m, &SerializeOptions::default()).unwrap();
+    let enc = dir.path("m.enc");
+    let out = run(&["encrypt".as_ref(), p(&m), p(&enc)]);
+    assert!(out.status.success(), "{out:?}");
+    let end = std::fs::metadata(&enc).unwrap().len();
+    let mut f = std::fs::OpenOptions::new().append(true).open(&enc).unwrap();
+    f.write_all(b"junk").unwrap();
+    drop(f);
+    let dec = dir.path("out.onnx");
+    let out = run(&["decrypt".as_ref(), p(&enc), p(&dec)]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with(&format!(
+            "error: the encrypted model has trailing bytes after the end of its encrypted \
+             stream at byte offset {end}"
+        )),
+        "{stderr}"
+    );
+    assert!(!dec.exists());
+}
+
+#[test]
 fn onnxcry2_round_trips_through_the_cli() {
     let dir = Scratch::new("cli-cry2");
     let m = dir.path("m.onnx");

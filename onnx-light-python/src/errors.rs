@@ -19,6 +19,7 @@ fn class_name(error: &Error) -> &'static str {
         | ErrorKind::UnsupportedEncryption { .. }
         | ErrorKind::WrongPassphraseOrCorrupted
         | ErrorKind::TruncatedEncryption
+        | ErrorKind::TrailingBytes
         | ErrorKind::UnauthenticatedEncryption { .. } => "EncryptionError",
         ErrorKind::TensorDataMismatch { .. }
         | ErrorKind::UnsupportedDataType { .. }

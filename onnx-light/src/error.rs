@@ -217,6 +217,13 @@ pub enum ErrorKind {
     /// chunk is missing.
     #[error("the encrypted model is truncated")]
     TruncatedEncryption,
+    /// Bytes follow the end of the encrypted model (appended to the file): the error's
+    /// offset is where its encrypted stream ends. A form of corruption found with the
+    /// right passphrase: the stream up to there authenticated (`ONNXAE01`, `ONNXCRY2`)
+    /// or, for `ONNXCRY1`, which has no MAC, its whole blocks decrypted as a complete
+    /// stream. Nothing was returned.
+    #[error("the encrypted model has trailing bytes after the end of its encrypted stream")]
+    TrailingBytes,
     /// An input in an encrypted format without integrity protection (`ONNXCRY1`),
     /// refused because the caller did not opt in with
     /// `DecryptOptions::allow_unauthenticated(true)`. Checked before any key is derived.

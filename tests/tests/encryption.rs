@@ -825,7 +825,7 @@ fn onnxcry2_rejects_every_bit_flip_truncation_extension_and_wrong_passphrase() {
     longer.push(0);
     assert_eq!(
         kind(crypto::decrypt_bytes(&longer, &p, &dec_fast())),
-        ErrorKind::WrongPassphraseOrCorrupted
+        ErrorKind::TrailingBytes
     );
     for wrong in ["", "K", "k ", "kk"] {
         let e = crypto::decrypt_bytes(&file, &Passphrase::new(wrong), &dec_fast()).unwrap_err();
@@ -839,6 +839,140 @@ fn onnxcry2_rejects_every_bit_flip_truncation_extension_and_wrong_passphrase() {
         crypto::decrypt_bytes(&file, &p, &dec_fast()).unwrap().bytes,
         plaintext
     );
+}
+
+/// The encrypted files of one model in every format: (name, file).
+fn one_model_in_every_format(
+    model: &Model,
+    passphrase: &Passphrase,
+) -> Vec<(&'static str, Vec<u8>)> {
+    [
+        ("ONNXAE01", ae_fast(64)),
+        ("ONNXCRY2", cry2_fast()),
+        ("ONNXCRY1", cry1_fast()),
+    ]
+    .into_iter()
+    .map(|(name, options)| {
+        (
+            name,
+            crypto::encrypt_model(model, passphrase, &options).unwrap(),
+        )
+    })
+    .collect()
+}
+
+/// The error of every way to decrypt `bytes`: bytes, model from bytes, file to file,
+/// model from a file. Each must be the same kind at the same offset.
+fn every_decryption_error(
+    dir: &Scratch,
+    bytes: &[u8],
+    passphrase: &Passphrase,
+) -> (ErrorKind, Option<u64>, String) {
+    let path = dir.path("in.enc");
+    fs::write(&path, bytes).unwrap();
+    let errors = [
+        crypto::decrypt_bytes(bytes, passphrase, &dec_fast()).map(|_| ()),
+        crypto::load_encrypted_from_bytes(bytes, passphrase, &dec_fast(), &ParseOptions::default())
+            .map(|_| ()),
+        crypto::decrypt_file(&path, dir.path("out.onnx"), passphrase, &dec_fast()).map(|_| ()),
+        crypto::load_encrypted_with(&path, passphrase, &dec_fast(), &ParseOptions::default())
+            .map(|_| ()),
+    ]
+    .map(|r| r.expect_err("decrypted"));
+    assert!(!dir.path("out.onnx").exists(), "no output is left");
+    for e in &errors[1..] {
+        assert_eq!(
+            (e.kind(), e.offset()),
+            (errors[0].kind(), errors[0].offset()),
+            "{e} vs {}",
+            errors[0]
+        );
+    }
+    let e = &errors[0];
+    (e.kind().clone(), e.offset(), e.to_string())
+}
+
+#[test]
+fn bytes_appended_after_the_encrypted_stream_are_reported_where_it_ends_in_every_format() {
+    let dir = Scratch::new("trailing");
+    let right = Passphrase::new("k");
+    let model = model_with(&[300], 9);
+    for (name, file) in one_model_in_every_format(&model, &right) {
+        let end = file.len() as u64;
+        // ONNXCRY1 has no MAC and records no length: fewer than 16 appended bytes are
+        // recognized by the whole blocks before them decrypting as a complete stream.
+        let appended: &[usize] = match name {
+            "ONNXCRY1" => &[1, 4, 15],
+            _ => &[1, 4, 15, 16, 17, 48, 64, 112, 113, 1000, 5000],
+        };
+        for &n in appended {
+            let mut longer = file.clone();
+            longer.extend(Rng(n as u64).bytes(n));
+            let (kind, offset, text) = every_decryption_error(&dir, &longer, &right);
+            assert_eq!(kind, ErrorKind::TrailingBytes, "{name} + {n} bytes: {text}");
+            assert_eq!(offset, Some(end), "{name} + {n} bytes: {text}");
+            assert!(
+                text.contains(&format!(
+                    "trailing bytes after the end of its encrypted stream at byte offset {end}"
+                )),
+                "{name} + {n} bytes: {text}"
+            );
+        }
+        // Cut short instead (not at a block boundary, which only a MAC can tell from
+        // corruption): truncated. ONNXCRY2 records no length, so its tag fails.
+        for n in [1, 4, 17, 33] {
+            let (kind, _, text) = every_decryption_error(&dir, &file[..file.len() - n], &right);
+            let expected = match name {
+                "ONNXCRY2" => ErrorKind::WrongPassphraseOrCorrupted,
+                _ => ErrorKind::TruncatedEncryption,
+            };
+            assert_eq!(kind, expected, "{name} - {n} bytes: {text}");
+        }
+        // With the wrong passphrase, nothing can be authenticated: no claim of
+        // appended bytes (ONNXCRY1: the length alone, which reads as a cut).
+        let mut longer = file.clone();
+        longer.extend([0; 4]);
+        let (kind, _, text) = every_decryption_error(&dir, &longer, &Passphrase::new("K"));
+        let expected = match name {
+            "ONNXCRY1" => ErrorKind::TruncatedEncryption,
+            _ => ErrorKind::WrongPassphraseOrCorrupted,
+        };
+        assert_eq!(kind, expected, "{name} + 4 bytes, wrong passphrase: {text}");
+        // The untouched file decrypts.
+        assert_eq!(
+            load_bytes(&file, &right, &dec_fast()).model,
+            model,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_corrupted_chunk_before_appended_bytes_is_not_taken_for_their_start() {
+    // ONNXAE01: a modified chunk anywhere, with or without bytes after the stream, is
+    // never reported as appended bytes at the wrong place. (A modified final chunk
+    // followed by other bytes cannot be told from a final chunk cut short.)
+    let dir = Scratch::new("trailing-corrupt");
+    let p = Passphrase::new("k");
+    let plaintext = Rng(4).bytes(6 * 64 + 20);
+    let file = crypto::encrypt_bytes(&plaintext, &p, &ae_fast(64)).unwrap();
+    for record in 0..7 {
+        let mut f = file.clone();
+        f[HEADER + record * RECORD + 20] ^= 1;
+        let (kind, offset, text) = every_decryption_error(&dir, &f, &p);
+        assert_eq!(kind, ErrorKind::WrongPassphraseOrCorrupted, "{text}");
+        assert_eq!(offset, Some((HEADER + record * RECORD) as u64), "{text}");
+        f.extend([7; 9]);
+        let (kind, offset, text) = every_decryption_error(&dir, &f, &p);
+        match kind {
+            ErrorKind::TrailingBytes => assert_eq!(offset, Some(file.len() as u64), "{text}"),
+            ErrorKind::WrongPassphraseOrCorrupted => {
+                assert_eq!(offset, Some((HEADER + record * RECORD) as u64), "{text}")
+            }
+            ErrorKind::TruncatedEncryption if record == 6 => {}
+            other => panic!("record {record}: {other:?}: {text}"),
+        }
+    }
 }
 
 #[test]
@@ -960,15 +1094,24 @@ fn hostile_headers_are_refused_before_the_kdf_runs() {
             "{what}: {k:?}"
         );
     }
-    // A chunk size that does not fit the file's length is a truncation, found without
-    // the KDF as well.
+    // Too short for a single record: a truncation, found without the KDF as well.
     assert_eq!(
         kind(crypto::decrypt_bytes(
-            &patch(16, &80u32.to_le_bytes()),
+            &file[..HEADER + 63],
             &passphrase,
             &never
         )),
         ErrorKind::TruncatedEncryption
+    );
+    // A chunk size that does not fit the file's length could be a truncation or
+    // appended bytes, which only the key tells apart: here the header MAC fails.
+    assert_eq!(
+        kind(crypto::decrypt_bytes(
+            &patch(16, &80u32.to_le_bytes()),
+            &passphrase,
+            &dec_fast()
+        )),
+        ErrorKind::WrongPassphraseOrCorrupted
     );
 }
 

@@ -47,6 +47,8 @@ const IV_LEN: usize = 16;
 const TAG_LEN: usize = 32;
 /// Bytes a chunk record adds to its ciphertext: IV before, tag after.
 pub(crate) const RECORD_OVERHEAD: usize = IV_LEN + TAG_LEN;
+/// The shortest record: an empty final chunk, one block of padding.
+pub(crate) const MIN_RECORD_LEN: usize = RECORD_OVERHEAD + 16;
 /// KDF id 1: PBKDF2-HMAC-SHA256.
 const KDF_PBKDF2_HMAC_SHA256: u8 = 1;
 /// HKDF-Expand labels of the two keys.
@@ -293,6 +295,97 @@ impl ChunkCipher {
         Ok(ct.len() - pad)
     }
 
+    /// Where the stream in `source` ends, found from its records rather than from the
+    /// input's length.
+    ///
+    /// A reader lays the records out from the input's length, so bytes appended to a
+    /// file make its length impossible or its last records fail. The stream's own
+    /// records come first: complete non-final chunks up to the final one, which is the
+    /// first record that does not authenticate as a complete non-final chunk; it is
+    /// found by bisection, then its length by trying each in one pass over its bytes.
+    /// Only a final chunk that authenticates at its index is believed, so a stream is
+    /// never said to end where it does not.
+    pub(crate) fn stream_end(&self, source: &dyn Source) -> StreamEnd {
+        let record = (self.chunk_size + RECORD_OVERHEAD) as u64;
+        let slots = source.len().saturating_sub(HEADER_LEN as u64) / record;
+        let (mut lo, mut hi) = (0, slots);
+        let mut piece = Vec::new();
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.authenticates_as_full(source, mid, &mut piece) {
+                Ok(true) => lo = mid + 1,
+                Ok(false) => hi = mid,
+                Err(_) => return StreamEnd::Unknown,
+            }
+        }
+        match self.final_chunk_end(source, lo) {
+            Ok(Some(end)) => StreamEnd::Final(end),
+            Ok(None) if lo < slots => StreamEnd::Broken(HEADER_LEN as u64 + lo * record),
+            Ok(None) => StreamEnd::Cut,
+            Err(_) => StreamEnd::Unknown,
+        }
+    }
+
+    /// Whether record `index` of `source`, read as a complete non-final chunk (it must
+    /// fit in the input), authenticates. Only the MAC is computed, nothing decrypted.
+    fn authenticates_as_full(
+        &self,
+        source: &dyn Source,
+        index: u64,
+        piece: &mut Vec<u8>,
+    ) -> Result<bool> {
+        let at = HEADER_LEN as u64 + index * (self.chunk_size + RECORD_OVERHEAD) as u64;
+        let mut iv = [0u8; IV_LEN];
+        source.read_at(at, &mut iv)?;
+        let mut mac = self.tag_prefix(index, &iv);
+        let mut offset = at + IV_LEN as u64;
+        let mut left = self.chunk_size;
+        while left > 0 {
+            let n = left.min(READ_PIECE);
+            piece.resize(n, 0);
+            source.read_at(offset, piece)?;
+            mac.update(piece);
+            offset += n as u64;
+            left -= n;
+        }
+        let mut tag = [0u8; TAG_LEN];
+        source.read_at(offset, &mut tag)?;
+        mac.update(&[0]);
+        Ok(mac.verify_slice(&tag).is_ok())
+    }
+
+    /// Where a final chunk recorded at `index` ends, if one of some length authenticates
+    /// there: each ciphertext length (16 to `chunk_size + 16`, that fits the input) is
+    /// tried with the MAC state after the bytes before it, in one pass.
+    fn final_chunk_end(&self, source: &dyn Source, index: u64) -> Result<Option<u64>> {
+        let at = HEADER_LEN as u64 + index * (self.chunk_size + RECORD_OVERHEAD) as u64;
+        let start = at + IV_LEN as u64;
+        let room = source.len().saturating_sub(start);
+        let longest = room.min((self.chunk_size + 16 + TAG_LEN) as u64) as usize;
+        if longest < 16 + TAG_LEN {
+            return Ok(None);
+        }
+        let mut iv = [0u8; IV_LEN];
+        source.read_at(at, &mut iv)?;
+        let mut bytes = vec![0u8; longest];
+        source.read_at(start, &mut bytes)?;
+        let mut mac = self.tag_prefix(index, &iv);
+        let mut ct_len = 16;
+        while ct_len + TAG_LEN <= longest {
+            mac.update(&bytes[ct_len - 16..ct_len]);
+            let mut as_final = mac.clone();
+            as_final.update(&[1]);
+            if as_final
+                .verify_slice(&bytes[ct_len..ct_len + TAG_LEN])
+                .is_ok()
+            {
+                return Ok(Some(start + (ct_len + TAG_LEN) as u64));
+            }
+            ct_len += 16;
+        }
+        Ok(None)
+    }
+
     /// Bytes [`seal_chunks`](Self::seal_chunks) writes for `pt_len` plaintext bytes.
     pub(crate) fn sealed_len(&self, pt_len: usize, ends_stream: bool) -> usize {
         let cs = self.chunk_size;
@@ -385,11 +478,38 @@ impl ChunkCipher {
                         (Ok(a), Ok(b)) => Ok(a + b),
                         (Err(e), _) | (Ok(_), Err(e)) => Err(e),
                     },
-                )?;
+                )
+                .map_err(|e| {
+                    // Bytes appended to the file move the records a reader expects.
+                    if e.kind() != &ErrorKind::WrongPassphraseOrCorrupted {
+                        return e;
+                    }
+                    match self.stream_end(source) {
+                        StreamEnd::Final(end) if end < source.len() => {
+                            Error::at(ErrorKind::TrailingBytes, end)
+                        }
+                        _ => e,
+                    }
+                })?;
             index = batch_end;
         }
         Ok(total)
     }
+}
+
+/// Where a stream ends, by its records ([`ChunkCipher::stream_end`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StreamEnd {
+    /// A final chunk that authenticates ends at this offset.
+    Final(u64),
+    /// The record at this offset fits in the input but authenticates neither as a
+    /// complete non-final chunk nor as a final one: corrupted.
+    Broken(u64),
+    /// Every complete record authenticates as a non-final chunk, and what follows is
+    /// no final chunk: the input was cut.
+    Cut,
+    /// A read failed.
+    Unknown,
 }
 
 /// Ciphertext length of a chunk of `pt_len` plaintext bytes: the same for a non-final

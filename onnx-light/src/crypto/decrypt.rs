@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use super::authenticated::{ChunkCipher, Header, Layout, HEADER_LEN};
+use super::authenticated::{ChunkCipher, Header, Layout, StreamEnd, HEADER_LEN, MIN_RECORD_LEN};
 use super::encrypt::{ae_window_chunks, ONNXCRY1_WINDOW};
 use super::format::EncryptionFormat;
 use super::options::DecryptOptions;
@@ -49,8 +49,19 @@ impl Opened {
         match format {
             EncryptionFormat::OnnxAe01 => {
                 let header = Header::parse(&prefix[..have])?;
-                let layout = Layout::new(len, header.chunk_size)?;
+                let layout = Layout::new(len, header.chunk_size);
+                // Too short for a record: truncated, whatever the key. A length no
+                // record boundary fits is a truncation or appended bytes: the key tells.
+                let layout = match layout {
+                    Err(e) if len < (HEADER_LEN + MIN_RECORD_LEN) as u64 => return Err(e),
+                    layout => layout,
+                };
                 let cipher = Box::new(ChunkCipher::open(&options.kdf, passphrase, &header)?);
+                let layout = layout.map_err(|truncated| match cipher.stream_end(source) {
+                    StreamEnd::Final(end) => Error::at(ErrorKind::TrailingBytes, end),
+                    StreamEnd::Broken(at) => Error::at(ErrorKind::WrongPassphraseOrCorrupted, at),
+                    StreamEnd::Cut | StreamEnd::Unknown => truncated,
+                })?;
                 Ok(Opened::OnnxAe01 { cipher, layout })
             }
             EncryptionFormat::OnnxCry1 => Ok(Opened::OnnxCry1(Box::new(onnxcry1::Opener::new(
@@ -72,6 +83,19 @@ impl Opened {
             Opened::OnnxAe01 { .. } => EncryptionFormat::OnnxAe01,
             Opened::OnnxCry1(_) => EncryptionFormat::OnnxCry1,
             Opened::OnnxCry2(_) => EncryptionFormat::OnnxCry2,
+        }
+    }
+
+    /// What a decryption that ended with `decrypted` reports: `decrypted` itself, except
+    /// for an `ONNXCRY1` input that is not whole blocks, which ends in an error either
+    /// way (see [`onnxcry1::Opener::unaligned`]).
+    pub(crate) fn settle<T>(&self, decrypted: Result<T>) -> Result<T> {
+        match self {
+            Opened::OnnxCry1(opener) => match opener.unaligned(&decrypted) {
+                Some(e) => Err(e),
+                None => decrypted,
+            },
+            _ => decrypted,
         }
     }
 
@@ -210,7 +234,8 @@ impl DecryptedBytes {
 /// `NotEncrypted`, `UnsupportedEncryption` (another version, KDF or parameters out of
 /// range), `UnauthenticatedEncryption` (`ONNXCRY1` without
 /// [`DecryptOptions::allow_unauthenticated`]), `WrongPassphraseOrCorrupted`,
-/// `TruncatedEncryption`; the error's offset says where the problem was found.
+/// `TruncatedEncryption`, `TrailingBytes` (bytes appended after the encrypted stream);
+/// the error's offset says where the problem was found.
 ///
 /// # Examples
 /// See [`encrypt_bytes`](super::encrypt_bytes).
@@ -224,7 +249,7 @@ pub fn decrypt_bytes(
     let opened = Opened::open(&source, passphrase, options)?;
     // Bounded by the input's length: a header cannot make this allocate more.
     let mut bytes = vec![0u8; opened.capacity() as usize];
-    let n = workers.run(|| opened.decrypt_all(&source, &mut bytes))?;
+    let n = opened.settle(workers.run(|| opened.decrypt_all(&source, &mut bytes)))?;
     bytes.truncate(n);
     Ok(DecryptedBytes {
         bytes,

@@ -44,9 +44,10 @@
 //! [`DecryptOptions::allow_unauthenticated`] is set. Errors distinguish
 //! [`NotEncrypted`](crate::ErrorKind::NotEncrypted),
 //! [`UnsupportedEncryption`](crate::ErrorKind::UnsupportedEncryption),
-//! [`WrongPassphraseOrCorrupted`](crate::ErrorKind::WrongPassphraseOrCorrupted) and
-//! [`TruncatedEncryption`](crate::ErrorKind::TruncatedEncryption); none contains the
-//! passphrase. A [`Passphrase`] has a redacted `Debug` and is zeroed when dropped, as
+//! [`WrongPassphraseOrCorrupted`](crate::ErrorKind::WrongPassphraseOrCorrupted),
+//! [`TruncatedEncryption`](crate::ErrorKind::TruncatedEncryption) and
+//! [`TrailingBytes`](crate::ErrorKind::TrailingBytes) (bytes appended after the
+//! encrypted stream, reported where it ends); none contains the passphrase. A [`Passphrase`] has a redacted `Debug` and is zeroed when dropped, as
 //! are derived keys. Decrypted files are created 0600.
 //!
 //! # Formats

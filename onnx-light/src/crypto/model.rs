@@ -174,9 +174,9 @@ pub fn load_encrypted(path: impl AsRef<Path>, passphrase: &Passphrase) -> Result
 /// # Errors
 /// `NotEncrypted`, `UnsupportedEncryption`, `UnauthenticatedEncryption` (`ONNXCRY1`
 /// without [`DecryptOptions::allow_unauthenticated`]), `WrongPassphraseOrCorrupted`,
-/// `TruncatedEncryption`, I/O errors, all naming the file; `InvalidOption` for
-/// `structure_only`; decoding errors. For `ONNXCRY1`, bad padding and a
-/// plaintext that does not decode as a model (whatever the reason, a `parse` limit
+/// `TruncatedEncryption`, `TrailingBytes`, I/O errors, all naming the file;
+/// `InvalidOption` for `structure_only`; decoding errors. For `ONNXCRY1`, bad padding and
+/// a plaintext that does not decode as a model (whatever the reason, a `parse` limit
 /// included) give one and the same `WrongPassphraseOrCorrupted` error, so that the
 /// error reveals nothing about the decrypted bytes (no padding oracle).
 pub fn load_encrypted_with(
@@ -254,15 +254,19 @@ fn load(
             Error::new(ErrorKind::WrongPassphraseOrCorrupted)
         }
     };
-    let len = workers
+    let decrypted = workers
         .run(|| opened.decrypt_all(source, buffer.as_mut_slice()))
-        .map_err(blind)?;
-    let owner: ByteOwner = Arc::new(Plaintext {
-        buffer: buffer.freeze()?,
-        len,
-    });
-    // The decrypted model is all there is: nothing beside the encrypted file is read.
-    let inline = parse.clone().load_external_data(false);
-    let model = load_from_owner(owner, &inline).map_err(blind)?;
+        .map_err(blind)
+        .and_then(|len| {
+            let owner: ByteOwner = Arc::new(Plaintext {
+                buffer: buffer.freeze()?,
+                len,
+            });
+            // The decrypted model is all there is: nothing beside the encrypted file is
+            // read.
+            let inline = parse.clone().load_external_data(false);
+            load_from_owner(owner, &inline).map_err(blind)
+        });
+    let model = opened.settle(decrypted)?;
     Ok(DecryptedModel { model, format })
 }

@@ -28,18 +28,26 @@ pub(crate) const PIECE: usize = 256 << 10;
 pub(crate) struct Opener {
     dec: Aes256Dec,
     iv: [u8; 16],
+    /// The whole blocks of ciphertext.
     ct_len: u64,
+    /// The input's length when it is not whole blocks (bytes past the last one).
+    unaligned_len: Option<u64>,
 }
 
 impl Opener {
     /// Reads the header of `source`, checks the ciphertext length and derives the key.
     ///
+    /// The format records no length: an input that is not whole blocks was cut, or had
+    /// bytes appended. Its whole blocks are decrypted as the stream, and
+    /// [`unaligned`](Self::unaligned) says how to tell the two apart once they are.
+    ///
     /// # Errors
-    /// `TruncatedEncryption` when the ciphertext is empty or not whole blocks.
+    /// `TruncatedEncryption` when there is not one whole block of ciphertext.
     pub(crate) fn new(source: &dyn Source, passphrase: &Passphrase, kdf: &Kdf) -> Result<Self> {
         let len = source.len();
-        let ct_len = len.saturating_sub(HEADER_LEN as u64);
-        if ct_len == 0 || !ct_len.is_multiple_of(16) {
+        let after_header = len.saturating_sub(HEADER_LEN as u64);
+        let ct_len = after_header / 16 * 16;
+        if ct_len == 0 {
             return Err(Error::at(ErrorKind::TruncatedEncryption, len));
         }
         let mut header = [0u8; HEADER_LEN];
@@ -50,12 +58,28 @@ impl Opener {
             dec: Aes256Dec::new_from_slice(&key[..]).expect("a 32-byte key"),
             iv: header[24..40].try_into().expect("16 bytes"),
             ct_len,
+            unaligned_len: (ct_len != after_header).then_some(len),
         })
     }
 
     /// Ciphertext bytes (a positive multiple of 16).
     pub(crate) fn ct_len(&self) -> u64 {
         self.ct_len
+    }
+
+    /// For an input that is not whole blocks, the error its decryption ends with: if the
+    /// whole blocks decrypted as a complete stream (`decrypted` is `Ok`: valid padding,
+    /// and for the model loaders a model that decodes), the bytes after them were
+    /// appended (`TrailingBytes` where they start); else the input was cut
+    /// (`TruncatedEncryption` at its end). Either verdict says no more about the
+    /// plaintext than decrypting the whole blocks alone would. `None` for whole blocks.
+    pub(crate) fn unaligned<T>(&self, decrypted: &Result<T>) -> Option<Error> {
+        let len = self.unaligned_len?;
+        Some(match decrypted {
+            Err(e) if matches!(e.kind(), ErrorKind::Io(_)) => return None,
+            Ok(_) => Error::at(ErrorKind::TrailingBytes, HEADER_LEN as u64 + self.ct_len),
+            Err(_) => Error::at(ErrorKind::TruncatedEncryption, len),
+        })
     }
 
     /// Decrypts the ciphertext bytes `start .. start + dst.len()` (block-aligned,

@@ -127,7 +127,7 @@ pub fn decrypt_file(
     // Decrypted output stays private (0600), as its temporary file is.
     write_atomically(dst, &NoHook, true, true, |file| {
         opened
-            .decrypt_to(&source, &mut SizeLimited::new(file), &workers)
+            .settle(opened.decrypt_to(&source, &mut SizeLimited::new(file), &workers))
             .map_err(|e| with_path(e, src, dst))
     })?;
     Ok(opened.format())

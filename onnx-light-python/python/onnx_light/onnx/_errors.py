@@ -23,8 +23,8 @@ class ExternalDataError(Error, ValueError):
 
 
 class EncryptionError(Error, ValueError):
-    """Not an encrypted model, wrong passphrase or corrupted, truncated, unsupported
-    format, or unauthenticated data refused."""
+    """Not an encrypted model, wrong passphrase or corrupted, truncated, followed by
+    trailing bytes, unsupported format, or unauthenticated data refused."""
 
 
 class TensorDataError(Error, ValueError):
