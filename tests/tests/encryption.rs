@@ -1787,7 +1787,7 @@ fn an_encrypted_model_given_to_a_load_is_named_as_one_in_every_load_path() {
     let e = io::load_from_bytes(b"ONNXAE09rest", &ParseOptions::default()).unwrap_err();
     assert!(e.to_string().contains("(ONNXAE09)"), "{e}");
     assert!(matches!(
-        io::load_from_bytes(b"OXXXXXXX", &ParseOptions::default())
+        io::load_from_bytes(b"O\x01XXXXXX", &ParseOptions::default())
             .unwrap_err()
             .kind(),
         ErrorKind::InvalidWireType(7)

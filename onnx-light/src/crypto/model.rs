@@ -258,6 +258,11 @@ fn load(
         .run(|| opened.decrypt_all(source, buffer.as_mut_slice()))
         .map_err(blind)
         .and_then(|len| {
+            if len == 0 {
+                // An empty model encrypts to an empty plaintext: what was encrypted was a
+                // model, where an empty file given to a load is not.
+                return Ok(Model::default());
+            }
             let owner: ByteOwner = Arc::new(Plaintext {
                 buffer: buffer.freeze()?,
                 len,
