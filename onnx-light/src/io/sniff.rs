@@ -137,7 +137,8 @@ pub(crate) fn refuse_before_decoding(bytes: &[u8]) -> Result<()> {
 }
 
 /// After a decode of `bytes` failed with `err`: input that reads as text (JSON, the
-/// ONNX text format, a README) is named as such, anything else keeps `err`.
+/// ONNX text format, a README) is named as such, anything else keeps `err`. A refusal
+/// by a limit (nesting depth, memory) stays what it is: it says what to change.
 pub(crate) fn explain_failure(bytes: &[u8], err: Error) -> Error {
     let malformed = matches!(
         err.kind(),
@@ -150,7 +151,6 @@ pub(crate) fn explain_failure(bytes: &[u8], err: Error) -> Error {
             | ErrorKind::UnexpectedEndGroup { .. }
             | ErrorKind::UnterminatedGroup { .. }
             | ErrorKind::GroupNotSupported { .. }
-            | ErrorKind::RecursionLimitExceeded { .. }
     );
     if !malformed {
         return err;
