@@ -8,11 +8,12 @@ use std::io::{BufReader, Read};
 use std::path::Path;
 
 use onnx_light::checker::{self, CheckOptions};
-use onnx_light::io::external::{file_sha1, find_overlaps, resolve_tensor, Resolver};
+use onnx_light::io::external::{self, Verification, VerifyOptions};
 use onnx_light::io::{self, ParseOptions};
 use onnx_light::onnx::Model;
 use onnx_light::prelude::*;
 use onnx_light::wire::Sink;
+use onnx_light::ExternalDataRule;
 
 /// Compares encoded bytes with a file as they are produced, without holding either.
 struct CompareSink {
@@ -164,11 +165,7 @@ const OVERLAPS_SHOWN: usize = 20;
 /// One problem per pair of external tensors whose ranges share bytes of a file (two
 /// tensors aliasing the same bytes: a file that loads, or saves, as many times its
 /// size), the first [`OVERLAPS_SHOWN`] of them, then how many more.
-fn report_overlaps(model: &Model, dir: &Path, problems: &mut Vec<Listed>) {
-    let Ok(resolver) = Resolver::new(dir) else {
-        return; // reported with the external references
-    };
-    let found = find_overlaps(model, &resolver, OVERLAPS_SHOWN);
+fn report_overlaps(found: &external::Overlaps, problems: &mut Vec<Listed>) {
     for o in &found.pairs {
         problems.push(Listed {
             message: format!(
@@ -189,6 +186,30 @@ fn report_overlaps(model: &Model, dir: &Path, problems: &mut Vec<Listed>) {
             more: 0,
         });
     }
+}
+
+/// The external-data problems of a verification, one line per problem, the same problem
+/// for many tensors (a missing data file) one line naming them. Aliasing is left out:
+/// the overlapping pairs behind it are listed one by one.
+fn report_external(v: &Verification, problems: &mut Vec<Listed>) {
+    let mut refused = Groups::default();
+    for p in v
+        .problems
+        .iter()
+        .filter(|p| p.rule != ExternalDataRule::Aliasing)
+    {
+        refused.add(p.error.without_tensor().to_string(), p.tensor.clone(), 0);
+    }
+    let mut refusals = Bounded::default();
+    for g in refused.into_groups() {
+        refusals.push(match g.places.as_slice() {
+            [one] if g.count == 1 && one.is_empty() => g.what,
+            [one] if g.count == 1 => format!("{} (tensor `{one}`)", g.what),
+            _ => format!("{} (tensors {})", g.what, g.places()),
+        });
+    }
+    problems.extend(refusals.kept);
+    report_overlaps(&v.overlaps, problems);
 }
 
 pub struct Report {
@@ -273,79 +294,31 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
         Err(problems) => r.rule_problems = problems.0,
     }
 
-    // External references: path rules, bounds, length vs shape, checksums. The same
-    // problem for many tensors (a missing data file) is one line naming them.
-    let mut external = 0usize;
-    let mut files = std::collections::BTreeMap::new();
-    let mut refused = Groups::default();
-    match Resolver::new(dir) {
-        Ok(resolver) => {
-            model.visit_tensors(|_, t| {
-                if !t.is_external() {
-                    return;
-                }
-                external += 1;
-                match resolve_tensor(t, &resolver, None) {
-                    Ok(res) => {
-                        let entry = files
-                            .entry(res.file.path().to_path_buf())
-                            .or_insert((res.file.clone(), Vec::new()));
-                        if let Some(sum) = res.checksum {
-                            entry.1.push((t.name().to_string(), sum));
-                        }
-                    }
-                    Err(e) => {
-                        let tensor = e.tensor().unwrap_or_default().to_string();
-                        refused.add(e.without_tensor().to_string(), tensor, 0);
-                    }
-                }
-            });
+    // External references, with the rules of a load: paths, bounds, length vs shape,
+    // checksums on request, overlapping ranges.
+    let verify = VerifyOptions::default()
+        .checksums(checksums)
+        .allow_aliasing(load.allow_aliasing)
+        .overlaps_listed(OVERLAPS_SHOWN);
+    match external::verify(&model, dir, &verify) {
+        Ok(v) => {
+            report_external(&v, &mut r.problems);
+            if v.tensors > 0 {
+                r.lines.push(format!(
+                    "external data: {} tensors in {} files checked (paths, bounds, lengths)",
+                    v.tensors,
+                    v.files.len()
+                ));
+            }
+            if checksums {
+                r.lines
+                    .push(format!("checksums: {} verified", v.checksums_verified));
+            }
         }
         Err(e) => r.problems.push(Listed {
             message: format!("cannot open the model's directory: {e}"),
             more: 0,
         }),
-    }
-    let mut refusals = Bounded::default();
-    for g in refused.into_groups() {
-        refusals.push(match g.places.as_slice() {
-            [one] if g.count == 1 && one.is_empty() => g.what,
-            [one] if g.count == 1 => format!("{} (tensor `{one}`)", g.what),
-            _ => format!("{} (tensors {})", g.what, g.places()),
-        });
-    }
-    r.problems.extend(refusals.kept);
-    report_overlaps(&model, dir, &mut r.problems);
-    if external > 0 {
-        r.lines.push(format!(
-            "external data: {external} tensors in {} files checked (paths, bounds, lengths)",
-            files.len()
-        ));
-    }
-    if checksums {
-        let mut verified = 0;
-        let mut mismatches = Bounded::default();
-        for (file, sums) in files.values() {
-            if sums.is_empty() {
-                continue;
-            }
-            match file_sha1(file) {
-                Ok(actual) => {
-                    for (tensor, expected) in sums {
-                        verified += 1;
-                        if !actual.eq_ignore_ascii_case(expected.trim()) {
-                            mismatches.push(format!(
-                                "checksum mismatch for tensor `{tensor}`: {} has SHA-1 {actual}, the model records {expected}",
-                                file.path().display()
-                            ));
-                        }
-                    }
-                }
-                Err(e) => mismatches.push(e.to_string()),
-            }
-        }
-        r.problems.extend(mismatches.kept);
-        r.lines.push(format!("checksums: {verified} verified"));
     }
 
     // Inline tensor data against shapes and types.

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use onnx_light::io::external::{resolve_tensor, ExternalDataOptions, Resolver};
+use onnx_light::io::external::{self, ExternalDataOptions, VerifyOptions};
 use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::Model;
 
@@ -60,30 +60,17 @@ fn parent(path: &Path) -> &Path {
 /// The external data files a model uses: each file's identity and name (relative to the
 /// model's directory), as the library's resolver opens them.
 fn data_files(model: &Model, dir: &Path) -> Vec<(FileId, String)> {
-    let Ok(resolver) = Resolver::new(dir) else {
+    let options = VerifyOptions::default()
+        .allow_aliasing(true)
+        .overlaps_listed(0);
+    let Ok(found) = external::verify(model, dir, &options) else {
         return Vec::new();
     };
-    let mut files = Vec::new();
-    model.visit_tensors(|_, t| {
-        if !t.is_external() {
-            return;
-        }
-        if let Ok(r) = resolve_tensor(t, &resolver, None) {
-            if let Ok(m) = std::fs::metadata(r.file.path()) {
-                let name = r
-                    .file
-                    .path()
-                    .strip_prefix(resolver.base())
-                    .unwrap_or(r.file.path())
-                    .display()
-                    .to_string();
-                if !files.iter().any(|(id, _)| *id == (m.dev(), m.ino())) {
-                    files.push(((m.dev(), m.ino()), name));
-                }
-            }
-        }
-    });
-    files
+    found
+        .files
+        .into_iter()
+        .map(|f| (f.identity, f.location.display().to_string()))
+        .collect()
 }
 
 /// The data file names the model at `path` refers to (read back after a save).

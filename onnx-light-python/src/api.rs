@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use onnx_light::crypto::{self, DecryptOptions, EncryptOptions, EncryptionFormat, Passphrase};
-use onnx_light::io::external::ExternalDataOptions;
+use onnx_light::io::external::{self, ExternalDataOptions, VerifyOptions};
 use onnx_light::io::{self, ParseOptions, SerializeOptions, TensorBufferOptions};
 use onnx_light::onnx::{Model, ModelProto};
 use onnx_light::{ByteOwner, SharedOwner};
@@ -383,6 +383,27 @@ pub fn load_external_data_for_model(
     with_model(py, model, |m| {
         io::load_external_data_for_model(m, &base_dir, &o)
     })
+}
+
+/// Checks the external data of `model` against the files in `base_dir` with the rules of
+/// a load (`io::external::verify`): every problem as (tensor, rule name, message).
+#[pyfunction]
+pub fn verify_external_data(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    base_dir: PathBuf,
+    checksums: bool,
+    allow_aliasing: bool,
+) -> PyResult<Vec<(String, &'static str, String)>> {
+    let options = VerifyOptions::default()
+        .checksums(checksums)
+        .allow_aliasing(allow_aliasing);
+    let report = with_model(py, model, |m| external::verify(m, &base_dir, &options))?;
+    Ok(report
+        .problems
+        .iter()
+        .map(|p| (p.tensor.clone(), p.rule.name(), p.error.to_string()))
+        .collect())
 }
 
 /// Makes every external tensor of `model` whose data is loaded (or lazily attached)

@@ -2,7 +2,7 @@
 //! (Python, so that they can derive from both `Error` and `ValueError`/`OSError`); each
 //! carries the library's message unchanged.
 
-use onnx_light::{Error, ErrorKind, Limit};
+use onnx_light::{Error, ErrorKind, ExternalDataRule, Limit};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
@@ -25,6 +25,15 @@ fn class_name(error: &Error) -> &'static str {
         | ErrorKind::UnsupportedDataType { .. }
         | ErrorKind::ElementTypeMismatch { .. } => "TensorDataError",
         _ => "DecodeError",
+    }
+}
+
+/// The external-data rule an error reports (`ExternalDataError.rule` in Python).
+fn external_rule(error: &Error) -> Option<ExternalDataRule> {
+    match error.kind() {
+        ErrorKind::InvalidExternalData { rule, .. } => Some(*rule),
+        ErrorKind::ChecksumMismatch { .. } => Some(ExternalDataRule::ChecksumMismatch),
+        _ => None,
     }
 }
 
@@ -63,6 +72,12 @@ pub fn to_py_err(error: Error) -> PyErr {
                     format!("{kind:?}"),
                     strerror,
                     filename,
+                ))
+            }
+            ErrorKind::InvalidExternalData { .. } | ErrorKind::ChecksumMismatch { .. } => {
+                m.getattr(class_name(&error))?.call1((
+                    message.clone(),
+                    external_rule(&error).map(ExternalDataRule::name),
                 ))
             }
             _ => m.getattr(class_name(&error))?.call1((message.clone(),)),

@@ -190,6 +190,8 @@ def test_external_paths_escaping_the_directory_are_refused(tmp_path, ref_model):
         ol.load(p)
     assert "outside.bin" in str(info.value)
     assert isinstance(info.value, ValueError)
+    assert info.value.rule == "location"
+    assert pickle.loads(pickle.dumps(info.value)).rule == "location"
 
 
 def test_a_data_location_with_directories_is_refused_before_anything_is_written(
@@ -557,8 +559,9 @@ def test_aliased_external_data_loads_when_allowed(tmp_path):
             t.external_data.add(key=k, value=v)
     p = tmp_path / "aliased.onnx"
     p.write_bytes(onnx.helper.make_model(g).SerializeToString())
-    with pytest.raises(ol.ExternalDataError, match="allow_aliasing=True"):
+    with pytest.raises(ol.ExternalDataError, match="allow_aliasing=True") as info:
         ol.load(p)
+    assert info.value.rule == "aliasing"
     m = ol.load(p, allow_aliasing=True)
     for t in m.graph.initializer:
         np.testing.assert_array_equal(numpy_helper.to_array(t), np.arange(4, dtype=np.float32))
@@ -599,3 +602,25 @@ def test_saving_to_a_symlink_replaces_its_target_and_keeps_the_link(tmp_path, re
     for a, b, c in zip(want, ours, theirs):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(a, onnx.numpy_helper.to_array(c))
+
+
+def test_verify_external_data_reports_every_broken_rule_by_name(tmp_path, ref_bytes):
+    m = ol.load_from_string(ref_bytes)
+    p = tmp_path / "m.onnx"
+    ol.save(m, p, save_as_external_data=True, location="w.bin", size_threshold=0)
+    refs = ol.load(p, load_external_data=False)
+    external = [t.name for t in refs.graph.initializer if external_data_helper.uses_external_data(t)]
+    assert external
+    assert external_data_helper.verify_external_data(refs, tmp_path) == []
+    assert external_data_helper.verify_external_data(refs, tmp_path, checksums=True) == []
+    # Every tensor's problem, not only the first, each with its rule.
+    (tmp_path / "w.bin").write_bytes(b"")
+    problems = external_data_helper.verify_external_data(refs, tmp_path)
+    assert [(q.tensor, q.rule) for q in problems] == [(n, "out_of_range") for n in external]
+    assert all("past the end" in q.message for q in problems)
+    with pytest.raises(ol.ExternalDataError) as info:
+        ol.load(p)
+    assert info.value.rule == "out_of_range"
+    os.remove(tmp_path / "w.bin")
+    problems = external_data_helper.verify_external_data(refs, tmp_path)
+    assert {q.rule for q in problems} == {"missing_file"}

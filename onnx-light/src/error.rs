@@ -162,13 +162,16 @@ pub enum ErrorKind {
         /// Why.
         reason: String,
     },
-    /// A tensor's external-data metadata is refused (see the message for why).
+    /// A tensor's external-data reference is refused: `rule` says which rule it broke,
+    /// the message says how.
     #[error("invalid external data{}: {reason}", at_location(.location))]
     InvalidExternalData {
         /// The `location` value, when known.
         location: Option<String>,
         /// Why it is refused.
         reason: String,
+        /// The rule the reference broke.
+        rule: ExternalDataRule,
     },
     /// A data file's SHA-1 does not match the tensor's `checksum`.
     #[error("external data checksum mismatch: the model records {expected}, the file's SHA-1 is {actual}")]
@@ -315,6 +318,63 @@ impl Limit {
             Limit::FileSize => "file size limit of the process (ulimit -f)",
             Limit::NestingDepth => "nesting depth (recursion_limit)",
             Limit::Aliasing => "external data aliasing (allow_aliasing)",
+        }
+    }
+}
+
+/// The rules an external-data reference must follow, to tell failures apart without
+/// reading messages: [`ErrorKind::InvalidExternalData`] carries the one a load refused a
+/// reference for, and `io::external::verify` reports each broken one. A missing or
+/// unreadable data file and a checksum mismatch fail a load with their own kinds
+/// (`Io`, `ChecksumMismatch`); `verify` names them with the rules below too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ExternalDataRule {
+    /// The `external_data` entries are malformed: no `location`, a key given twice, an
+    /// `offset` or `length` that is not a plain decimal 64-bit number.
+    Metadata,
+    /// The `location` is refused as a name: empty, absolute, with a drive or UNC
+    /// prefix, a `..` component, control characters, or a name that means something
+    /// else elsewhere (`_ORT_MEM_ADDR_`, a `:`, a Windows device name, a trailing dot or
+    /// space).
+    Location,
+    /// The path passes through a symbolic link (links are never followed).
+    SymbolicLink,
+    /// The path leads out of the model's directory.
+    OutsideDirectory,
+    /// The location names a directory, FIFO, device or socket, not a regular file.
+    NotRegularFile,
+    /// No file at the location.
+    MissingFile,
+    /// The file is there but cannot be opened or read.
+    Unreadable,
+    /// `offset`, or `offset + length`, is past the end of the file.
+    OutOfRange,
+    /// `length` differs from the bytes the tensor's dims and data type need.
+    LengthMismatch,
+    /// The file's SHA-1 differs from the tensor's `checksum`.
+    ChecksumMismatch,
+    /// The tensors reference more external bytes than their data files hold: their
+    /// ranges alias each other (refused unless aliasing is allowed).
+    Aliasing,
+}
+
+impl ExternalDataRule {
+    /// A stable snake_case name (`missing_file`, `out_of_range`, ...), for tools and
+    /// bindings that report rules as text.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExternalDataRule::Metadata => "metadata",
+            ExternalDataRule::Location => "location",
+            ExternalDataRule::SymbolicLink => "symbolic_link",
+            ExternalDataRule::OutsideDirectory => "outside_directory",
+            ExternalDataRule::NotRegularFile => "not_regular_file",
+            ExternalDataRule::MissingFile => "missing_file",
+            ExternalDataRule::Unreadable => "unreadable",
+            ExternalDataRule::OutOfRange => "out_of_range",
+            ExternalDataRule::LengthMismatch => "length_mismatch",
+            ExternalDataRule::ChecksumMismatch => "checksum_mismatch",
+            ExternalDataRule::Aliasing => "aliasing",
         }
     }
 }

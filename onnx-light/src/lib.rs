@@ -184,7 +184,7 @@ pub mod text;
 pub mod wire;
 
 pub use descriptor::{FieldDescriptor, FieldKind, Label, MessageDescriptor};
-pub use error::{Error, ErrorKind, Limit, PathSegment, Result};
+pub use error::{Error, ErrorKind, ExternalDataRule, Limit, PathSegment, Result};
 pub use field::{
     AlignedBuffer, ByteOwner, Bytes, EnumValue, LazyPayload, OwnedBytes, PayloadSource, ProtoEnum,
     SharedBytes, SharedOwner, Str, UnknownField, UnknownFields,

@@ -6,10 +6,11 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use onnx_light::io::external::{convert_model_to_external_data, ExternalDataOptions};
+use onnx_light::io::external::{verify, VerifyOptions};
 use onnx_light::io::{self, ParseOptions, SaveHook, SaveStep, SerializeOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
-use onnx_light::ErrorKind;
+use onnx_light::{ErrorKind, ExternalDataRule};
 use onnx_light_tests::fuzz_checks::external_tensor;
 use onnx_light_tests::mapped::{load_mapped, Load};
 use onnx_light_tests::scratch::Scratch;
@@ -565,8 +566,8 @@ mod sha1_smol_like {
     }
 }
 
-/// Writes `m` (with raw external entries) as the model file and returns the load error.
-fn load_error_with_entries(dir: &Scratch, entries: &[(&str, &str)]) -> onnx_light::Error {
+/// A model of one external tensor, `victim`, with these `external_data` entries.
+fn victim(entries: &[(&str, &str)]) -> Model {
     let mut g = GraphProto::named("g");
     let mut t = TensorProto {
         name: Some("victim".into()),
@@ -580,8 +581,13 @@ fn load_error_with_entries(dir: &Scratch, entries: &[(&str, &str)]) -> onnx_ligh
             .push(StringStringEntryProto::new(k.to_string(), v.to_string()));
     }
     g.initializer.push(t);
+    ModelProto::new(g, vec![])
+}
+
+/// Writes [`victim`] as the model file and returns the load error.
+fn load_error_with_entries(dir: &Scratch, entries: &[(&str, &str)]) -> onnx_light::Error {
     let path = dir.path("hostile.onnx");
-    std::fs::write(&path, ModelProto::new(g, vec![]).encode_to_vec().unwrap()).unwrap();
+    std::fs::write(&path, victim(entries).encode_to_vec().unwrap()).unwrap();
     io::load(&path).unwrap_err()
 }
 
@@ -601,85 +607,158 @@ fn the_hostile_external_data_matrix_is_refused_with_typed_errors() {
     assert!(mkfifo.success());
     std::fs::create_dir(dir.path("a_dir")).unwrap();
 
-    /// (what, external_data entries, words the error must contain)
-    type Case<'c> = (&'c str, &'c [(&'c str, &'c str)], &'c str);
+    /// (what, external_data entries, words the error must contain, the rule it breaks)
+    type Case<'c> = (&'c str, &'c [(&'c str, &'c str)], &'c str, ExternalDataRule);
     let cases: &[Case<'_>] = &[
-        ("empty location", &[("location", "")], "empty"),
-        ("absolute", &[("location", "/etc/passwd")], "absolute"),
-        ("parent", &[("location", "../x.bin")], ".."),
-        ("nested parent", &[("location", "sub/../../x.bin")], ".."),
+        (
+            "empty location",
+            &[("location", "")],
+            "empty",
+            ExternalDataRule::Location,
+        ),
+        (
+            "absolute",
+            &[("location", "/etc/passwd")],
+            "absolute",
+            ExternalDataRule::Location,
+        ),
+        (
+            "parent",
+            &[("location", "../x.bin")],
+            "..",
+            ExternalDataRule::Location,
+        ),
+        (
+            "nested parent",
+            &[("location", "sub/../../x.bin")],
+            "..",
+            ExternalDataRule::Location,
+        ),
         (
             "backslash traversal",
             &[("location", "..\\..\\x.bin")],
             "..",
+            ExternalDataRule::Location,
         ),
-        ("drive", &[("location", "C:\\x.bin")], "drive"),
-        ("unc", &[("location", "\\\\host\\share\\x.bin")], "UNC"),
-        ("nul", &[("location", "ok.bin\0")], "control"),
-        ("control", &[("location", "ok\x07.bin")], "control"),
+        (
+            "drive",
+            &[("location", "C:\\x.bin")],
+            "drive",
+            ExternalDataRule::Location,
+        ),
+        (
+            "unc",
+            &[("location", "\\\\host\\share\\x.bin")],
+            "UNC",
+            ExternalDataRule::Location,
+        ),
+        (
+            "nul",
+            &[("location", "ok.bin\0")],
+            "control",
+            ExternalDataRule::Location,
+        ),
+        (
+            "control",
+            &[("location", "ok\x07.bin")],
+            "control",
+            ExternalDataRule::Location,
+        ),
         (
             "symlink escaping",
             &[("location", "escape.bin")],
             "symbolic link",
+            ExternalDataRule::SymbolicLink,
         ),
         (
             "dir symlink escaping",
             &[("location", "escape_dir/secret.bin")],
             "symbolic link",
+            ExternalDataRule::SymbolicLink,
         ),
         (
             "symlink staying inside",
             &[("location", "inside_link.bin")],
             "symbolic link",
+            ExternalDataRule::SymbolicLink,
         ),
         (
             "onnxruntime memory address",
             &[("location", "*/_ORT_MEM_ADDR_/*")],
             "onnxruntime",
+            ExternalDataRule::Location,
         ),
         (
             "alternate data stream",
             &[("location", "ok.bin:stream")],
             "alternate data stream",
+            ExternalDataRule::Location,
         ),
-        ("windows device", &[("location", "NUL")], "device name"),
-        ("trailing dot", &[("location", "ok.bin.")], "trailing dot"),
-        ("fifo", &[("location", "pipe.bin")], "FIFO"),
-        ("directory", &[("location", "a_dir")], "not a regular file"),
+        (
+            "windows device",
+            &[("location", "NUL")],
+            "device name",
+            ExternalDataRule::Location,
+        ),
+        (
+            "trailing dot",
+            &[("location", "ok.bin.")],
+            "trailing dot",
+            ExternalDataRule::Location,
+        ),
+        (
+            "fifo",
+            &[("location", "pipe.bin")],
+            "FIFO",
+            ExternalDataRule::NotRegularFile,
+        ),
+        (
+            "directory",
+            &[("location", "a_dir")],
+            "not a regular file",
+            ExternalDataRule::NotRegularFile,
+        ),
         (
             "negative offset",
             &[("location", "ok.bin"), ("offset", "-1")],
             "plain decimal",
+            ExternalDataRule::Metadata,
         ),
         (
             "offset with sign",
             &[("location", "ok.bin"), ("offset", "+1")],
             "plain decimal",
+            ExternalDataRule::Metadata,
         ),
         (
             "offset with space",
             &[("location", "ok.bin"), ("offset", " 1")],
             "plain decimal",
+            ExternalDataRule::Metadata,
         ),
         (
             "hex offset",
             &[("location", "ok.bin"), ("offset", "0x1")],
             "plain decimal",
+            ExternalDataRule::Metadata,
         ),
         (
             "overflowing offset",
             &[("location", "ok.bin"), ("offset", "18446744073709551616")],
             "64 bits",
+            ExternalDataRule::Metadata,
         ),
         (
             "offset past end",
             &[("location", "ok.bin"), ("offset", "9")],
             "past the end",
+            ExternalDataRule::OutOfRange,
         ),
         (
             "length past end",
             &[("location", "ok.bin"), ("offset", "6"), ("length", "4")],
             "past the end",
+            ExternalDataRule::OutOfRange,
         ),
         (
             "sum overflows",
@@ -689,31 +768,55 @@ fn the_hostile_external_data_matrix_is_refused_with_typed_errors() {
                 ("length", "18446744073709551615"),
             ],
             "past the end",
+            ExternalDataRule::OutOfRange,
         ),
         (
             "length vs shape",
             &[("location", "ok.bin"), ("length", "3")],
             "does not match",
+            ExternalDataRule::LengthMismatch,
         ),
         (
             "duplicate key",
             &[("location", "ok.bin"), ("location", "ok.bin")],
             "twice",
+            ExternalDataRule::Metadata,
         ),
-        ("missing location", &[("offset", "0")], "missing"),
+        (
+            "missing location",
+            &[("offset", "0")],
+            "missing",
+            ExternalDataRule::Metadata,
+        ),
     ];
-    for (what, entries, reason) in cases {
+    for (what, entries, reason, rule) in cases {
         let err = load_error_with_entries(&dir, entries);
         assert!(
-            matches!(err.kind(), ErrorKind::InvalidExternalData { .. }),
-            "{what}: {err}"
+            matches!(err.kind(), ErrorKind::InvalidExternalData { rule: r, .. } if r == rule),
+            "{what}: {err:?}"
         );
         assert_eq!(err.tensor(), Some("victim"), "{what}");
         assert!(err.to_string().contains(reason), "{what}: {err}");
+        // The verification reports the same rule, with the error the load gave.
+        let report = verify(&victim(entries), dir.dir(), &VerifyOptions::default()).unwrap();
+        let rules: Vec<_> = report
+            .problems
+            .iter()
+            .map(|p| (p.tensor.as_str(), p.rule))
+            .collect();
+        assert_eq!(rules, [("victim", *rule)], "{what}");
+        assert_eq!(
+            report.problems[0].error.to_string(),
+            err.to_string(),
+            "{what}"
+        );
     }
     // A missing file is an I/O error naming the tensor and the file.
     let err = load_error_with_entries(&dir, &[("location", "missing.bin")]);
     assert_eq!(err.kind(), &ErrorKind::Io(std::io::ErrorKind::NotFound));
+    let missing = victim(&[("location", "missing.bin")]);
+    let report = verify(&missing, dir.dir(), &VerifyOptions::default()).unwrap();
+    assert_eq!(report.problems[0].rule, ExternalDataRule::MissingFile);
     assert!(
         err.to_string().contains("missing.bin") && err.tensor() == Some("victim"),
         "{err}"
@@ -1160,4 +1263,134 @@ fn a_save_refuses_data_file_names_that_mean_something_else_elsewhere() {
         );
     }
     assert!(dir.entries().is_empty(), "{:?}", dir.entries());
+}
+
+#[test]
+fn verify_reports_every_tensor_its_files_checksums_overlaps_and_aliasing() {
+    let dir = Scratch::new("verify-all");
+    let data: Vec<u8> = (0u8..64).collect();
+    std::fs::write(dir.path("w.bin"), &data).unwrap();
+    // Another name of the same file: one file in the report.
+    std::fs::hard_link(dir.path("w.bin"), dir.path("same.bin")).unwrap();
+    let good_sum = sha1_smol_like::digest_hex(&data);
+    let wrong_sum = "0".repeat(40);
+    let mut g = GraphProto::named("g");
+    let t = |name: &str, entries: &[(&str, &str)], n: i64| external_tensor(name, vec![n], entries);
+    g.initializer.push(t(
+        "a",
+        &[
+            ("location", "w.bin"),
+            ("length", "16"),
+            ("checksum", &good_sum),
+        ],
+        16,
+    ));
+    g.initializer.push(t(
+        "b",
+        &[
+            ("location", "same.bin"),
+            ("offset", "8"),
+            ("length", "16"),
+            ("checksum", &wrong_sum),
+        ],
+        16,
+    ));
+    g.initializer
+        .push(t("c", &[("location", "missing.bin")], 4));
+    g.initializer.push(t(
+        "d",
+        &[("location", "w.bin"), ("offset", "60"), ("length", "16")],
+        16,
+    ));
+    g.initializer.push(t("e", &[("location", "../x.bin")], 4));
+    let model = ModelProto::new(g, vec![]);
+
+    let report = verify(&model, dir.dir(), &VerifyOptions::default().checksums(true)).unwrap();
+    assert!(!report.is_ok());
+    assert_eq!(report.tensors, 5);
+    let problems: Vec<_> = report
+        .problems
+        .iter()
+        .map(|p| (p.tensor.as_str(), p.rule))
+        .collect();
+    assert_eq!(
+        problems,
+        [
+            ("c", ExternalDataRule::MissingFile),
+            ("d", ExternalDataRule::OutOfRange),
+            ("e", ExternalDataRule::Location),
+            ("b", ExternalDataRule::ChecksumMismatch),
+        ]
+    );
+    let mismatch = &report.problems[3].error;
+    assert!(
+        matches!(mismatch.kind(), ErrorKind::ChecksumMismatch { expected, actual }
+            if *expected == wrong_sum && *actual == good_sum),
+        "{mismatch}"
+    );
+    assert_eq!(report.files.len(), 1, "{:?}", report.files);
+    let file = &report.files[0];
+    assert_eq!(
+        (file.location.as_path(), file.size, file.tensors),
+        (std::path::Path::new("w.bin"), 64, 2)
+    );
+    assert_eq!(file.sha1.as_deref(), Some(good_sum.as_str()));
+    assert_eq!(report.checksums_verified, 2);
+    // `a` (0..16) and `b` (8..24 of the same file) share bytes 8..16: listed, but within
+    // the file's size, so not aliasing.
+    let pairs: Vec<_> = report
+        .overlaps
+        .pairs
+        .iter()
+        .map(|o| (o.first.as_str(), o.second.as_str(), o.start, o.end))
+        .collect();
+    assert_eq!(pairs, [("a", "b", 8, 16)]);
+
+    // Without checksums, no file is read.
+    let quick = verify(&model, dir.dir(), &VerifyOptions::default()).unwrap();
+    assert_eq!(quick.problems.len(), 3);
+    assert_eq!(
+        (quick.checksums_verified, quick.files[0].sha1.clone()),
+        (0, None)
+    );
+
+    // Ten tensors on the same 64 bytes: aliasing, unless allowed.
+    let mut g = GraphProto::named("g");
+    for i in 0..10 {
+        g.initializer
+            .push(t(&format!("t{i}"), &[("location", "w.bin")], 64));
+    }
+    let aliased = ModelProto::new(g, vec![]);
+    let report = verify(&aliased, dir.dir(), &VerifyOptions::default()).unwrap();
+    let problems: Vec<_> = report
+        .problems
+        .iter()
+        .map(|p| (p.tensor.as_str(), p.rule))
+        .collect();
+    assert_eq!(problems, [("t0", ExternalDataRule::Aliasing)]);
+    assert_eq!(report.overlaps.total, 45);
+    assert_eq!(report.overlaps.pairs.len(), 20);
+    let allowed = VerifyOptions::default()
+        .allow_aliasing(true)
+        .overlaps_listed(3);
+    let report = verify(&aliased, dir.dir(), &allowed).unwrap();
+    assert!(report.is_ok());
+    assert_eq!(
+        (report.overlaps.pairs.len(), report.overlaps.total),
+        (3, 45)
+    );
+    // The load refuses the same model with the same typed rule.
+    let path = dir.path("aliased.onnx");
+    std::fs::write(&path, aliased.encode_to_vec().unwrap()).unwrap();
+    let e = io::load(&path).unwrap_err();
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::InvalidExternalData {
+                rule: ExternalDataRule::Aliasing,
+                ..
+            }
+        ),
+        "{e}"
+    );
 }

@@ -4,7 +4,7 @@
 //! (`onnx-light-cli/tests/memory_bombs.rs`) run every bomb through the binary and
 //! measure its peak resident memory.
 
-use onnx_light::io::external::{find_overlaps, overlapping_tensors, Resolver};
+use onnx_light::io::external::{overlapping_tensors, verify, VerifyOptions};
 use onnx_light::io::{self, ParseOptions};
 use onnx_light::onnx::*;
 use onnx_light::{ErrorKind, Limit};
@@ -120,7 +120,9 @@ fn overlaps_within_the_files_size_load_but_are_found() {
     );
     let m = io::load(&path).unwrap();
     assert_eq!(m.tensors()[1].raw_data.as_deref().unwrap()[0], 50);
-    let found = find_overlaps(&structure_of(&path), &Resolver::new(dir.dir()).unwrap(), 20);
+    let report = verify(&structure_of(&path), dir.dir(), &VerifyOptions::default()).unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+    let found = report.overlaps;
     assert_eq!(found.total, 1);
     let o = &found.pairs[0];
     assert_eq!(

@@ -51,6 +51,12 @@
 //!
 //! External data files are looked for only when [`CheckOptions::model_dir`] is set (as
 //! `onnx.checker.check_model(path)` does); without it, locations are checked as text.
+//! Those are `onnx.checker`'s rules, not a load's: `onnx` accepts a `..` that stays in
+//! the directory once normalized and a link among the directories that stays inside,
+//! which a load refuses, and refuses a hard-linked data file, which a load accepts.
+//! [`io::external::verify`](crate::io::external::verify) checks a model's external data
+//! with the rules of a load (ranges, lengths and checksums too); `onnx-light check` runs
+//! both.
 
 mod hash;
 mod node;

@@ -89,8 +89,8 @@ pub struct ParseOptions {
     /// [`Limit::Aliasing`](crate::Limit::Aliasing). No known exporter writes
     /// overlapping ranges (each tensor gets its own), so set this only for a model known
     /// to share bytes between tensors on purpose.
-    /// [`io::external::find_overlaps`](crate::io::external::find_overlaps) lists the
-    /// overlaps.
+    /// [`io::external::verify`](crate::io::external::verify) lists the overlaps and
+    /// reports the refusal (rule [`ExternalDataRule::Aliasing`](crate::ExternalDataRule)).
     pub allow_aliasing: bool,
     /// Load the data of tensors stored in external files (default true). Copied, or
     /// left lazy with `structure_only` (mapped by [`load_mapped`](crate::io::load_mapped)).

@@ -4,7 +4,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, ExternalDataRule, Result};
 
 /// Windows device names: a file component with one of these stems (any case, any
 /// extension) opens the device, not a file, on Windows.
@@ -46,12 +46,14 @@ fn foreign_meaning(part: &str) -> Option<&'static str> {
 /// `.` components dropped).
 ///
 /// # Errors
-/// `InvalidExternalData` naming `tensor`, the location and the reason.
+/// `InvalidExternalData` (rule [`ExternalDataRule::Location`]) naming `tensor`, the
+/// location and the reason.
 pub fn validate_location(tensor: &str, location: &str) -> Result<PathBuf> {
     let bad = |why: &str| {
         Error::new(ErrorKind::InvalidExternalData {
             location: Some(location.to_string()),
             reason: why.to_string(),
+            rule: ExternalDataRule::Location,
         })
         .in_tensor(tensor)
     };

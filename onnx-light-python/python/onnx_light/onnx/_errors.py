@@ -19,7 +19,19 @@ class OptionError(Error, ValueError):
 
 class ExternalDataError(Error, ValueError):
     """External data that cannot be used: a refused path, a bad offset or length, a
-    checksum mismatch, data not loaded."""
+    checksum mismatch, data not loaded. ``rule`` names the external-data rule that was
+    broken, as ``external_data_helper.verify_external_data`` names it (``"location"``,
+    ``"symbolic_link"``, ``"not_regular_file"``, ``"out_of_range"``,
+    ``"length_mismatch"``, ``"metadata"``, ``"checksum_mismatch"``, ``"aliasing"``, ...),
+    or is None (data not loaded). A missing data file is a ``NoSuchFileError``."""
+
+    def __init__(self, message, rule=None):
+        super().__init__(message)
+        self.rule = rule
+
+    def __reduce__(self):
+        # The rule survives pickling (an exception keeps only its args).
+        return (type(self), (self.args[0], self.rule))
 
 
 class EncryptionError(Error, ValueError):

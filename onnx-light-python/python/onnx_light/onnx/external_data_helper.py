@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from . import ModelProto, TensorProto, _as_model, _native, load_model, save_model
 
@@ -65,6 +65,32 @@ def load_external_data_for_tensor(tensor: Any, base_dir: str) -> None:
     holder.graph.initializer.append(tensor)
     _native.load_external_data_for_model(holder, os.fspath(base_dir), 1)
     tensor.CopyFrom(holder.graph.initializer[0])
+
+
+class ExternalDataProblem(NamedTuple):
+    """One broken rule found by ``verify_external_data``."""
+
+    tensor: str
+    """The tensor's name."""
+    rule: str
+    """The rule: ``"metadata"``, ``"location"``, ``"symbolic_link"``,
+    ``"outside_directory"``, ``"not_regular_file"``, ``"missing_file"``,
+    ``"unreadable"``, ``"out_of_range"``, ``"length_mismatch"``,
+    ``"checksum_mismatch"`` or ``"aliasing"``."""
+    message: str
+    """What a load would say."""
+
+
+def verify_external_data(
+    model: Any, base_dir: str, checksums: bool = False, allow_aliasing: bool = False
+) -> list[ExternalDataProblem]:
+    """Checks the external data of ``model`` against the files in ``base_dir`` with the
+    rules of a load, without loading anything, and returns every broken rule (an empty
+    list: the data would load). ``checksums`` also reads each file whose tensors record
+    a ``checksum`` and compares its SHA-1; ``allow_aliasing`` accepts tensors whose
+    ranges share bytes, as ``load`` does with it."""
+    found = _native.verify_external_data(model, os.fspath(base_dir), checksums, allow_aliasing)
+    return [ExternalDataProblem(*p) for p in found]
 
 
 def write_external_data_tensors(model: Any, filepath: str) -> Any:

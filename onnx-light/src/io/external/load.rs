@@ -139,35 +139,6 @@ fn plan_one(
     ))
 }
 
-/// The SHA-1 of a whole data file, lowercase hex (the spec's `checksum`).
-///
-/// # Errors
-/// I/O errors naming the file.
-pub fn file_sha1(file: &DataFile) -> Result<String> {
-    sha1_hex(file)
-}
-
-/// SHA-1 of a whole file, lowercase hex.
-fn sha1_hex(file: &DataFile) -> Result<String> {
-    use sha1::{Digest, Sha1};
-    let mut hasher = Sha1::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut at = 0u64;
-    while at < file.size {
-        let n = ((file.size - at) as usize).min(buf.len());
-        file.file
-            .read_exact_at(&mut buf[..n], at)
-            .map_err(|e| Error::io(e, Some(&file.path)))?;
-        hasher.update(&buf[..n]);
-        at += n as u64;
-    }
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
-}
-
 /// Loads the external data of every external tensor of `model`, resolving locations
 /// against `base_dir`.
 pub(crate) fn load_external(
@@ -216,7 +187,7 @@ pub(crate) fn load_external(
             let actual = match digests.get(&key) {
                 Some(d) => d.clone(),
                 None => {
-                    let d = sha1_hex(&job.file)?;
+                    let d = job.file.sha1()?;
                     digests.insert(key, d.clone());
                     d
                 }

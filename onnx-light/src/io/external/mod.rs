@@ -1,6 +1,10 @@
 //! External data (the ONNX spec's `data_location = EXTERNAL` with `location`, `offset`,
-//! `length`, `checksum`): loading, saving (split, aligned, per tensor) and the single
-//! resolver that keeps every path inside the model's directory.
+//! `length`, `checksum`): loading, saving (split, aligned, per tensor), the single
+//! resolver that keeps every path inside the model's directory, and [`verify`], which
+//! checks a model's references with the rules of a load and reports every broken one,
+//! typed ([`ExternalDataRule`](crate::ExternalDataRule)), without loading anything. A
+//! load refused by one of those rules fails with `InvalidExternalData`, whose `rule`
+//! field names it (a missing file is `Io(NotFound)`, a bad checksum `ChecksumMismatch`).
 //!
 //! # Saving over a model that has external data
 //!
@@ -49,19 +53,14 @@ mod overlap;
 mod reference;
 mod resolve;
 mod save;
+mod verify;
 
 pub use crate::io::location::validate_location;
 pub use crate::io::options::ExternalDataOptions;
-// Resolver internals, used by the command-line tool's `check` and `convert`: hidden, not
-// a stable API.
-#[doc(hidden)]
-pub use load::file_sha1;
 pub(crate) use load::{load_external, ExternalLoad, ExternalMode};
-#[doc(hidden)]
-pub use overlap::{find_overlaps, overlapping_ranges, ExternalRange};
 pub use overlap::{overlapping_tensors, Overlap, Overlaps};
 pub use reference::ExternalDataRef;
-#[doc(hidden)]
-pub use resolve::{resolve_tensor, DataFile, ResolvedExternal, Resolver};
+pub(crate) use resolve::DataFile;
 pub use save::convert_model_to_external_data;
 pub(crate) use save::{plan, save_external};
+pub use verify::{verify, ExternalDataProblem, Verification, VerifiedFile, VerifyOptions};

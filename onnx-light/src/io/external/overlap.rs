@@ -9,20 +9,20 @@ use std::sync::Arc;
 
 use super::reference::invalid;
 use super::resolve::{resolve_tensor, DataFile, Resolver};
-use crate::error::{Error, Result};
+use crate::error::{Error, ExternalDataRule, Result};
 use crate::onnx::ModelProto;
 
 /// One tensor's external range, resolved against its opened data file.
 #[derive(Debug, Clone)]
-pub struct ExternalRange {
+pub(crate) struct ExternalRange {
     /// The tensor's name.
-    pub tensor: String,
+    pub(crate) tensor: String,
     /// The opened data file.
-    pub file: Arc<DataFile>,
+    pub(crate) file: Arc<DataFile>,
     /// Byte offset of the range in the file.
-    pub offset: u64,
+    pub(crate) offset: u64,
     /// Byte length of the range.
-    pub len: u64,
+    pub(crate) len: u64,
 }
 
 /// Two tensors whose external ranges share bytes of the same file. Exactly adjacent
@@ -80,7 +80,7 @@ fn file_keys(ranges: &[ExternalRange]) -> Vec<FileKey> {
 /// `limit` of them (their total is counted without listing them, so a model of many
 /// tensors all pointing at one range costs time in its number of tensors, not of
 /// pairs).
-pub fn overlapping_ranges(ranges: &[ExternalRange], limit: usize) -> Overlaps {
+pub(crate) fn overlapping_ranges(ranges: &[ExternalRange], limit: usize) -> Overlaps {
     let keys = file_keys(ranges);
     // (file, offset, end, index in `ranges`) of every non-empty range, in file order.
     let mut sorted: Vec<(FileKey, u64, u64, usize)> = ranges
@@ -133,10 +133,10 @@ pub fn overlapping_tensors(
 }
 
 /// Finds the external tensors of `model` whose ranges share bytes of the same file,
-/// resolving each location through `resolver` (`onnx-light check` reports them).
-/// Tensors whose reference does not resolve (a refused location, a missing file, a
-/// range past the end) are left out: [`resolve_tensor`] reports those.
-pub fn find_overlaps(model: &ModelProto<'_>, resolver: &Resolver, limit: usize) -> Overlaps {
+/// resolving each location through `resolver`. Tensors whose reference does not
+/// resolve (a refused location, a missing file, a range past the end) are left out:
+/// `verify` reports those.
+fn find_overlaps(model: &ModelProto<'_>, resolver: &Resolver, limit: usize) -> Overlaps {
     let mut ranges = Vec::new();
     model.visit_tensors(|_, t| {
         if !t.is_external() {
@@ -179,6 +179,7 @@ pub(crate) fn check_aliasing(ranges: &[ExternalRange]) -> Result<()> {
     let Some(o) = found.pairs.first() else {
         return Err(Error::new(crate::error::ErrorKind::InvalidExternalData {
             location: None,
+            rule: ExternalDataRule::Aliasing,
             reason: format!(
                 "tensors reference {referenced} external bytes, more than the {files} bytes of their data files"
             ),
@@ -188,6 +189,7 @@ pub(crate) fn check_aliasing(ranges: &[ExternalRange]) -> Result<()> {
     Err(invalid(
         &o.first,
         None,
+        ExternalDataRule::Aliasing,
         format!(
             "tensors `{}` and `{}` share bytes {}..{} of their data file ({} overlapping pairs in all): \
              the model references {referenced} external bytes, more than the {files} bytes its data files hold; \

@@ -1,7 +1,7 @@
 //! Reading a tensor's `external_data` entries strictly: `location`, `offset`, `length`,
 //! `checksum` (and a tolerated, ignored `basepath`), each at most once.
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, ExternalDataRule, Result};
 use crate::onnx::TensorProto;
 
 /// Where a tensor's bytes are, as its metadata says (not yet checked against a file).
@@ -17,11 +17,17 @@ pub struct ExternalDataRef {
     pub checksum: Option<String>,
 }
 
-/// The error for bad external-data metadata of `tensor`.
-pub(crate) fn invalid(tensor: &str, location: Option<&str>, reason: impl Into<String>) -> Error {
+/// The error for an external-data reference of `tensor` that breaks `rule`.
+pub(crate) fn invalid(
+    tensor: &str,
+    location: Option<&str>,
+    rule: ExternalDataRule,
+    reason: impl Into<String>,
+) -> Error {
     Error::new(ErrorKind::InvalidExternalData {
         location: location.map(str::to_string),
         reason: reason.into(),
+        rule,
     })
     .in_tensor(tensor)
 }
@@ -32,6 +38,7 @@ fn parse_u64(tensor: &str, location: &str, key: &str, value: &str) -> Result<u64
         return Err(invalid(
             tensor,
             Some(location),
+            ExternalDataRule::Metadata,
             format!("`{key}` must be a plain decimal number, found {value:?}"),
         ));
     }
@@ -39,6 +46,7 @@ fn parse_u64(tensor: &str, location: &str, key: &str, value: &str) -> Result<u64
         invalid(
             tensor,
             Some(location),
+            ExternalDataRule::Metadata,
             format!("`{key}` {value} does not fit in 64 bits"),
         )
     })
@@ -73,13 +81,20 @@ impl ExternalDataRef {
                 return Err(invalid(
                     name,
                     location.as_deref(),
+                    ExternalDataRule::Metadata,
                     format!("key `{key}` appears twice"),
                 ));
             }
             *slot = Some(value.to_string());
         }
-        let location =
-            location.ok_or_else(|| invalid(name, None, "the `location` key is missing"))?;
+        let location = location.ok_or_else(|| {
+            invalid(
+                name,
+                None,
+                ExternalDataRule::Metadata,
+                "the `location` key is missing",
+            )
+        })?;
         let offset = match offset {
             Some(v) => parse_u64(name, &location, "offset", &v)?,
             None => 0,

@@ -16,14 +16,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::reference::{invalid, ExternalDataRef};
-use crate::error::{Error, Result};
+use crate::error::{Error, ExternalDataRule, Result};
 use crate::io::location::validate_location;
 use crate::io::open::Beneath;
 use crate::onnx::TensorProto;
 
 /// An opened data file: its real path, its size when opened, and the handle.
 #[derive(Debug)]
-pub struct DataFile {
+pub(crate) struct DataFile {
     pub(crate) file: File,
     pub(crate) path: PathBuf,
     pub(crate) size: u64,
@@ -31,13 +31,38 @@ pub struct DataFile {
 
 impl DataFile {
     /// The file's real path (symlinks resolved).
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// The file's size when it was opened.
-    pub fn size(&self) -> u64 {
+    pub(crate) fn size(&self) -> u64 {
         self.size
+    }
+
+    /// The SHA-1 of the whole file as opened, lowercase hex (the spec's `checksum`).
+    ///
+    /// # Errors
+    /// I/O errors naming the file (one that shrank since it was opened among them).
+    pub(crate) fn sha1(&self) -> Result<String> {
+        use sha1::{Digest, Sha1};
+        use std::os::unix::fs::FileExt;
+        let mut hasher = Sha1::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut at = 0u64;
+        while at < self.size {
+            let n = ((self.size - at) as usize).min(buf.len());
+            self.file
+                .read_exact_at(&mut buf[..n], at)
+                .map_err(|e| Error::io(e, Some(&self.path)))?;
+            hasher.update(&buf[..n]);
+            at += n as u64;
+        }
+        Ok(hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect())
     }
 
     /// Wraps an already opened file (its size is read now).
@@ -57,7 +82,7 @@ impl DataFile {
 
 /// Resolves locations against one base directory, opening each file once.
 #[derive(Debug)]
-pub struct Resolver {
+pub(crate) struct Resolver {
     base: PathBuf,
     dir: Beneath,
     opened: Mutex<HashMap<PathBuf, Arc<DataFile>>>,
@@ -68,7 +93,7 @@ impl Resolver {
     ///
     /// # Errors
     /// An I/O error naming the directory if it does not exist.
-    pub fn new(base_dir: &Path) -> Result<Self> {
+    pub(crate) fn new(base_dir: &Path) -> Result<Self> {
         let dir = Beneath::open(base_dir).map_err(|e| Error::io(e, Some(base_dir)))?;
         // Only for naming files in messages: every open goes through `dir`.
         let base = base_dir
@@ -81,11 +106,6 @@ impl Resolver {
         })
     }
 
-    /// The canonical base directory.
-    pub fn base(&self) -> &Path {
-        &self.base
-    }
-
     /// Opens the file `location` names (for `tensor`), or returns the already opened one.
     ///
     /// # Errors
@@ -93,25 +113,33 @@ impl Resolver {
     /// that stays inside the directory), a path that escapes the base directory or is not
     /// a regular file; an I/O error naming the tensor and file for a missing or
     /// unreadable file.
-    pub fn open(&self, tensor: &str, location: &str) -> Result<Arc<DataFile>> {
+    pub(crate) fn open(&self, tensor: &str, location: &str) -> Result<Arc<DataFile>> {
         let relative = validate_location(tensor, location)?;
         if let Some(f) = self.opened.lock().map_err(|_| poisoned())?.get(&relative) {
             return Ok(f.clone());
         }
         let path = self.base.join(&relative);
         let file = self.dir.open_file(&relative).map_err(|e| {
-            let refused = |why: &str| invalid(tensor, Some(location), why.to_string());
+            let refused =
+                |rule, why: &str| invalid(tensor, Some(location), rule, why.to_string());
             match e.raw_os_error().map(rustix::io::Errno::from_raw_os_error) {
-                Some(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => {
-                    refused("the location passes through a symbolic link (links are not followed; hard links are fine)")
-                }
-                Some(rustix::io::Errno::XDEV) => refused("the location escapes the model directory"),
+                Some(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => refused(
+                    ExternalDataRule::SymbolicLink,
+                    "the location passes through a symbolic link (links are not followed; hard links are fine)",
+                ),
+                Some(rustix::io::Errno::XDEV) => refused(
+                    ExternalDataRule::OutsideDirectory,
+                    "the location escapes the model directory",
+                ),
                 _ if matches!(
                     e.kind(),
                     std::io::ErrorKind::InvalidInput | std::io::ErrorKind::IsADirectory
                 ) =>
                 {
-                    refused(&format!("the location is {e}"))
+                    refused(
+                        ExternalDataRule::NotRegularFile,
+                        &format!("the location is {e}"),
+                    )
                 }
                 _ => Error::io(e, Some(&path)).in_tensor(tensor),
             }
@@ -131,15 +159,15 @@ impl Resolver {
 
 /// A tensor's external data, checked: the opened file, and the range in it.
 #[derive(Debug, Clone)]
-pub struct ResolvedExternal {
+pub(crate) struct ResolvedExternal {
     /// The opened data file.
-    pub file: Arc<DataFile>,
+    pub(crate) file: Arc<DataFile>,
     /// Byte offset of the payload.
-    pub offset: u64,
+    pub(crate) offset: u64,
     /// Byte length of the payload.
-    pub len: u64,
+    pub(crate) len: u64,
     /// The `checksum` the tensor records, if any.
-    pub checksum: Option<String>,
+    pub(crate) checksum: Option<String>,
 }
 
 /// Checks one tensor's external-data reference: its metadata, its location (through the
@@ -149,7 +177,7 @@ pub struct ResolvedExternal {
 /// # Errors
 /// `InvalidExternalData` naming the tensor, the location and the reason; I/O errors
 /// naming the tensor and file.
-pub fn resolve_tensor(
+pub(crate) fn resolve_tensor(
     t: &TensorProto<'_>,
     resolver: &Resolver,
     location_override: Option<&str>,
@@ -164,6 +192,7 @@ pub fn resolve_tensor(
         return Err(invalid(
             name,
             Some(&r.location),
+            ExternalDataRule::OutOfRange,
             format!(
                 "offset {} is past the end of the {}-byte file",
                 r.offset, file.size
@@ -175,6 +204,7 @@ pub fn resolve_tensor(
         return Err(invalid(
             name,
             Some(&r.location),
+            ExternalDataRule::OutOfRange,
             format!(
                 "offset {} + length {len} is past the end of the {}-byte file",
                 r.offset, file.size
@@ -186,6 +216,7 @@ pub fn resolve_tensor(
             return Err(invalid(
                 name,
                 Some(&r.location),
+                ExternalDataRule::LengthMismatch,
                 format!(
                     "length {len} does not match the {expected} bytes its dims and data type need"
                 ),
