@@ -1,4 +1,4 @@
-//! `cargo fuzz run decrypt`: see `onnx_light_tests::fuzz_checks::decryption_is_consistent`.
+//! `cargo fuzz run --features test-hooks decrypt`: see `onnx_light_tests::fuzz_checks::decryption_is_consistent`.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

@@ -52,7 +52,10 @@
 //! dependencies), `mmap` ([`io::load_mapped`] maps files; without it, it
 //! reads them into one shared buffer), `parallel` (rayon: parallel decode,
 //! save and decryption; without it everything runs on the calling thread), `ndarray`
-//! (`TensorProto::to_ndarray` / `from_ndarray`).
+//! (`TensorProto::to_ndarray` / `from_ndarray`). `test-hooks` is not for users: it adds
+//! hooks for this workspace's own tests (a fixed salt and IV and a cheap stand-in for
+//! PBKDF2 in `crypto`, fault injection at every step of a save), hidden from these docs;
+//! only test builds turn it on, so no release build contains them.
 //!
 //! [`text`] prints and parses models in the ONNX text syntax, character for character as
 //! `onnx.printer` and `onnx.parser` do.

@@ -12,10 +12,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use onnx_light::crypto::{
-    decrypt_bytes, encrypt_bytes, load_encrypted_from_bytes, DecryptOptions, EncryptOptions,
-    EncryptionFormat, Passphrase,
-};
 use onnx_light::io::external::ExternalDataRef;
 use onnx_light::io::{load_from_bytes, load_from_slice, ParseOptions};
 use onnx_light::onnx::{
@@ -431,92 +427,107 @@ pub fn external_seeds() -> Vec<Vec<u8>> {
     seeds
 }
 
-/// ONNXCRY1 is allowed: the fuzzed inputs cover every format.
-fn decrypt_options(threads: usize) -> DecryptOptions {
-    DecryptOptions::default()
-        .num_threads(threads)
-        .insecure_test_kdf(cheap_kdf)
-        .allow_unauthenticated(true)
-}
+/// The checks of encrypted input: they need the cheap stand-in for PBKDF2, a hook of
+/// `onnx-light`'s `test-hooks` feature, which this crate's own feature of that name (on
+/// for its tests, and for the `decrypt` fuzz target) turns on.
+#[cfg(feature = "test-hooks")]
+mod encrypted {
+    use super::*;
+    use onnx_light::crypto::{
+        decrypt_bytes, encrypt_bytes, load_encrypted_from_bytes, DecryptOptions, EncryptOptions,
+        EncryptionFormat, Passphrase,
+    };
 
-/// Encryption options for seeds and round trips: the cheap KDF, small chunks.
-pub fn encrypt_options(format: EncryptionFormat) -> EncryptOptions {
-    let options = EncryptOptions::default()
-        .format(format)
-        .num_threads(1)
-        .insecure_test_kdf(cheap_kdf);
-    match format {
-        EncryptionFormat::OnnxAe01 => options.chunk_size(64),
-        _ => options,
+    /// ONNXCRY1 is allowed: the fuzzed inputs cover every format.
+    fn decrypt_options(threads: usize) -> DecryptOptions {
+        DecryptOptions::default()
+            .num_threads(threads)
+            .insecure_test_kdf(cheap_kdf)
+            .allow_unauthenticated(true)
     }
-}
 
-/// Decrypting arbitrary bytes (either format, detected from the magic) with one and two
-/// threads gives the same plaintext or the same error; decrypting straight into a model
-/// agrees with decrypting then decoding; and encrypting the input as plaintext in both
-/// formats decrypts back to it.
-pub fn decryption_is_consistent(data: &[u8]) {
-    let passphrase = Passphrase::new(PASSPHRASE);
-    let one = decrypt_bytes(data, &passphrase, &decrypt_options(1));
-    let two = decrypt_bytes(data, &passphrase, &decrypt_options(2));
-    match (&one, &two) {
-        (Ok(a), Ok(b)) => assert_eq!(a, b, "1 and 2 threads decrypt differently"),
-        (Err(a), Err(b)) => assert_eq!(
-            (a.kind(), a.offset()),
-            (b.kind(), b.offset()),
-            "1 and 2 threads fail differently"
-        ),
-        _ => panic!(
-            "1 and 2 threads disagree: {:?} vs {:?}",
-            one.as_ref().map(|_| ()),
-            two.as_ref().map(|_| ())
-        ),
+    /// Encryption options for seeds and round trips: the cheap KDF, small chunks.
+    pub fn encrypt_options(format: EncryptionFormat) -> EncryptOptions {
+        let options = EncryptOptions::default()
+            .format(format)
+            .num_threads(1)
+            .insecure_test_kdf(cheap_kdf);
+        match format {
+            EncryptionFormat::OnnxAe01 => options.chunk_size(64),
+            _ => options,
+        }
     }
-    let as_model = load_encrypted_from_bytes(
-        data,
-        &passphrase,
-        &decrypt_options(1),
-        &ParseOptions::default().num_threads(1),
-    );
-    match (&one, as_model) {
-        (Ok(plain), Ok(model)) => {
-            let direct = ModelProto::decode(&plain.bytes).expect("the model decoded once");
-            assert_eq!(
-                encode(&direct),
-                encode(&model.model),
-                "decrypt-then-decode differs"
-            );
+
+    /// Decrypting arbitrary bytes (either format, detected from the magic) with one and two
+    /// threads gives the same plaintext or the same error; decrypting straight into a model
+    /// agrees with decrypting then decoding; and encrypting the input as plaintext in both
+    /// formats decrypts back to it.
+    pub fn decryption_is_consistent(data: &[u8]) {
+        let passphrase = Passphrase::new(PASSPHRASE);
+        let one = decrypt_bytes(data, &passphrase, &decrypt_options(1));
+        let two = decrypt_bytes(data, &passphrase, &decrypt_options(2));
+        match (&one, &two) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "1 and 2 threads decrypt differently"),
+            (Err(a), Err(b)) => assert_eq!(
+                (a.kind(), a.offset()),
+                (b.kind(), b.offset()),
+                "1 and 2 threads fail differently"
+            ),
+            _ => panic!(
+                "1 and 2 threads disagree: {:?} vs {:?}",
+                one.as_ref().map(|_| ()),
+                two.as_ref().map(|_| ())
+            ),
         }
-        (Ok(plain), Err(e)) => {
-            // Only the decode may fail after a successful decryption.
-            assert!(
-                ModelProto::decode(&plain.bytes).is_err(),
-                "decrypted and decodable, yet load_encrypted failed: {e}"
-            );
-        }
-        (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "decryption errors differ"),
-        (Err(e), Ok(_)) => panic!("decrypt_bytes failed ({e}) but load_encrypted worked"),
-    }
-    for format in [
-        EncryptionFormat::OnnxAe01,
-        EncryptionFormat::OnnxCry1,
-        EncryptionFormat::OnnxCry2,
-    ] {
-        let mut options = encrypt_options(format);
-        if format == EncryptionFormat::OnnxAe01 {
-            // Several chunks for any input worth it, few enough to keep runs fast.
-            options = options.chunk_size(1024);
-        }
-        let sealed =
-            encrypt_bytes(data, &passphrase, &options).expect("encrypting any bytes works");
-        let opened =
-            decrypt_bytes(&sealed, &passphrase, &decrypt_options(1)).expect("our own ciphertext");
-        assert_eq!(
-            opened.bytes, data,
-            "{format:?} round trip changed the bytes"
+        let as_model = load_encrypted_from_bytes(
+            data,
+            &passphrase,
+            &decrypt_options(1),
+            &ParseOptions::default().num_threads(1),
         );
+        match (&one, as_model) {
+            (Ok(plain), Ok(model)) => {
+                let direct = ModelProto::decode(&plain.bytes).expect("the model decoded once");
+                assert_eq!(
+                    encode(&direct),
+                    encode(&model.model),
+                    "decrypt-then-decode differs"
+                );
+            }
+            (Ok(plain), Err(e)) => {
+                // Only the decode may fail after a successful decryption.
+                assert!(
+                    ModelProto::decode(&plain.bytes).is_err(),
+                    "decrypted and decodable, yet load_encrypted failed: {e}"
+                );
+            }
+            (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "decryption errors differ"),
+            (Err(e), Ok(_)) => panic!("decrypt_bytes failed ({e}) but load_encrypted worked"),
+        }
+        for format in [
+            EncryptionFormat::OnnxAe01,
+            EncryptionFormat::OnnxCry1,
+            EncryptionFormat::OnnxCry2,
+        ] {
+            let mut options = encrypt_options(format);
+            if format == EncryptionFormat::OnnxAe01 {
+                // Several chunks for any input worth it, few enough to keep runs fast.
+                options = options.chunk_size(1024);
+            }
+            let sealed =
+                encrypt_bytes(data, &passphrase, &options).expect("encrypting any bytes works");
+            let opened = decrypt_bytes(&sealed, &passphrase, &decrypt_options(1))
+                .expect("our own ciphertext");
+            assert_eq!(
+                opened.bytes, data,
+                "{format:?} round trip changed the bytes"
+            );
+        }
     }
 }
+
+#[cfg(feature = "test-hooks")]
+pub use encrypted::{decryption_is_consistent, encrypt_options};
 
 /// A directory of regression inputs for `target` in the repository: `fuzz/regressions/`.
 pub fn regressions_dir(target: &str) -> PathBuf {

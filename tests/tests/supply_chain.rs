@@ -20,6 +20,10 @@
 //!   distributed with the library or the tool.
 //! * Duplicate versions in that graph are listed in [`KNOWN_DUPLICATES`] with the reason;
 //!   any other duplicate fails the test.
+//! * The library's test hooks (feature `test-hooks`: a fixed salt and IV, a cheap
+//!   stand-in for PBKDF2, save fault injection) are on only in builds of tests: `cargo
+//!   tree` resolves `onnx-light` without them for the workspace, its default members and
+//!   the tool, and with them once dev-dependencies are in.
 //!
 //! The graph is the host platform's (`cargo metadata --filter-platform <host>`), because
 //! an offline machine has not downloaded the packages of other targets (e.g. wasm-only
@@ -552,4 +556,54 @@ fn the_published_crates_have_no_duplicate_dependencies_beyond_the_known_ones() {
         stale.is_empty(),
         "no longer duplicated, remove from KNOWN_DUPLICATES: {stale:?}"
     );
+}
+
+// ---- test hooks ------------------------------------------------------------------------
+
+/// The features `cargo tree` resolves for `onnx-light` with `args` (offline, as above).
+fn library_features(args: &[&str]) -> BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let run = |offline: bool| {
+        let mut cmd = Command::new(&cargo);
+        cmd.current_dir(workspace_root())
+            .args(["tree", "--locked", "-i", "onnx-light", "--prefix", "none"])
+            .args(args);
+        if offline {
+            cmd.arg("--offline");
+        }
+        cmd.output().unwrap()
+    };
+    let mut out = run(true);
+    if !out.status.success() {
+        out = run(false);
+    }
+    assert!(
+        out.status.success(),
+        "cargo tree {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("onnx-light feature \""))
+        .filter_map(|l| l.split('"').next())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn builds_that_are_not_tests_resolve_the_library_without_its_test_hooks() {
+    for args in [
+        &["-e", "features,no-dev"][..],
+        &["-e", "features,no-dev", "--workspace"],
+        &["-e", "features,no-dev", "-p", "onnx-light-cli"],
+        &["-e", "features,no-dev", "-p", "onnx-light-python"],
+    ] {
+        let features = library_features(args);
+        assert!(features.contains("default"), "{args:?}: {features:?}");
+        assert!(!features.contains("test-hooks"), "{args:?}: {features:?}");
+    }
+    // A build of the tests has them (and this test looks for the right name).
+    let tests = library_features(&["-e", "features"]);
+    assert!(tests.contains("test-hooks"), "{tests:?}");
 }

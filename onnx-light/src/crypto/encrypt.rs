@@ -64,7 +64,7 @@ fn start(passphrase: &Passphrase, options: &EncryptOptions) -> Result<(Sealing, 
     match options.format {
         EncryptionFormat::OnnxAe01 => {
             let mut salt = [0u8; authenticated::SALT_LEN];
-            let ivs = match &options.fixed {
+            let ivs = match options.fixed() {
                 Some(fixed) => {
                     salt.copy_from_slice(&fixed.salt);
                     IvSource::Fixed(fixed.iv)
@@ -91,7 +91,7 @@ fn start(passphrase: &Passphrase, options: &EncryptOptions) -> Result<(Sealing, 
         EncryptionFormat::OnnxCry1 => {
             let mut salt = [0u8; onnxcry1::SALT_LEN];
             let mut iv = [0u8; 16];
-            match &options.fixed {
+            match options.fixed() {
                 Some(fixed) => {
                     salt.copy_from_slice(&fixed.salt);
                     iv = fixed.iv;
@@ -107,7 +107,7 @@ fn start(passphrase: &Passphrase, options: &EncryptOptions) -> Result<(Sealing, 
         EncryptionFormat::OnnxCry2 => {
             let mut salt = [0u8; onnxcry2::SALT_LEN];
             let mut nonce = [0u8; onnxcry2::NONCE_LEN];
-            match &options.fixed {
+            match options.fixed() {
                 Some(fixed) => {
                     salt.copy_from_slice(&fixed.salt);
                     nonce.copy_from_slice(&fixed.iv[..onnxcry2::NONCE_LEN]);

@@ -32,19 +32,23 @@ pub const ONNXCRY2_ITERATIONS: u32 = 100_000;
 /// A 32-byte key, zeroed when dropped.
 pub(crate) type Key = Zeroizing<[u8; 32]>;
 
-/// A stand-in for PBKDF2, for tests only: it must write a 32-byte key derived from
-/// all three inputs. Not part of the stable API.
+/// A stand-in for PBKDF2, for the workspace's tests only (feature `test-hooks`): it must
+/// write a 32-byte key derived from all three inputs. Not part of the stable API.
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub type TestKdf = fn(passphrase: &[u8], salt: &[u8], iterations: u32, key: &mut [u8; 32]);
 
-/// Which password-based key derivation runs: PBKDF2-HMAC-SHA256, or (tests only) a
-/// cheap stand-in so that thousands of decryptions stay fast in debug builds.
+/// Which password-based key derivation runs: PBKDF2-HMAC-SHA256, or (feature
+/// `test-hooks` only) a cheap stand-in so that thousands of decryptions stay fast in
+/// debug builds. Without the feature there is no stand-in to choose.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Kdf {
+    #[cfg(feature = "test-hooks")]
     test: Option<TestKdf>,
 }
 
 impl Kdf {
+    #[cfg(feature = "test-hooks")]
     pub(crate) fn test(kdf: TestKdf) -> Self {
         Kdf { test: Some(kdf) }
     }
@@ -53,21 +57,29 @@ impl Kdf {
     /// Callers check `iterations` first (see [`check_iterations`]).
     pub(crate) fn derive(&self, passphrase: &Passphrase, salt: &[u8], iterations: u32) -> Key {
         let mut key = Zeroizing::new([0u8; 32]);
-        match self.test {
-            Some(f) => f(passphrase.as_bytes(), salt, iterations, &mut key),
-            None => {
-                pbkdf2::pbkdf2_hmac::<Sha256>(passphrase.as_bytes(), salt, iterations, &mut *key)
-            }
+        #[cfg(feature = "test-hooks")]
+        if let Some(f) = self.test {
+            f(passphrase.as_bytes(), salt, iterations, &mut key);
+            return key;
         }
+        pbkdf2::pbkdf2_hmac::<Sha256>(passphrase.as_bytes(), salt, iterations, &mut *key);
         key
+    }
+
+    /// Whether this is the test stand-in (never, without `test-hooks`).
+    fn is_test(&self) -> bool {
+        #[cfg(feature = "test-hooks")]
+        return self.test.is_some();
+        #[cfg(not(feature = "test-hooks"))]
+        false
     }
 }
 
 impl fmt::Debug for Kdf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self.test {
-            None => "PBKDF2-HMAC-SHA256",
-            Some(_) => "test stand-in for PBKDF2 (insecure)",
+        f.write_str(match self.is_test() {
+            false => "PBKDF2-HMAC-SHA256",
+            true => "test stand-in for PBKDF2 (insecure)",
         })
     }
 }

@@ -77,7 +77,8 @@ pub use authenticated::{MAX_CHUNK_SIZE, MIN_CHUNK_SIZE};
 pub use decrypt::{decrypt_bytes, DecryptedBytes};
 pub use encrypt::{encrypt_bytes, EncryptingWriter};
 pub use format::EncryptionFormat;
-#[doc(hidden)]
+// The test stand-in for PBKDF2: feature `test-hooks` (the workspace's tests), not for users.
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub use kdf::TestKdf;
 pub use kdf::{

@@ -3,8 +3,10 @@
 
 use super::authenticated::check_chunk_size;
 use super::format::EncryptionFormat;
+#[cfg(feature = "test-hooks")]
+use super::kdf::TestKdf;
 use super::kdf::{
-    check_iterations, Kdf, TestKdf, DEFAULT_ITERATIONS, ONNXCRY1_ITERATIONS, ONNXCRY2_ITERATIONS,
+    check_iterations, Kdf, DEFAULT_ITERATIONS, ONNXCRY1_ITERATIONS, ONNXCRY2_ITERATIONS,
 };
 use crate::error::{Error, Result};
 
@@ -40,7 +42,8 @@ pub struct EncryptOptions {
     /// chain) and `ONNXCRY2` (one AEAD message) run on one thread whatever this says.
     pub num_threads: usize,
     pub(crate) kdf: Kdf,
-    pub(crate) fixed: Option<FixedRandomness>,
+    #[cfg(feature = "test-hooks")]
+    fixed: Option<FixedRandomness>,
 }
 
 impl Default for EncryptOptions {
@@ -51,13 +54,16 @@ impl Default for EncryptOptions {
             chunk_size: DEFAULT_CHUNK_SIZE,
             num_threads: 0,
             kdf: Kdf::default(),
+            #[cfg(feature = "test-hooks")]
             fixed: None,
         }
     }
 }
 
-/// Salt and IVs chosen by a test instead of the operating system's random generator.
+/// Salt and IVs chosen by a test instead of the operating system's random generator
+/// (feature `test-hooks`; without it none is ever made).
 #[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
 pub(crate) struct FixedRandomness {
     pub(crate) salt: Vec<u8>,
     pub(crate) iv: [u8; 16],
@@ -85,8 +91,9 @@ impl EncryptOptions {
         self
     }
 
-    /// Replaces PBKDF2 by `kdf`. **Insecure; for tests only** (thousands of decryptions
-    /// in a debug build). Not part of the stable API.
+    /// Replaces PBKDF2 by `kdf`. **Insecure; for the workspace's tests only** (thousands
+    /// of decryptions in a debug build; feature `test-hooks`). Not part of the stable API.
+    #[cfg(feature = "test-hooks")]
     #[doc(hidden)]
     pub fn insecure_test_kdf(mut self, kdf: TestKdf) -> Self {
         self.kdf = Kdf::test(kdf);
@@ -97,7 +104,9 @@ impl EncryptOptions {
     /// `iv` instead of random ones, so that known-answer tests can compare bytes.
     /// `ONNXAE01` chunk `i` gets `iv` with its last 8 bytes XORed with `i` (u64
     /// little-endian); `ONNXCRY2` takes its 12-byte nonce from the first 12 bytes of
-    /// `iv`. **Insecure; for tests only.** Not part of the stable API.
+    /// `iv`. **Insecure; for the workspace's tests only** (feature `test-hooks`). Not part
+    /// of the stable API.
+    #[cfg(feature = "test-hooks")]
     #[doc(hidden)]
     pub fn insecure_fixed_salt_and_iv(mut self, salt: &[u8], iv: [u8; 16]) -> Self {
         self.fixed = Some(FixedRandomness {
@@ -105,6 +114,15 @@ impl EncryptOptions {
             iv,
         });
         self
+    }
+
+    /// The salt and IV a known-answer test fixed (feature `test-hooks`); `None` in
+    /// every other build, where salts and IVs always come from the random generator.
+    pub(crate) fn fixed(&self) -> Option<&FixedRandomness> {
+        #[cfg(feature = "test-hooks")]
+        return self.fixed.as_ref();
+        #[cfg(not(feature = "test-hooks"))]
+        None
     }
 
     /// The PBKDF2 iteration count that will be used.
@@ -141,7 +159,7 @@ impl EncryptOptions {
                 }
             }
         }
-        if let Some(fixed) = &self.fixed {
+        if let Some(fixed) = self.fixed() {
             let want = match self.format {
                 EncryptionFormat::OnnxAe01 => super::authenticated::SALT_LEN,
                 EncryptionFormat::OnnxCry1 => super::onnxcry1::SALT_LEN,
@@ -188,7 +206,9 @@ impl DecryptOptions {
         self.allow_unauthenticated = yes;
         self
     }
-    /// Replaces PBKDF2 by `kdf`. **Insecure; for tests only.** Not part of the stable API.
+    /// Replaces PBKDF2 by `kdf`. **Insecure; for the workspace's tests only** (feature
+    /// `test-hooks`). Not part of the stable API.
+    #[cfg(feature = "test-hooks")]
     #[doc(hidden)]
     pub fn insecure_test_kdf(mut self, kdf: TestKdf) -> Self {
         self.kdf = Kdf::test(kdf);

@@ -102,7 +102,9 @@ mod write;
 pub use crate::pool::MAX_THREADS;
 #[cfg(feature = "crypto")]
 pub(crate) use atomic::{write_atomically, NoHook};
-// Crash-injection hooks for the workspace's save tests: hidden, not a stable API.
+// Crash-injection hooks for the workspace's save tests: feature `test-hooks`, hidden, not
+// for users.
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub use atomic::{SaveHook, SaveStep};
 #[cfg(feature = "crypto")]
@@ -119,6 +121,7 @@ pub use options::{
     default_max_memory, ExternalDataOptions, SerializeOptions, TensorBufferOptions,
     DEFAULT_MEMORY_FLOOR, DEFAULT_MEMORY_PER_INPUT_BYTE,
 };
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub use save::save_with_hook;
 pub use save::{save, save_to_vec, save_to_writer};
