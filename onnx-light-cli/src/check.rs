@@ -224,6 +224,38 @@ pub struct Report {
 }
 
 impl Report {
+    /// Whether a problem was found (`check` exits 1).
+    pub fn failed(&self) -> bool {
+        !self.problems.is_empty() || !self.rule_problems.is_empty()
+    }
+
+    /// The problems as `check` prints them on stderr, then the hint: the same problem
+    /// in many places (every tensor of a missing data file, every node of an unknown
+    /// operator) is one line naming them; `--json` lists each.
+    pub fn problem_lines(&self) -> Vec<String> {
+        // The same problem in many places (every tensor of a missing data file, every
+        // node of an unknown operator) is one line naming them; --json lists each.
+        // Problems of a kind past those kept are one line saying how many.
+        let mut rules = Groups::default();
+        for p in &self.rule_problems {
+            rules.add(p.message.clone(), p.path.clone(), p.more);
+        }
+        let mut lines = Vec::new();
+        for g in rules.into_groups() {
+            lines.push(match g.places.as_slice() {
+                [one] if g.count == 1 => format!("error: {one}: {}", g.what),
+                _ => format!("error: {} (at {})", g.what, g.places()),
+            });
+            lines.extend(more_of_this_kind(g.more).map(|m| format!("error: {m}")));
+        }
+        for p in &self.problems {
+            lines.push(format!("error: {}", p.message));
+            lines.extend(more_of_this_kind(p.more).map(|m| format!("error: {m}")));
+        }
+        lines.extend(self.hint.iter().map(|h| format!("hint: {h}")));
+        lines
+    }
+
     /// The verdict and every problem as one JSON object: `{"model", "valid", "problems":
     /// [{"path", "message", "more"}], "notes"}` (`path` is empty for file-level
     /// problems; `more` counts the problems of the same kind found after this one and

@@ -419,12 +419,26 @@ fn write_text(
     Ok(())
 }
 
-/// Loads the structure (weights stay on disk) and prints the report, streaming it:
-/// nothing is held in memory per opset, function or input beyond the model itself.
+/// Loads the structure (weights stay on disk) and prints the report on stdout.
 pub fn run(
     path: &Path,
     as_json: bool,
     load: &ParseOptions,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let stdout = stdio::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    write(path, as_json, load, &mut out)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Loads the structure (weights stay on disk) and writes the report to `out`, streaming
+/// it: nothing is held in memory per opset, function or input beyond the model itself.
+pub fn write(
+    path: &Path,
+    as_json: bool,
+    load: &ParseOptions,
+    out: &mut dyn Write,
 ) -> Result<(), Box<dyn std::error::Error>> {
     // Structure only, external references not followed: `info` describes even a model
     // whose data files are missing or refused (`check` reports those).
@@ -434,13 +448,10 @@ pub fn run(
     )?;
     let file_bytes = std::fs::metadata(path).map_or(0, |m| m.len());
     let f = facts(&model);
-    let stdout = stdio::stdout();
-    let mut out = BufWriter::new(stdout.lock());
     if as_json {
-        write_json(&model, file_bytes, &f, &mut out)?;
+        write_json(&model, file_bytes, &f, out)?;
     } else {
-        write_text(path, file_bytes, &model, &f, &mut out)?;
+        write_text(path, file_bytes, &model, &f, out)?;
     }
-    out.flush()?;
     Ok(())
 }

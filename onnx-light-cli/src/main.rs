@@ -354,7 +354,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             memory,
         }) => {
             let report = check::run(&model, checksums, &memory.options());
-            let failed = !report.problems.is_empty() || !report.rule_problems.is_empty();
+            let failed = report.failed();
             if json {
                 println!("{:#}", report.to_json(&model));
                 return Ok(if failed {
@@ -366,30 +366,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             for l in &report.lines {
                 say(l);
             }
-            // The same problem in many places (every tensor of a missing data file, every
-            // node of an unknown operator) is one line naming them; --json lists each.
-            // Problems of a kind past those kept are one line saying how many.
-            let mut rules = check::Groups::default();
-            for p in &report.rule_problems {
-                rules.add(p.message.clone(), p.path.clone(), p.more);
-            }
-            for g in rules.into_groups() {
-                match g.places.as_slice() {
-                    [one] if g.count == 1 => eprintln!("error: {one}: {}", g.what),
-                    _ => eprintln!("error: {} (at {})", g.what, g.places()),
-                }
-                if let Some(more) = check::more_of_this_kind(g.more) {
-                    eprintln!("error: {more}");
-                }
-            }
-            for p in &report.problems {
-                eprintln!("error: {}", p.message);
-                if let Some(more) = check::more_of_this_kind(p.more) {
-                    eprintln!("error: {more}");
-                }
-            }
-            if let Some(h) = &report.hint {
-                eprintln!("hint: {h}");
+            for l in report.problem_lines() {
+                eprintln!("{l}");
             }
             if failed {
                 return Ok(ExitCode::FAILURE);

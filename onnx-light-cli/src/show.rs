@@ -17,6 +17,21 @@ pub fn run(
     full: bool,
     options: &ParseOptions,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    let s = text(model, full, options)?;
+    let mut out = io::stdout().lock();
+    match out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
+        // `show MODEL | head` closes the pipe early: not an error.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
+}
+
+/// What `show` prints, ending with a newline.
+pub fn text(
+    model: &Path,
+    full: bool,
+    options: &ParseOptions,
+) -> Result<String, Box<dyn std::error::Error>> {
     // Read, never mapped (the file may change while it prints), and external files left
     // alone: the printer shows where external weights are, not their values.
     let options = options.clone().load_external_data(false);
@@ -24,10 +39,5 @@ pub fn run(
     let print = PrintOptions::default().max_tensor_values((!full).then_some(SHOWN_VALUES));
     let mut s = text::to_text_with(&model, &print)?;
     s.push('\n');
-    let mut out = io::stdout().lock();
-    match out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
-        // `show MODEL | head` closes the pipe early: not an error.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        r => Ok(r?),
-    }
+    Ok(s)
 }
