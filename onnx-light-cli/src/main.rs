@@ -38,11 +38,16 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Save and load a model in every mode, check each round trip, print timings
-    /// (the default: on a built-in sample model when no MODEL is given).
+    /// A walk through the tool: info, check, show, convert, a no-copy load, encryption,
+    /// each with the command that repeats it (the default: on a built-in sample model
+    /// when no MODEL is given).
     Tour {
-        /// A model to use instead of the built-in sample (it is not modified).
+        /// A model to use instead of the built-in sample (it is copied, not modified).
         model: Option<PathBuf>,
+        /// Transformer layers of the sample (each about 40 MB of weights; at most 1000).
+        #[arg(long, default_value_t = 6, conflicts_with = "model",
+              value_parser = clap::value_parser!(u16).range(0..=MAX_SAMPLE_LAYERS))]
+        layers: u16,
         #[command(flatten)]
         memory: MemoryLimit,
         #[command(flatten)]
@@ -275,13 +280,23 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         }
     };
     match cli.command {
-        None => tour::run(None, &ParseOptions::default(), cli.quiet)?,
+        None => tour::run(
+            None,
+            sample::SampleSpec::DEFAULT,
+            &ParseOptions::default(),
+            cli.quiet,
+        )?,
         Some(Command::Tour {
             model,
+            layers,
             memory,
             aliasing,
         }) => tour::run(
             model.as_deref(),
+            sample::SampleSpec {
+                layers: usize::from(layers),
+                ..sample::SampleSpec::DEFAULT
+            },
             &load_options(&memory, &aliasing),
             cli.quiet,
         )?,

@@ -1,6 +1,6 @@
 //! Private scratch directories for `tour` and `bench`: a fresh directory with an
 //! unpredictable name and mode 0700 (never one that someone else created first), removed
-//! when dropped, also when the command fails.
+//! when dropped, also when the command fails, unless the command keeps it.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -13,9 +13,10 @@ pub struct ScratchDir(PathBuf);
 
 impl ScratchDir {
     /// Creates `<temp dir>/onnx-light-<what>-<random>`; an existing entry of that name
-    /// is never reused.
+    /// is never reused. The path is absolute, so it stays right when the process
+    /// changes its working directory (a relative `TMPDIR` included).
     pub fn new(what: &str) -> std::io::Result<Self> {
-        let base = std::env::temp_dir();
+        let base = std::path::absolute(std::env::temp_dir())?;
         for _ in 0..64 {
             // RandomState is keyed from the operating system's random source.
             let mut h = RandomState::new().build_hasher();
@@ -34,11 +35,19 @@ impl ScratchDir {
     pub fn path(&self) -> &Path {
         &self.0
     }
+
+    /// Leaves the directory in place for the user and returns its path.
+    pub fn keep(mut self) -> PathBuf {
+        // An empty path is what `drop` leaves alone.
+        std::mem::take(&mut self.0)
+    }
 }
 
 impl Drop for ScratchDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        if !self.0.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 }
 
@@ -58,5 +67,15 @@ mod tests {
         std::fs::write(kept.join("f"), b"x").unwrap();
         drop(a);
         assert!(!kept.exists());
+    }
+
+    #[test]
+    fn a_kept_scratch_directory_stays_with_its_files() {
+        let a = ScratchDir::new("test").unwrap();
+        std::fs::write(a.path().join("f"), b"x").unwrap();
+        let kept = a.keep();
+        assert!(kept.is_absolute());
+        assert_eq!(std::fs::read(kept.join("f")).unwrap(), b"x");
+        std::fs::remove_dir_all(&kept).unwrap();
     }
 }

@@ -10,7 +10,7 @@ use onnx_light::io::{self as olio, ParseOptions};
 use onnx_light::text::{self, PrintOptions};
 
 /// The values of each tensor that `show` prints without `--full`.
-const SHOWN_VALUES: usize = 16;
+pub const SHOWN_VALUES: usize = 16;
 
 pub fn run(
     model: &Path,

@@ -439,18 +439,6 @@ fn replacing_a_file_keeps_its_permissions_but_never_set_id_bits_even_through_a_l
     assert_eq!(mode(&dir.path("new.onnx")) & 0o113, 0);
 }
 
-#[test]
-fn tour_runs_on_a_model_with_external_data() {
-    let dir = Scratch::new("careless-tour");
-    save_external(&dir.path("m.onnx"), "w.bin");
-    cli()
-        .args(["tour"])
-        .arg(dir.path("m.onnx"))
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("every round trip checked"));
-}
-
 /// `check` reads the model instead of mapping it: a file truncated while it runs gives
 /// an error or a verdict, never a SIGBUS.
 #[test]
