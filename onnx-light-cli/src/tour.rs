@@ -5,7 +5,8 @@
 //! The tour works in a fresh directory of its own and leaves it to the user. Each step
 //! runs the command's own implementation there and prints the command line that repeats
 //! it, then an excerpt of its output; a step's outputs are removed once it is done, so
-//! that its commands can be run again as shown. Every line fits in 80 columns.
+//! that its commands can be run again as shown. Every line fits in 80 columns, but for
+//! a path that is longer by itself (a long temporary directory).
 
 use std::borrow::Cow;
 use std::fs::File;
