@@ -461,12 +461,13 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use onnx_light::{Error, ErrorKind, Limit};
+    use onnx_light::{Error, ErrorKind, ExternalDataRule, Limit};
 
     fn external(reason: &str) -> Error {
         Error::new(ErrorKind::InvalidExternalData {
             location: None,
             reason: reason.into(),
+            rule: ExternalDataRule::Location,
         })
     }
 

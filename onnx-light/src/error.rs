@@ -711,6 +711,7 @@ mod tests {
             Error::new(ErrorKind::InvalidExternalData {
                 location: None,
                 reason: reason.into(),
+                rule: ExternalDataRule::Location,
             })
         };
         assert_eq!(external("set allow_aliasing").limit(), None);
