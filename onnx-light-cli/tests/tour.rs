@@ -109,7 +109,7 @@ fn the_tour_shows_each_step_in_80_columns_and_ends_with_next_steps() {
     ] {
         assert!(shown.contains(&step.to_string()), "{step} not in {shown:?}");
     }
-    assert!(stdout.contains("ParseOptions::default().no_copy(true)"));
+    assert!(stdout.contains("unsafe { io::load_mapped(\"model.onnx\", &options)? }"));
     // Excerpts of the real outputs.
     for said in [
         "    model.onnx: valid",
