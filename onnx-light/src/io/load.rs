@@ -433,13 +433,25 @@ fn load_file(
     if options.mode == LoadMode::StructureOnly {
         let head = read_head(file, len).map_err(|e| Error::io(e, Some(path)))?;
         refuse_before_decoding(&head)?;
-        let structure = read_structure(file, path, len, decode.shared_threshold)
-            .map_err(|e| explain_failure(&head, e))?;
+        let structure: ByteOwner = Arc::new(
+            read_structure(file, path, len, decode.shared_threshold)
+                .map_err(|e| explain_failure(&head, e))?,
+        );
         let source: Arc<dyn PayloadSource> = Arc::new(DataFile::from_file(file, path)?);
-        let mut view =
-            ModelProto::decode_with(&structure, &decode).map_err(|e| explain_failure(&head, e))?;
-        leave_borrowed_payloads_on_disk(&mut view, &structure, decode.shared_threshold, &source);
-        return Ok(view.into_owned());
+        let mut model = Model::decode_shared(structure.clone(), &decode)
+            .map_err(|e| explain_failure(&head, e))?;
+        leave_payloads_on_disk(&mut model, &structure, &source);
+        if Arc::strong_count(&structure) > 1 {
+            // Large bytes other than `raw_data` (`string_data`, attribute bytes, unknown
+            // fields) are still slices of the file-sized buffer: decode again, borrowing,
+            // and copy them, so that the model does not keep the buffer.
+            drop(model);
+            let bytes = structure.bytes();
+            let mut view = ModelProto::decode_with(bytes, &decode)?;
+            leave_borrowed_payloads_on_disk(&mut view, bytes, decode.shared_threshold, &source);
+            return Ok(view.into_owned());
+        }
+        return Ok(model);
     }
     let len = usize::try_from(len).map_err(|_| {
         Error::new(ErrorKind::ValueOutOfRange {
@@ -473,6 +485,23 @@ fn read_head(file: &File, len: u64) -> std::io::Result<Vec<u8>> {
     let mut head = vec![0u8; len.min(512) as usize];
     file.read_exact_at(&mut head, 0)?;
     Ok(head)
+}
+
+/// Replaces every large payload that is a slice of `owner` (the file's structure, at the
+/// file's offsets) by a lazy reference to the same range of the file.
+fn leave_payloads_on_disk(model: &mut Model, owner: &ByteOwner, source: &Arc<dyn PayloadSource>) {
+    model.visit_tensors_mut(|_, t| {
+        if let Some(Bytes::Shared(s)) = &t.raw_data {
+            if Arc::ptr_eq(s.owner(), owner) {
+                t.lazy_data = Some(LazyPayload::new(
+                    source.clone(),
+                    s.offset_in_owner() as u64,
+                    s.len() as u64,
+                ));
+                t.raw_data = None;
+            }
+        }
+    });
 }
 
 /// Replaces every `raw_data` of at least `threshold` bytes of a model decoded in borrow
@@ -788,6 +817,29 @@ mod tests {
         // Decoded in copy mode: nothing holds a copy of the structure bytes.
         assert!(owners(&m).is_empty(), "{:?}", owners(&m));
         m.visit_tensors(|_, t| assert!(t.raw_data.as_ref().unwrap().is_owned()));
+    }
+
+    /// Weights stay on disk; other large bytes are copied, so the model keeps no slice of
+    /// the file-sized buffer the structure was read into.
+    #[test]
+    fn structure_only_loads_leave_weights_on_disk_and_own_everything_else() {
+        let mut original = model(2, &[5000, 10]);
+        let mut strings = TensorProto::from_raw("s", DataType::String, [1], Vec::new());
+        strings.raw_data = None;
+        strings.string_data = vec![Bytes::from(vec![b'x'; 5000])];
+        original.graph.as_mut().unwrap().initializer.push(strings);
+        let dir = std::env::temp_dir().join(format!("onnx-light-lazy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("m.onnx");
+        std::fs::write(&path, original.encode_to_vec().unwrap()).unwrap();
+        let mut lazy = load_with(&path, &ParseOptions::default().structure_only(true)).unwrap();
+        let g = lazy.graph.as_ref().unwrap();
+        assert!(g.initializer[0].raw_data.is_none() && g.initializer[0].lazy_data.is_some());
+        assert!(g.initializer[1].raw_data.as_ref().unwrap().is_owned());
+        assert!(!g.initializer[2].string_data[0].is_shared());
+        materialize_lazy_data(&mut lazy).unwrap();
+        assert_eq!(lazy, original);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -27,9 +27,12 @@ use crate::message::Message;
 use crate::onnx::{message_descriptors, ModelProto, TensorProto};
 use crate::wire::decode_varint;
 
-/// How much is read at once while walking keys and short fields: the read-ahead may
-/// take this much of a skipped payload, never more per payload.
-const BLOCK: u64 = 64 << 10;
+/// The read-ahead while walking keys and short fields: it starts small after each skipped
+/// payload (the next tensor's header is a few dozen bytes past it) and doubles while the
+/// structure goes on, up to the largest block. So a read takes at most the largest block
+/// of a payload it runs into, and a long stretch of structure is read in few calls.
+const MIN_BLOCK: u64 = 4 << 10;
+const MAX_BLOCK: u64 = 256 << 10;
 
 /// The deepest nesting the walk descends into; deeper messages are read whole (the
 /// decode applies its own recursion limit to them).
@@ -61,6 +64,7 @@ pub(crate) fn read_structure(
         path,
         buf: &mut buffer,
         loaded: 0,
+        ahead: MIN_BLOCK,
         threshold: threshold.max(1) as u64,
         descriptors: message_descriptors()
             .into_iter()
@@ -78,6 +82,8 @@ struct Walk<'w> {
     /// Every byte before this offset that the walk needs is in `buf`. The walk only moves
     /// forward, so one offset is enough.
     loaded: u64,
+    /// The next read-ahead.
+    ahead: u64,
     threshold: u64,
     descriptors: HashMap<&'static str, &'static MessageDescriptor>,
 }
@@ -97,13 +103,14 @@ impl Walk<'_> {
         Ok(())
     }
 
-    /// Makes `[at, at + n)` available, reading ahead up to a block (never past `end`).
+    /// Makes `[at, at + n)` available, reading ahead (never past `end`).
     fn need(&mut self, at: u64, n: u64, end: u64) -> Result<()> {
         let want = at.saturating_add(n).min(end);
         if want <= self.loaded {
             return Ok(());
         }
-        let ahead = at.max(self.loaded).saturating_add(BLOCK).min(end);
+        let ahead = at.max(self.loaded).saturating_add(self.ahead).min(end);
+        self.ahead = (self.ahead * 2).min(MAX_BLOCK);
         self.read(at, want.max(ahead))
     }
 
@@ -179,7 +186,11 @@ impl Walk<'_> {
                     Some(FieldKind::Bytes)
                         if desc.name == TensorProto::NAME && number == RAW_DATA =>
                     {
-                        // The weights: left where they are.
+                        // The weights: left where they are. A payload the read-ahead did
+                        // not reach is large: the next read starts small again.
+                        if data_end > self.loaded {
+                            self.ahead = MIN_BLOCK;
+                        }
                     }
                     Some(FieldKind::Message(name)) => {
                         let inner = self.descriptors.get(name).copied();
@@ -215,7 +226,7 @@ mod tests {
     }
 
     /// Payloads well past the read-ahead, so that most of each is never read.
-    const BIG: usize = 3 * BLOCK as usize;
+    const BIG: usize = 3 * MAX_BLOCK as usize;
 
     fn model() -> ModelProto<'static> {
         let mut g = GraphProto::named("g");
@@ -276,7 +287,7 @@ mod tests {
         for r in &payloads {
             let unread = buf[r.clone()].iter().filter(|&&b| b == 0).count();
             assert!(
-                unread >= r.len() - BLOCK as usize,
+                unread >= r.len() - MAX_BLOCK as usize,
                 "{unread} of {} unread",
                 r.len()
             );
@@ -312,7 +323,7 @@ mod tests {
         let buf = read_structure(&file, &path, bytes.len() as u64, 1024).unwrap();
         let bad = graph_start + bad;
         assert!(buf[bad..] == bytes[bad..]);
-        assert!(buf.iter().filter(|&&b| b == 7).count() <= BLOCK as usize);
+        assert!(buf.iter().filter(|&&b| b == 7).count() <= MAX_BLOCK as usize);
         let (a, b) = (
             ModelProto::decode(&buf).unwrap_err(),
             ModelProto::decode(&bytes).unwrap_err(),
