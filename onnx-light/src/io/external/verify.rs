@@ -89,7 +89,7 @@ pub struct ExternalDataProblem {
 
 impl fmt::Display for ExternalDataProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.error.fmt(f)
+        fmt::Display::fmt(&self.error, f)
     }
 }
 
