@@ -186,6 +186,7 @@ pub mod text;
 #[doc(hidden)]
 pub mod wire;
 
+pub use codec::MAX_ENCODE_DEPTH;
 pub use descriptor::{FieldDescriptor, FieldKind, Label, MessageDescriptor};
 pub use error::{Error, ErrorKind, ExternalDataRule, Limit, PathSegment, Result};
 pub use field::{

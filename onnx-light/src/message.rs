@@ -81,7 +81,9 @@ pub trait Message {
         sizes: &mut SizeCursor<'_>,
     ) -> Result<()>;
 
-    /// Exact encoded size in bytes.
+    /// Exact encoded size in bytes. For a message nested deeper than
+    /// [`MAX_ENCODE_DEPTH`](crate::MAX_ENCODE_DEPTH) levels, which no encoder writes, the
+    /// levels below that depth are not counted.
     fn encoded_len(&self) -> u64 {
         self.compute_size(&mut SizeCache::new())
     }
@@ -89,10 +91,13 @@ pub trait Message {
     /// Encodes into any [`Sink`]; returns the number of bytes written.
     ///
     /// # Errors
-    /// Errors of the sink.
+    /// Errors of the sink; `RecursionLimitExceeded` for messages nested deeper than
+    /// [`MAX_ENCODE_DEPTH`](crate::MAX_ENCODE_DEPTH) levels (whose recursive encoding
+    /// could overflow the stack).
     fn encode<S: Sink + ?Sized>(&self, sink: &mut S) -> Result<u64> {
         let mut sizes = SizeCache::new();
         let len = self.compute_size(&mut sizes);
+        sizes.check_depth()?;
         self.encode_fields(sink, &mut sizes.cursor())?;
         Ok(len)
     }
@@ -100,10 +105,12 @@ pub trait Message {
     /// Encodes into a new vector allocated at exactly the encoded size.
     ///
     /// # Errors
-    /// `ValueOutOfRange` when the encoding does not fit in this platform's address space.
+    /// `ValueOutOfRange` when the encoding does not fit in this platform's address space;
+    /// `RecursionLimitExceeded` as for [`Message::encode`].
     fn encode_to_vec(&self) -> Result<Vec<u8>> {
         let mut sizes = SizeCache::new();
         let len = self.compute_size(&mut sizes);
+        sizes.check_depth()?;
         let cap = usize::try_from(len).map_err(|_| {
             Error::new(ErrorKind::ValueOutOfRange {
                 what: "encoded message larger than the address space",
@@ -121,6 +128,7 @@ pub trait Message {
     fn encode_to_slice(&self, buf: &mut [u8]) -> Result<()> {
         let mut sizes = SizeCache::new();
         let len = self.compute_size(&mut sizes);
+        sizes.check_depth()?;
         if len != buf.len() as u64 {
             return Err(Error::new(ErrorKind::BufferTooSmall {
                 needed: len,
@@ -547,9 +555,13 @@ impl<'a, M: Decode<'a>> Codec<'a> for MessageCodec<M> {
 
     #[inline]
     fn size(value: &M, sizes: &mut SizeCache) -> u64 {
+        if !sizes.enter() {
+            return 0; // too deep: the encoder refuses the message (check_depth)
+        }
         let slot = sizes.reserve();
         let len = value.compute_size(sizes);
         sizes.set(slot, len);
+        sizes.leave();
         encoded_len_varint(len) + len
     }
 

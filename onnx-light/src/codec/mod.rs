@@ -72,12 +72,58 @@ pub trait Codec<'a> {
 
 /// Sizes of nested length-delimited values, recorded in the order an encoder meets
 /// them, so that encoding a message is two linear passes however deep it nests.
+///
+/// It also bounds how deep the sizing recursion goes: past [`MAX_ENCODE_DEPTH`] levels
+/// of nested messages it stops descending and records that, so that a message built
+/// deeper than anything a load accepts is refused by the encoder instead of
+/// overflowing the stack.
 #[derive(Debug, Default)]
 pub struct SizeCache {
     sizes: Vec<u64>,
+    depth: u32,
+    too_deep: bool,
 }
 
+/// The most levels of nested messages an encoder sizes and writes. Far above the
+/// default limit of a load (100) and any real model, and well within the stack of a
+/// thread at this depth.
+pub const MAX_ENCODE_DEPTH: u32 = 1000;
+
 impl SizeCache {
+    /// Enters a nested message: false (and nothing entered) when it would be deeper
+    /// than [`MAX_ENCODE_DEPTH`], which the cache then remembers.
+    #[inline]
+    pub fn enter(&mut self) -> bool {
+        if self.depth >= MAX_ENCODE_DEPTH {
+            self.too_deep = true;
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+
+    /// Leaves a nested message entered with [`SizeCache::enter`].
+    #[inline]
+    pub fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    /// `RecursionLimitExceeded` when the sized message nests deeper than
+    /// [`MAX_ENCODE_DEPTH`]: its sizes are incomplete and it must not be encoded.
+    ///
+    /// # Errors
+    /// As above.
+    pub fn check_depth(&self) -> crate::error::Result<()> {
+        if self.too_deep {
+            return Err(crate::error::Error::new(
+                crate::error::ErrorKind::RecursionLimitExceeded {
+                    limit: MAX_ENCODE_DEPTH,
+                },
+            ));
+        }
+        Ok(())
+    }
+
     /// An empty cache.
     pub fn new() -> Self {
         SizeCache::default()

@@ -83,6 +83,10 @@ pub fn save_with_hook(
     hook: &dyn SaveHook,
 ) -> Result<()> {
     options.validate()?;
+    // A model nested too deep to encode is refused before any walk of it recurses.
+    let mut sizes = crate::codec::SizeCache::new();
+    crate::message::Message::compute_size(model, &mut sizes);
+    sizes.check_depth()?;
     // External data, or tensors whose bytes are still on disk: the path that writes a
     // view of the model (data files and fetched tensors) without mutating it.
     if let Some(plan) = super::external::plan(model, options)? {

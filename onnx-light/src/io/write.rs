@@ -318,9 +318,11 @@ fn write_encoded(
     hook: &dyn SaveHook,
 ) -> Result<()> {
     let parallel = thread_count(options.num_threads) > 1;
-    let mut payloads = Payloads::collect(model, options.buffer.raw_data_threshold, parallel);
+    // Sized first: a model nested too deep to encode is refused before any other walk.
     let mut sizes = SizeCache::new();
     let total = model.compute_size(&mut sizes);
+    sizes.check_depth()?;
+    let mut payloads = Payloads::collect(model, options.buffer.raw_data_threshold, parallel);
     if !payloads.worth_deferring(total) {
         payloads.by_key.clear();
     }
@@ -379,9 +381,11 @@ fn write_encoded(
 pub(crate) fn encode_to_vec(model: &ModelProto<'_>, options: &SerializeOptions) -> Result<Vec<u8>> {
     options.validate()?;
     let parallel = thread_count(options.num_threads) > 1;
-    let payloads = survey(model, options, parallel)?;
+    // Sized first: a model nested too deep to encode is refused before any other walk.
     let mut sizes = SizeCache::new();
     let total = model.compute_size(&mut sizes);
+    sizes.check_depth()?;
+    let payloads = survey(model, options, parallel)?;
     let total = usize::try_from(total).map_err(|_| {
         Error::new(ErrorKind::ValueOutOfRange {
             what: "encoded model larger than the address space",

@@ -121,7 +121,7 @@ impl ToText for ModelProto<'_> {
     fn to_text_with(&self, options: &PrintOptions) -> Result<String> {
         let mut p = Printer::eliding(options.max_tensor_values);
         p.model(self)?;
-        Ok(p.finish())
+        p.finish()
     }
 }
 
@@ -129,7 +129,7 @@ impl ToText for GraphProto<'_> {
     fn to_text_with(&self, options: &PrintOptions) -> Result<String> {
         let mut p = Printer::eliding(options.max_tensor_values);
         p.graph(self)?;
-        Ok(p.finish())
+        p.finish()
     }
 }
 
@@ -137,7 +137,7 @@ impl ToText for FunctionProto<'_> {
     fn to_text_with(&self, options: &PrintOptions) -> Result<String> {
         let mut p = Printer::eliding(options.max_tensor_values);
         p.function(self)?;
-        Ok(p.finish())
+        p.finish()
     }
 }
 
@@ -146,7 +146,7 @@ impl ToText for NodeProto<'_> {
     fn to_text_with(&self, options: &PrintOptions) -> Result<String> {
         let mut p = Printer::eliding(options.max_tensor_values);
         p.node(self)?;
-        Ok(p.finish())
+        p.finish()
     }
 }
 

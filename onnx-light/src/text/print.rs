@@ -61,7 +61,15 @@ pub(crate) struct Printer {
     indent: usize,
     /// The values printed of each tensor before the rest is elided (`None`: all).
     max_values: Option<usize>,
+    /// Graphs and types entered and not yet left.
+    depth: u32,
+    /// Set when a graph or type nests deeper than [`MAX_NESTING`]: nothing below was
+    /// printed, and the text is refused.
+    too_deep: bool,
 }
+
+/// How deep graphs and types may nest in printed text: what the parser reads back.
+pub(crate) const MAX_NESTING: u32 = 100;
 
 impl Printer {
     pub(crate) fn new() -> Self {
@@ -69,6 +77,8 @@ impl Printer {
             out: Vec::new(),
             indent: 3,
             max_values: None,
+            depth: 0,
+            too_deep: false,
         }
     }
 
@@ -101,11 +111,30 @@ impl Printer {
     }
 
     /// The text; bytes of `bytes` fields that are not UTF-8 become U+FFFD.
-    pub(crate) fn finish(self) -> String {
-        match String::from_utf8(self.out) {
+    ///
+    /// # Errors
+    /// `RecursionLimitExceeded` when graphs and types nest deeper than [`MAX_NESTING`].
+    pub(crate) fn finish(self) -> Result<String> {
+        if self.too_deep {
+            return Err(Error::new(ErrorKind::RecursionLimitExceeded {
+                limit: MAX_NESTING,
+            }));
+        }
+        Ok(match String::from_utf8(self.out) {
             Ok(s) => s,
             Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })
+    }
+
+    /// Enters a nested graph or type: false (and it is not to be printed) past
+    /// [`MAX_NESTING`], which `finish` then refuses.
+    fn enter(&mut self) -> bool {
+        if self.depth >= MAX_NESTING {
+            self.too_deep = true;
+            return false;
         }
+        self.depth += 1;
+        true
     }
 
     fn raw(&mut self, s: &str) {
@@ -244,7 +273,10 @@ impl Printer {
 
     fn opt_type(&mut self, t: Option<&TypeProto<'_>>) {
         if let Some(t) = t {
-            self.type_proto(t);
+            if self.enter() {
+                self.type_proto(t);
+                self.depth -= 1;
+            }
         }
     }
 
@@ -489,6 +521,17 @@ impl Printer {
     }
 
     pub(crate) fn graph(&mut self, g: &GraphProto<'_>) -> Result<()> {
+        if !self.enter() {
+            return Err(Error::new(ErrorKind::RecursionLimitExceeded {
+                limit: MAX_NESTING,
+            }));
+        }
+        let r = self.graph_body(g);
+        self.depth -= 1;
+        r
+    }
+
+    fn graph_body(&mut self, g: &GraphProto<'_>) -> Result<()> {
         self.id(g.name());
         self.raw(" ");
         self.value_infos(&g.input);

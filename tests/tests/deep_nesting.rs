@@ -1,0 +1,94 @@
+//! Models nested far deeper than any load accepts, built with the Rust API: the walks
+//! that recurse through them (sizing and encoding, saving, printing, checking) refuse
+//! them with `RecursionLimitExceeded` instead of overflowing the stack, and a model
+//! nested as deep as an encoder takes still encodes and loads back.
+
+use onnx_light::io::{self, ParseOptions, SerializeOptions};
+use onnx_light::onnx::*;
+use onnx_light::prelude::*;
+use onnx_light::{text, ErrorKind, MAX_ENCODE_DEPTH};
+use onnx_light_tests::scratch::Scratch;
+
+/// A model whose graph holds `levels` `If` subgraphs, each inside the previous: three
+/// levels of messages (graph, node, attribute) per `If`.
+fn nested(levels: usize) -> Model {
+    let mut g = GraphProto::named("g0");
+    for i in 0..levels {
+        let node = NodeProto::new("If", ["c"], ["y"])
+            .with_attribute(AttributeProto::graph("then_branch", g));
+        g = GraphProto::named(format!("g{}", i + 1));
+        g.node.push(node);
+    }
+    ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)])
+}
+
+/// Runs `f` on a thread with the stack of a program's main thread (8 MiB).
+fn on_main_sized_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn assert_too_deep<T: std::fmt::Debug>(r: onnx_light::Result<T>, limit: u32, what: &str) {
+    match r {
+        Err(e) => assert_eq!(
+            e.kind(),
+            &ErrorKind::RecursionLimitExceeded { limit },
+            "{what}: {e}"
+        ),
+        Ok(v) => panic!("{what}: {v:?}"),
+    }
+}
+
+#[test]
+fn models_nested_past_the_encoder_limit_are_refused_by_every_recursive_walk() {
+    on_main_sized_stack(|| {
+        let dir = Scratch::new("deep");
+        // 30,000 levels of messages: an encoder recursing through them would need
+        // far more stack than 8 MiB.
+        let model = nested(10_000);
+        assert_too_deep(model.encode_to_vec(), MAX_ENCODE_DEPTH, "encode_to_vec");
+        let mut sink = Vec::new();
+        assert_too_deep(model.encode(&mut sink), MAX_ENCODE_DEPTH, "encode");
+        assert!(sink.is_empty(), "nothing is written");
+        assert_too_deep(
+            io::save_to_vec(&model, &SerializeOptions::default()),
+            MAX_ENCODE_DEPTH,
+            "save_to_vec",
+        );
+        let path = dir.path("deep.onnx");
+        assert_too_deep(
+            io::save(&model, &path, &SerializeOptions::default()),
+            MAX_ENCODE_DEPTH,
+            "save",
+        );
+        assert!(dir.entries().is_empty(), "{:?}", dir.entries());
+        assert_too_deep(text::to_text(&model), 100, "to_text");
+        assert!(onnx_light::checker::check_model(&model).is_err());
+        // Dropping it recurses too; keep that out of this test's stack budget.
+        std::mem::forget(model);
+    });
+}
+
+#[test]
+fn a_model_nested_as_deep_as_an_encoder_takes_saves_and_loads_back() {
+    on_main_sized_stack(|| {
+        // The graph one level below the model, then three levels per `If`: as deep as
+        // the encoder's limit allows.
+        let levels = (MAX_ENCODE_DEPTH as usize - 1) / 3;
+        let model = nested(levels);
+        let bytes = model.encode_to_vec().unwrap();
+        let options = ParseOptions::default().recursion_limit(MAX_ENCODE_DEPTH);
+        let back = io::load_from_bytes(&bytes, &options).unwrap();
+        assert!(back == model);
+        // One level more is refused.
+        assert_too_deep(
+            nested(levels + 1).encode_to_vec(),
+            MAX_ENCODE_DEPTH,
+            "one more",
+        );
+    });
+}
