@@ -319,9 +319,9 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
     let schemas = checker::schema::all();
     match checker::check_model_with(&model, &CheckOptions::default().model_dir(dir)) {
         Ok(()) => r.lines.push(format!(
-            "onnx rules: passed (operator schemas of onnx {}, IR version {})",
+            "onnx rules: passed (the model's IR version {}; operator schemas of onnx {})",
+            model.ir_version(),
             schemas.onnx_version(),
-            schemas.ir_version
         )),
         Err(problems) => r.rule_problems = problems.0,
     }
@@ -343,8 +343,12 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
                 ));
             }
             if checksums {
-                r.lines
-                    .push(format!("checksums: {} verified", v.checksums_verified));
+                r.lines.push(if v.checksums_verified == 0 {
+                    "checksums: none to verify (no external tensor of the model records one)"
+                        .to_string()
+                } else {
+                    format!("checksums: {} verified", v.checksums_verified)
+                });
             }
         }
         Err(e) => r.problems.push(Listed {
