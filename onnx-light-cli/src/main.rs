@@ -14,7 +14,7 @@ mod size;
 mod table;
 mod tour;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
@@ -55,6 +55,7 @@ enum Command {
     },
     /// Write the built-in sample model (a small transformer, ~340 MB of weights) to OUT.
     Sample {
+        /// The file to write the sample model to.
         output: PathBuf,
         /// Transformer layers (each about 40 MB of weights, built in memory; at most
         /// 1000).
@@ -67,6 +68,7 @@ enum Command {
     },
     /// Describe a model: IR version, opsets, inputs, outputs, nodes, weights, files.
     Info {
+        /// The ONNX model file to describe.
         model: PathBuf,
         /// One JSON object (schema in the README).
         #[arg(long)]
@@ -78,6 +80,7 @@ enum Command {
     /// tensor's values cut after the first 16 unless --full (external tensors as their
     /// `external_data` entries).
     Show {
+        /// The ONNX model file to print.
         model: PathBuf,
         /// Print every tensor value: exactly what `onnx.printer.to_text` prints.
         #[arg(long)]
@@ -87,7 +90,9 @@ enum Command {
     },
     /// Rewrite a model, moving weights into or out of external data files.
     Convert {
+        /// The ONNX model to read (not modified, unless it is also OUTPUT).
         input: PathBuf,
+        /// The model file to write (its data files go next to it).
         output: PathBuf,
         /// Write tensors to this external data file next to OUTPUT (a file name).
         #[arg(long, value_name = "NAME", conflicts_with = "inline", value_parser = data_file_name)]
@@ -123,6 +128,7 @@ enum Command {
     /// data, tensor sizes); exit 1 with one line per problem (the same problem in many
     /// places is one line naming them).
     Check {
+        /// The ONNX model file to check (its external data is read from beside it).
         model: PathBuf,
         /// Print the verdict and every problem as one JSON object.
         #[arg(long)]
@@ -137,7 +143,9 @@ enum Command {
     /// for compatibility). Weights in external data files are encrypted too, inline:
     /// OUTPUT is the only file needed to decrypt.
     Encrypt {
+        /// The ONNX model to encrypt (with its external data).
         input: PathBuf,
+        /// The encrypted file to write.
         output: PathBuf,
         /// `onnxae01` (authenticated, default), `onnxcry2` (onnx_light's, ChaCha20-Poly1305)
         /// or `onnxcry1` (onnx_light's, no MAC).
@@ -155,7 +163,9 @@ enum Command {
     /// model file. ONNXCRY1 input, which has no integrity protection, is accepted with a
     /// warning on stderr (shown even with --quiet).
     Decrypt {
+        /// The encrypted model to decrypt.
         input: PathBuf,
+        /// The plain ONNX model to write.
         output: PathBuf,
         /// Write the tensors to this external data file next to OUTPUT (a file name).
         #[arg(long, value_name = "NAME", value_parser = data_file_name)]
@@ -170,6 +180,7 @@ enum Command {
     },
     /// Time loading and saving MODEL in every mode on this machine.
     Bench {
+        /// The ONNX model file to time.
         model: PathBuf,
         /// One JSON object instead of a table.
         #[arg(long)]
@@ -440,14 +451,37 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // `onnx-light model.onnx`: a model where a command was expected.
+            let bare_model = e.kind() == clap::error::ErrorKind::InvalidSubcommand
+                && std::env::args_os().nth(1).is_some_and(|a| {
+                    Path::new(&a).is_file() || a.to_string_lossy().ends_with(".onnx")
+                });
+            let _ = e.print();
+            if bare_model {
+                let model = std::env::args_os().nth(1).unwrap_or_default();
+                eprintln!(
+                    "hint: to describe the model: onnx-light info {}",
+                    model.to_string_lossy()
+                );
+            }
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            let message = e.to_string();
+            eprintln!("error: {message}");
             let mut source = e.source();
             while let Some(s) = source {
-                eprintln!("  caused by: {s}");
+                // A cause the message already says (an I/O error's text) is not repeated.
+                let cause = s.to_string();
+                if !message.contains(&cause) {
+                    eprintln!("  caused by: {cause}");
+                }
                 source = s.source();
             }
             if let Some(h) = hint(e.as_ref()) {

@@ -973,3 +973,53 @@ fn files_that_are_not_models_are_named_with_what_they_are() {
         }
     }
 }
+
+#[test]
+fn a_bare_model_path_suggests_info_and_errors_are_said_once() {
+    let dir = Scratch::new("bare");
+    let p = write_model(&dir, "m.onnx");
+    let out = cli().arg(&p).assert().code(2).get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "hint: to describe the model: onnx-light info {}",
+            p.display()
+        )),
+        "{stderr}"
+    );
+    // A missing file: the I/O error once, not again as its own cause.
+    let out = cli()
+        .arg("info")
+        .arg(dir.path("missing.onnx"))
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("No such file or directory").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(!stderr.contains("caused by"), "{stderr}");
+    // Every positional argument has a help text.
+    for command in [
+        "info", "show", "check", "convert", "encrypt", "decrypt", "sample", "bench",
+    ] {
+        let out = cli()
+            .args([command, "--help"])
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        let help = String::from_utf8_lossy(&out.stdout);
+        let arguments = help.split("Arguments:").nth(1).unwrap_or_default();
+        let arguments = arguments.split("Options:").next().unwrap_or_default();
+        for line in arguments
+            .lines()
+            .filter(|l| l.trim_start().starts_with('<'))
+        {
+            assert!(line.trim().contains("  "), "{command}: no help for {line}");
+        }
+    }
+}
