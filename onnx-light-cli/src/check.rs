@@ -299,12 +299,6 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
                 return r;
             }
         };
-    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
-        r.problems.push(Listed {
-            message: "the file is empty (0 bytes): not an ONNX model".into(),
-            more: 0,
-        });
-    }
     let nodes = model.graph.as_ref().map_or(0, |g| g.node.len());
     r.lines.push(format!(
         "parsed: {nodes} nodes, {} tensors",

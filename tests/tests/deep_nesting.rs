@@ -84,6 +84,10 @@ fn a_model_nested_as_deep_as_an_encoder_takes_saves_and_loads_back() {
         let options = ParseOptions::default().recursion_limit(MAX_ENCODE_DEPTH);
         let back = io::load_from_bytes(&bytes, &options).unwrap();
         assert!(back == model);
+        let dir = Scratch::new("deep_at_limit");
+        let path = dir.path("deep.onnx");
+        io::save(&model, &path, &SerializeOptions::default()).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
         // One level more is refused.
         assert_too_deep(
             nested(levels + 1).encode_to_vec(),

@@ -339,8 +339,31 @@ const KNOWN_DUPLICATES: [(&str, &str); 5] = [
     ),
 ];
 
-fn cargo_metadata() -> Value {
+/// Runs `cargo args` in the workspace offline first (there is no network here), and
+/// online only when a package is missing locally; panics unless one succeeds.
+fn cargo_offline_first(args: &[&str]) -> std::process::Output {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let run = |offline: bool| {
+        let mut cmd = Command::new(&cargo);
+        cmd.current_dir(workspace_root()).args(args);
+        if offline {
+            cmd.arg("--offline");
+        }
+        cmd.output().unwrap()
+    };
+    let mut out = run(true);
+    if !out.status.success() {
+        out = run(false);
+    }
+    assert!(
+        out.status.success(),
+        "cargo {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn cargo_metadata() -> Value {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let version = Command::new(&rustc).arg("-vV").output().unwrap();
     let version = String::from_utf8(version.stdout).unwrap();
@@ -348,31 +371,14 @@ fn cargo_metadata() -> Value {
         .lines()
         .find_map(|l| l.strip_prefix("host: "))
         .expect("rustc -vV names the host");
-    let run = |offline: bool| {
-        let mut cmd = Command::new(&cargo);
-        cmd.current_dir(workspace_root()).args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--locked",
-            "--filter-platform",
-            host,
-        ]);
-        if offline {
-            cmd.arg("--offline");
-        }
-        cmd.output().unwrap()
-    };
-    // Offline first (no network here); online only if a package is missing locally.
-    let mut out = run(true);
-    if !out.status.success() {
-        out = run(false);
-    }
-    assert!(
-        out.status.success(),
-        "cargo metadata failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = cargo_offline_first(&[
+        "metadata",
+        "--format-version",
+        "1",
+        "--locked",
+        "--filter-platform",
+        host,
+    ]);
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -562,26 +568,9 @@ fn the_published_crates_have_no_duplicate_dependencies_beyond_the_known_ones() {
 
 /// The features `cargo tree` resolves for `onnx-light` with `args` (offline, as above).
 fn library_features(args: &[&str]) -> BTreeSet<String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let run = |offline: bool| {
-        let mut cmd = Command::new(&cargo);
-        cmd.current_dir(workspace_root())
-            .args(["tree", "--locked", "-i", "onnx-light", "--prefix", "none"])
-            .args(args);
-        if offline {
-            cmd.arg("--offline");
-        }
-        cmd.output().unwrap()
-    };
-    let mut out = run(true);
-    if !out.status.success() {
-        out = run(false);
-    }
-    assert!(
-        out.status.success(),
-        "cargo tree {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut tree = vec!["tree", "--locked", "-i", "onnx-light", "--prefix", "none"];
+    tree.extend_from_slice(args);
+    let out = cargo_offline_first(&tree);
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()

@@ -8,7 +8,7 @@ use std::path::Path;
 use super::atomic::{write_atomically, NoHook, SaveHook};
 use super::options::SerializeOptions;
 use super::write::{encode_to_vec, encode_to_writer, write_model_file};
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::onnx::ModelProto;
 
 /// Encodes `model` into a new vector of exactly its encoded size.
@@ -83,10 +83,14 @@ pub fn save_with_hook(
     hook: &dyn SaveHook,
 ) -> Result<()> {
     options.validate()?;
-    // A model nested too deep to encode is refused before any walk of it recurses.
-    let mut sizes = crate::codec::SizeCache::new();
-    crate::message::Message::compute_size(model, &mut sizes);
-    sizes.check_depth()?;
+    // A model nested too deep to encode is refused before the walks of the save recurse
+    // through its subgraphs: the k-th nested graph sits 3k - 2 messages deep, so past
+    // (limit + 2) / 3 graphs the encoder would refuse it too. The encoder bounds the
+    // rest (deep types) itself.
+    let limit = crate::codec::MAX_ENCODE_DEPTH;
+    if model.graphs_nest_deeper_than((limit as usize + 2) / 3) {
+        return Err(Error::new(ErrorKind::RecursionLimitExceeded { limit }));
+    }
     // External data, or tensors whose bytes are still on disk: the path that writes a
     // view of the model (data files and fetched tensors) without mutating it.
     if let Some(plan) = super::external::plan(model, options)? {

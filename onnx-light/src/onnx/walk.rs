@@ -128,6 +128,36 @@ walker!(
 walker!(graph_mut, node_mut, attr_mut, sparse_mut, func_mut, model_mut, [mut], iter_mut, as_mut, as_deref_mut);
 
 impl<'a> ModelProto<'a> {
+    /// Whether subgraphs (attributes `g` and `graphs`, in the graph, training graphs and
+    /// functions) nest more than `limit` levels deep: checked without recursing, so that
+    /// a model too deep for the recursive walks is refused before one starts. Visits
+    /// nodes and attributes only.
+    pub(crate) fn graphs_nest_deeper_than(&self, limit: usize) -> bool {
+        let mut pending: Vec<(&[NodeProto<'a>], usize)> = Vec::new();
+        if let Some(g) = &self.graph {
+            pending.push((&g.node, 1));
+        }
+        for t in &self.training_info {
+            for g in [&t.initialization, &t.algorithm].into_iter().flatten() {
+                pending.push((&g.node, 1));
+            }
+        }
+        for f in &self.functions {
+            pending.push((&f.node, 1));
+        }
+        while let Some((nodes, depth)) = pending.pop() {
+            if depth > limit {
+                return true;
+            }
+            for a in nodes.iter().flat_map(|n| &n.attribute) {
+                for g in a.g.as_deref().into_iter().chain(&a.graphs) {
+                    pending.push((&g.node, depth + 1));
+                }
+            }
+        }
+        false
+    }
+
     /// Calls `f` on every tensor of the model, with where it sits.
     pub fn visit_tensors<'s>(&'s self, mut f: impl FnMut(TensorSite, &'s TensorProto<'a>)) {
         infallible(model_ref(self, &mut |site, t| {
