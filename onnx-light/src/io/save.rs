@@ -85,10 +85,10 @@ pub fn save_with_hook(
     options.validate()?;
     // A model nested too deep to encode is refused before the walks of the save recurse
     // through its subgraphs: the k-th nested graph sits 3k - 2 messages deep, so past
-    // (limit + 2) / 3 graphs the encoder would refuse it too. The encoder bounds the
+    // limit / 3 graphs (rounded up) the encoder would refuse it too. The encoder bounds the
     // rest (deep types) itself.
     let limit = crate::codec::MAX_ENCODE_DEPTH;
-    if model.graphs_nest_deeper_than((limit as usize + 2) / 3) {
+    if model.graphs_nest_deeper_than((limit as usize).div_ceil(3)) {
         return Err(Error::new(ErrorKind::RecursionLimitExceeded { limit }));
     }
     // External data, or tensors whose bytes are still on disk: the path that writes a
