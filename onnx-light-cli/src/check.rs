@@ -313,7 +313,7 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
     let schemas = checker::schema::all();
     match checker::check_model_with(&model, &CheckOptions::default().model_dir(dir)) {
         Ok(()) => r.lines.push(format!(
-            "onnx rules: passed (the model's IR version {}; operator schemas of onnx {})",
+            "onnx rules: passed (model IR version {}, operator schemas of onnx {})",
             model.ir_version(),
             schemas.onnx_version(),
         )),

@@ -724,7 +724,7 @@ fn sample_writes_the_built_in_model() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "onnx rules: passed (the model's IR version",
+            "onnx rules: passed (model IR version",
         ));
     cli()
         .args(["sample", "--layers", "1"])

@@ -85,8 +85,8 @@ pub fn save_with_hook(
     options.validate()?;
     // A model nested too deep to encode is refused before the walks of the save recurse
     // through its subgraphs: the k-th nested graph sits 3k - 2 messages deep, so past
-    // limit / 3 graphs (rounded up) the encoder would refuse it too. The encoder bounds the
-    // rest (deep types) itself.
+    // limit / 3 graphs (rounded up) the encoder would refuse it too. The encoder bounds
+    // the rest (deep types) itself.
     let limit = crate::codec::MAX_ENCODE_DEPTH;
     if model.graphs_nest_deeper_than((limit as usize).div_ceil(3)) {
         return Err(Error::new(ErrorKind::RecursionLimitExceeded { limit }));
