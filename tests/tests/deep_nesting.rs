@@ -8,11 +8,17 @@ use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::{text, ErrorKind, MAX_ENCODE_DEPTH};
 use onnx_light_tests::scratch::Scratch;
+use std::mem::ManuallyDrop;
 
 /// A model whose graph holds `levels` `If` subgraphs, each inside the previous: three
 /// levels of messages (graph, node, attribute) per `If`.
 fn nested(levels: usize) -> Model {
-    let mut g = GraphProto::named("g0");
+    nested_around(levels, "g0")
+}
+
+/// [`nested`] with the innermost graph called `innermost`.
+fn nested_around(levels: usize, innermost: &str) -> Model {
+    let mut g = GraphProto::named(innermost.to_string());
     for i in 0..levels {
         let node = NodeProto::new("If", ["c"], ["y"])
             .with_attribute(AttributeProto::graph("then_branch", g));
@@ -95,4 +101,70 @@ fn a_model_nested_as_deep_as_an_encoder_takes_saves_and_loads_back() {
             "one more",
         );
     });
+}
+
+/// A type of `levels` sequences, each of the next: `seq(seq(...(tensor(float))))`.
+fn nested_type(levels: usize) -> TypeProto<'static> {
+    let mut t = TypeProto::tensor(DataType::Float, None);
+    for _ in 0..levels {
+        t = TypeProto {
+            value: Some(TypeValue::SequenceType(Box::new(TypeProtoSequence {
+                elem_type: Some(Box::new(t)),
+                ..Default::default()
+            }))),
+            ..Default::default()
+        };
+    }
+    t
+}
+
+/// Counts what `Debug` writes without keeping it.
+#[derive(Default)]
+struct Count(usize);
+
+impl std::fmt::Write for Count {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0 += s.len();
+        Ok(())
+    }
+}
+
+#[test]
+fn models_and_types_built_by_hand_at_any_depth_clone_compare_and_print() {
+    // Dropping still recurses (docs/design/deep-models.md): every deep value is kept
+    // from being dropped, also when an assertion fails.
+    // A thread with a small stack: each walk continues on heap-allocated stack
+    // segments as it goes deeper.
+    std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || {
+            let model = ManuallyDrop::new(nested(50_000));
+            let copy = ManuallyDrop::new((*model).clone());
+            assert!(*copy == *model);
+            // Only the innermost graph's name differs: equality walks all the way down.
+            let other = ManuallyDrop::new(nested_around(50_000, "changed"));
+            assert!(*other != *model);
+            let mut printed = Count::default();
+            std::fmt::write(&mut printed, format_args!("{:?}", *model)).unwrap();
+            assert!(printed.0 > 50_000 * 20, "{}", printed.0);
+
+            let t = ManuallyDrop::new(nested_type(200_000));
+            let (copy, shorter) = (
+                ManuallyDrop::new((*t).clone()),
+                ManuallyDrop::new(nested_type(199_999)),
+            );
+            assert!(*copy == *t && *t != *shorter);
+            let mut printed = Count::default();
+            std::fmt::write(&mut printed, format_args!("{:?}", *t)).unwrap();
+            assert!(printed.0 > 200_000 * 10, "{}", printed.0);
+            let inner = nested_type(0).to_string();
+            let notation = t.to_string();
+            assert!(notation.starts_with("seq(seq("), "{}", &notation[..20]);
+            assert_eq!(notation.find(&inner), Some(200_000 * "seq(".len()));
+            assert!(notation.ends_with(")))"));
+            assert_eq!(notation.len(), 200_000 * 5 + inner.len());
+        })
+        .unwrap()
+        .join()
+        .unwrap();
 }

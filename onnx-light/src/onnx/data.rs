@@ -31,7 +31,7 @@ pub enum OptionalDataType {
 }
 
 /// A sequence of values of one kind.
-#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[derive(ProtoMessage, Default)]
 #[proto(name = "onnx.SequenceProto")]
 pub struct SequenceProto<'a> {
     #[proto(1)]
@@ -53,6 +53,17 @@ pub struct SequenceProto<'a> {
     #[proto(unknown_fields)]
     pub unknown_fields: UnknownFields<'a>,
 }
+
+super::deep::stack_guarded!(SequenceProto {
+    name,
+    elem_type_raw,
+    tensor_values,
+    sparse_tensor_values,
+    sequence_values,
+    map_values,
+    optional_values,
+    unknown_fields
+});
 
 /// A map from integer or string keys to a sequence of values.
 #[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
@@ -91,7 +102,7 @@ impl MapProto<'_> {
 }
 
 /// A value that may be absent.
-#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[derive(ProtoMessage, Default)]
 #[proto(name = "onnx.OptionalProto")]
 pub struct OptionalProto<'a> {
     #[proto(1)]
@@ -113,6 +124,17 @@ pub struct OptionalProto<'a> {
     #[proto(unknown_fields)]
     pub unknown_fields: UnknownFields<'a>,
 }
+
+super::deep::stack_guarded!(OptionalProto {
+    name,
+    elem_type_raw,
+    tensor_value,
+    sparse_tensor_value,
+    sequence_value,
+    map_value,
+    optional_value,
+    unknown_fields
+});
 
 impl OptionalProto<'_> {
     /// What the optional holds: `None` for a number this schema does not know; the raw

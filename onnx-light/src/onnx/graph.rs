@@ -12,7 +12,7 @@ use super::{
 
 /// A computation graph: nodes in topological order, its inputs and outputs, and the
 /// constant tensors (initializers) it uses.
-#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[derive(ProtoMessage, Default)]
 #[proto(name = "onnx.GraphProto")]
 pub struct GraphProto<'a> {
     #[proto(1, parallel)]
@@ -38,6 +38,20 @@ pub struct GraphProto<'a> {
     #[proto(unknown_fields)]
     pub unknown_fields: UnknownFields<'a>,
 }
+
+super::deep::stack_guarded!(GraphProto {
+    node,
+    name,
+    initializer,
+    doc_string,
+    input,
+    output,
+    value_info,
+    quantization_annotation,
+    sparse_initializer,
+    metadata_props,
+    unknown_fields
+});
 
 impl<'a> GraphProto<'a> {
     /// An empty graph with a name.

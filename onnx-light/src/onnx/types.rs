@@ -216,7 +216,7 @@ impl fmt::Display for TensorShapeProto<'_> {
 }
 
 /// The type of a value in a graph (`TypeProto`).
-#[derive(ProtoMessage, Debug, Default, Clone, PartialEq)]
+#[derive(ProtoMessage, Default)]
 #[proto(name = "onnx.TypeProto")]
 pub struct TypeProto<'a> {
     #[proto(oneof(1, 4, 5, 7, 8, 9))]
@@ -226,6 +226,12 @@ pub struct TypeProto<'a> {
     #[proto(unknown_fields)]
     pub unknown_fields: UnknownFields<'a>,
 }
+
+super::deep::stack_guarded!(TypeProto {
+    value,
+    denotation,
+    unknown_fields
+});
 
 /// The `value` oneof of [`TypeProto`].
 #[derive(ProtoOneof, Debug, Clone, PartialEq)]
@@ -289,6 +295,12 @@ impl<'a> TypeProto<'a> {
 /// `optional(...)`, `sparse_tensor(...)`, `opaque(domain,name)`; an unset type is empty.
 impl fmt::Display for TypeProto<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        super::deep::guarded(|| self.write_notation(f))
+    }
+}
+
+impl TypeProto<'_> {
+    fn write_notation(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.value {
             None => Ok(()),
             Some(TypeValue::TensorType(t)) => write_tensor(f, t.elem_type_raw(), &t.shape),
