@@ -95,6 +95,9 @@ pub struct FieldAttrs {
 pub struct ContainerAttrs {
     pub name: Option<Spanned<String>>,
     pub crate_path: Option<syn::Path>,
+    /// `#[proto(nests)]`: the type is on a cycle of the schema, so the generated
+    /// recursive walks guard the stack at each level of it.
+    pub nests: bool,
 }
 
 /// One item inside `#[proto(...)]`.
@@ -359,13 +362,14 @@ pub fn container_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> ContainerAttrs {
                         None => {}
                     }
                 }
+                Item::Flag(i) if i == "nests" => out.nests = true,
                 Item::Number(lit) => cx.error_spanned_by(
                     &lit,
                     "a field number belongs on a field, not on the type; the type takes `name = \"...\"` and `crate = \"...\"`",
                 ),
                 Item::Flag(i) | Item::KeyValue(i, _) | Item::List(i, _) => cx.error_spanned_by(
                     &i,
-                    format!("unknown attribute `{i}` on a type; expected `name = \"...\"` or `crate = \"...\"`"),
+                    format!("unknown attribute `{i}` on a type; expected `name = \"...\"`, `crate = \"...\"` or `nests`"),
                 ),
             }
         }

@@ -113,7 +113,11 @@
 //! `UnknownFields<'a>` field keeps undeclared fields and writes them back; `parallel` on
 //! a repeated message field (`Vec<M>`) lets long runs of it be decoded on several
 //! threads (see below; `M` must be `Send`). On the struct,
-//! `#[proto(name = "pkg.Message")]` sets the protobuf message name.
+//! `#[proto(name = "pkg.Message")]` sets the protobuf message name, and `nests` marks a
+//! type through which messages nest without bound (a graph in an attribute of a node of
+//! a graph): its generated `into_owned` and `reborrow` continue on a heap-allocated stack
+//! when the thread's runs low, so a value built by hand any number of levels deep does
+//! not overflow it.
 //!
 //! # Decode modes
 //!
@@ -213,6 +217,7 @@ pub mod __private {
     pub use crate::error::{Error, Result};
     pub use crate::field::*;
     pub use crate::message::{Decode, IntoOwned, Message, MessageCodec, Reborrow};
+    pub use crate::onnx::guarded;
     pub use crate::wire::{key_len, FieldKey, Reader, Sink, WireType};
     pub use std::option::Option::{self, None, Some};
     pub use std::result::Result::{Err, Ok};

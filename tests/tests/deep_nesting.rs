@@ -6,7 +6,7 @@
 use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
-use onnx_light::{text, ErrorKind, MAX_ENCODE_DEPTH};
+use onnx_light::{text, ErrorKind, IntoOwned, Reborrow, MAX_ENCODE_DEPTH};
 use onnx_light_tests::scratch::Scratch;
 use std::mem::ManuallyDrop;
 
@@ -163,6 +163,33 @@ fn models_and_types_built_by_hand_at_any_depth_clone_compare_and_print() {
             assert_eq!(notation.find(&inner), Some(200_000 * "seq(".len()));
             assert!(notation.ends_with(")))"));
             assert_eq!(notation.len(), 200_000 * 5 + inner.len());
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn borrowed_models_built_by_hand_at_any_depth_convert_and_visit_their_tensors() {
+    std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(|| {
+            // The innermost graph holds an initializer with a borrowed name.
+            let name = String::from("w");
+            let mut model = ManuallyDrop::new(nested(50_000));
+            let mut g = model.graph.as_mut().unwrap();
+            while let Some(inner) = g.node.first_mut().map(|n| &mut n.attribute[0]) {
+                g = inner.g.as_deref_mut().unwrap();
+            }
+            let mut w = TensorProto::from_raw("", DataType::Uint8, [1], vec![7u8]);
+            w.name = Some(name.as_str().into());
+            g.initializer.push(w);
+            let view = ManuallyDrop::new(model.reborrow());
+            let mut seen = Vec::new();
+            view.visit_tensors(|_, t| seen.push(t.name().to_string()));
+            assert_eq!(seen, ["w"]);
+            let owned = ManuallyDrop::new((*view).clone().into_owned());
+            assert!(*owned == *model);
         })
         .unwrap()
         .join()

@@ -26,11 +26,12 @@ pub fn into_owned_impl(g: &Message<'_, '_>) -> TokenStream {
             quote!(#m: self.#m)
         }
     });
+    let body = stack_guard(g, quote!(#ident { #(#fields,)* }));
     quote! {
         impl #impl_generics #p::IntoOwned for #ident #ty_generics {
             type Owned = #ident<'static>;
             fn into_owned(self) -> #ident<'static> {
-                #ident { #(#fields,)* }
+                #body
             }
         }
     }
@@ -54,12 +55,24 @@ pub fn reborrow_impl(g: &Message<'_, '_>) -> TokenStream {
             quote!(#m: ::core::clone::Clone::clone(&self.#m))
         }
     });
+    let body = stack_guard(g, quote!(#ident { #(#fields,)* }));
     quote! {
         impl #impl_generics #p::Reborrow for #ident #ty_generics {
             type Borrowed<'__m> = #ident<'__m> where Self: '__m;
             fn reborrow(&self) -> #ident<'_> {
-                #ident { #(#fields,)* }
+                #body
             }
         }
+    }
+}
+
+/// `body` of a recursive walk, run on a fresh stack segment when the thread's runs
+/// low for a type marked `#[proto(nests)]`; as it is otherwise.
+fn stack_guard(g: &Message<'_, '_>, body: TokenStream) -> TokenStream {
+    let p = &g.p;
+    if g.c.attrs.nests {
+        quote!(#p::guarded(move || #body))
+    } else {
+        body
     }
 }

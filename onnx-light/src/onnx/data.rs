@@ -32,7 +32,7 @@ pub enum OptionalDataType {
 
 /// A sequence of values of one kind.
 #[derive(ProtoMessage, Default)]
-#[proto(name = "onnx.SequenceProto")]
+#[proto(name = "onnx.SequenceProto", nests)]
 pub struct SequenceProto<'a> {
     #[proto(1)]
     pub name: Option<Str<'a>>,
@@ -103,7 +103,7 @@ impl MapProto<'_> {
 
 /// A value that may be absent.
 #[derive(ProtoMessage, Default)]
-#[proto(name = "onnx.OptionalProto")]
+#[proto(name = "onnx.OptionalProto", nests)]
 pub struct OptionalProto<'a> {
     #[proto(1)]
     pub name: Option<Str<'a>>,

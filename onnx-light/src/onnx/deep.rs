@@ -3,7 +3,8 @@
 //! optional values), written out instead of derived so that each level first makes sure
 //! enough stack is left, continuing on a heap-allocated stack when not. A model built
 //! by hand thousands of levels deep then compares, clones and prints like any other:
-//! `docs/design/deep-models.md`.
+//! `docs/design/deep-models.md`. The derive wraps the other recursive walks it generates
+//! (`into_owned`, `reborrow`) of the types marked `#[proto(nests)]` the same way.
 
 /// Stack that must remain before a guarded level recurses further.
 const RED_ZONE: usize = 256 * 1024;
@@ -11,9 +12,10 @@ const RED_ZONE: usize = 256 * 1024;
 /// Size of each extra stack segment.
 const SEGMENT: usize = 4 * 1024 * 1024;
 
-/// Runs `f`, on a new stack segment when less than [`RED_ZONE`] is left.
+/// Runs `f`, on a new stack segment when less than [`RED_ZONE`] is left: what the
+/// recursive walks of the nesting messages (`#[proto(nests)]`) call at each level.
 #[inline]
-pub(crate) fn guarded<R>(f: impl FnOnce() -> R) -> R {
+pub fn guarded<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(RED_ZONE, SEGMENT, f)
 }
 

@@ -13,7 +13,7 @@ use super::{
 /// A computation graph: nodes in topological order, its inputs and outputs, and the
 /// constant tensors (initializers) it uses.
 #[derive(ProtoMessage, Default)]
-#[proto(name = "onnx.GraphProto")]
+#[proto(name = "onnx.GraphProto", nests)]
 pub struct GraphProto<'a> {
     #[proto(1, parallel)]
     pub node: Vec<NodeProto<'a>>,

@@ -96,6 +96,8 @@ pub use data::{
     MapProto, OperatorProto, OperatorSetProto, OptionalDataType, OptionalProto, SequenceDataType,
     SequenceProto,
 };
+#[doc(hidden)]
+pub use deep::guarded;
 pub use entry::StringStringEntryProto;
 pub use enums::UnknownEnumValue;
 pub use graph::{

@@ -217,7 +217,7 @@ impl fmt::Display for TensorShapeProto<'_> {
 
 /// The type of a value in a graph (`TypeProto`).
 #[derive(ProtoMessage, Default)]
-#[proto(name = "onnx.TypeProto")]
+#[proto(name = "onnx.TypeProto", nests)]
 pub struct TypeProto<'a> {
     #[proto(oneof(1, 4, 5, 7, 8, 9))]
     pub value: Option<TypeValue<'a>>,

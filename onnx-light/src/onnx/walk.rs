@@ -71,16 +71,19 @@ macro_rules! walker {
         }
 
         fn $graph<'s, 'a, E>(g: &'s $($m)* GraphProto<'a>, f: &mut dyn FnMut(TensorSite, &'s $($m)* TensorProto<'a>) -> Result<(), E>) -> Result<(), E> {
-            for t in g.initializer.$iter() {
-                f(TensorSite::Initializer, t)?;
-            }
-            for s in g.sparse_initializer.$iter() {
-                $sparse(s, TensorSite::SparseInitializer, f)?;
-            }
-            for n in g.node.$iter() {
-                $node(n, f)?;
-            }
-            Ok(())
+            // Each nested graph checks the stack left (`docs/design/deep-models.md`).
+            super::deep::guarded(move || {
+                for t in g.initializer.$iter() {
+                    f(TensorSite::Initializer, t)?;
+                }
+                for s in g.sparse_initializer.$iter() {
+                    $sparse(s, TensorSite::SparseInitializer, f)?;
+                }
+                for n in g.node.$iter() {
+                    $node(n, f)?;
+                }
+                Ok(())
+            })
         }
 
         fn $func<'s, 'a, E>(func: &'s $($m)* FunctionProto<'a>, f: &mut dyn FnMut(TensorSite, &'s $($m)* TensorProto<'a>) -> Result<(), E>) -> Result<(), E> {
