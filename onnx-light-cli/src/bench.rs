@@ -53,11 +53,13 @@ pub fn run(
         ),
         (
             "save single file",
-            Box::new(|| io::save(&model, &out, &SerializeOptions::default())),
+            Box::new(|| io::save(&model, &out, &SerializeOptions::default()).map(drop)),
         ),
         (
             "save single file, 1 thread",
-            Box::new(|| io::save(&model, &out, &SerializeOptions::default().num_threads(1))),
+            Box::new(|| {
+                io::save(&model, &out, &SerializeOptions::default().num_threads(1)).map(drop)
+            }),
         ),
         (
             "save external, 4096-aligned",
@@ -68,6 +70,7 @@ pub fn run(
                     &SerializeOptions::default()
                         .external_data(ExternalDataOptions::new("model.data")),
                 )
+                .map(drop)
             }),
         ),
     ];

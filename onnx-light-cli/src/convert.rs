@@ -149,14 +149,14 @@ fn refuse_destructive(
 /// may write next to `output` (beside the file a link there leads to): `NAME`, and with
 /// `split` the files `NAME.1`, `NAME.2`, ...
 /// that a split save names. Such a file is usually another model's data; the save would
-/// replace it. A file in `reading` (the input's data files, which a save never takes
-/// the name of) is not in the way.
+/// replace it. A file in `replaced` (the data files of the model being converted in
+/// place, which the save replaces) is not in the way.
 pub fn refuse_existing_data_file(
     output: &Path,
     name: &str,
     split: bool,
     force: bool,
-    reading: &[(FileId, String)],
+    replaced: &[(FileId, String)],
 ) -> Result<(), Failure> {
     if force {
         return Ok(());
@@ -178,7 +178,7 @@ pub fn refuse_existing_data_file(
     }
     let paths: Vec<String> = present
         .iter()
-        .filter(|(_, id)| !reading.iter().any(|(r, _)| r == id))
+        .filter(|(_, id)| !replaced.iter().any(|(r, _)| r == id))
         .map(|(path, _)| path.display().to_string())
         .collect();
     if paths.is_empty() {
@@ -260,14 +260,17 @@ pub fn run(
         ),
     };
     refuse_destructive(input, output, c.external_data.as_deref(), &input_data)?;
-    if let Some(name) = &c.external_data {
-        let split = c.max_file_size.is_some();
-        refuse_existing_data_file(output, name, split, c.force, &input_data)?;
-    }
     let in_place = std::fs::metadata(input)
         .ok()
         .zip(std::fs::metadata(output).ok())
         .is_some_and(|(a, b)| (a.dev(), a.ino()) == (b.dev(), b.ino()));
+    if let Some(name) = &c.external_data {
+        // Converting in place, the input's own data files are the ones being replaced;
+        // otherwise they are another model's, and in the way like any file.
+        let split = c.max_file_size.is_some();
+        let replaced: &[(FileId, String)] = if in_place { &input_data } else { &[] };
+        refuse_existing_data_file(output, name, split, c.force, replaced)?;
+    }
     let old_data = if in_place { input_data } else { Vec::new() };
     let save = SerializeOptions::default()
         .num_threads(c.threads)

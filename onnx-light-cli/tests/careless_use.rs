@@ -80,7 +80,7 @@ fn a_data_file_named_like_the_input_model_is_refused_however_spelled() {
 }
 
 #[test]
-fn a_data_file_name_with_directories_is_a_usage_error_before_anything_is_read() {
+fn a_data_file_name_leaving_the_model_directory_is_a_usage_error_before_anything_is_read() {
     let dir = Scratch::new("careless-data-path");
     std::fs::create_dir(dir.path("work")).unwrap();
     save_plain(&dir.path("work/m.onnx"));
@@ -88,8 +88,8 @@ fn a_data_file_name_with_directories_is_a_usage_error_before_anything_is_read() 
     let absolute = outside.to_string_lossy().into_owned();
     for name in [
         "../evil.bin",
-        "sub/w.bin",
-        "./w.bin",
+        "sub/../../evil.bin",
+        "sub/",
         absolute.as_str(),
         "",
         "CON",
@@ -111,6 +111,24 @@ fn a_data_file_name_with_directories_is_a_usage_error_before_anything_is_read() 
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(work, ["m.onnx"]);
+    // A subdirectory of the model's is fine: created as needed.
+    cli()
+        .current_dir(dir.path("work"))
+        .args([
+            "convert",
+            "m.onnx",
+            "out.onnx",
+            "--external-data",
+            "weights/w.bin",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("weights/w.bin"));
+    assert!(dir.path("work/weights/w.bin").is_file());
+    assert_eq!(
+        io::load(dir.path("work/out.onnx")).unwrap(),
+        io::load(dir.path("work/m.onnx")).unwrap()
+    );
 }
 
 #[test]
@@ -264,13 +282,32 @@ fn another_models_data_file_is_replaced_only_with_force() {
     assert_eq!(std::fs::read(dir.path("w.bin.1")).unwrap(), b"kept");
     assert_eq!(io::load(dir.path("a.onnx")).unwrap(), model());
     assert!(!dir.path("out.onnx").exists());
-    // The input's own data file is not in the way: the save takes another name.
+    // The input's own data file is in the way of another output too (it is a.onnx's);
+    // converting in place replaces it, keeping its name.
     cli()
         .current_dir(dir.dir())
         .args(["convert", "a.onnx", "a2.onnx", "--external-data", "w.bin"])
         .assert()
+        .code(1)
+        .stderr(predicate::str::contains("./w.bin").and(predicate::str::contains("--force")));
+    assert!(!dir.path("a2.onnx").exists());
+    cli()
+        .current_dir(dir.dir())
+        .args([
+            "convert",
+            "a.onnx",
+            "a.onnx",
+            "--external-data",
+            "w.bin",
+            "--force",
+        ])
+        .assert()
         .success()
-        .stdout(predicate::str::contains("w.bin~1"));
+        .stdout(predicate::str::contains("w.bin"));
+    assert_eq!(
+        std::fs::read(dir.path("w.bin")).unwrap().len(),
+        a_data.len()
+    );
     assert_eq!(io::load(dir.path("a.onnx")).unwrap(), model());
     // With --force the file is replaced, as asked.
     for args in [&refused[0], &refused[2]] {

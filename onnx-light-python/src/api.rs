@@ -241,7 +241,7 @@ pub fn save_path(
         }
         o = o.external_data(e);
     }
-    with_model(py, model, |m| io::save(m, &path, &o))
+    with_model(py, model, |m| io::save(m, &path, &o).map(drop))
 }
 
 #[pyfunction]

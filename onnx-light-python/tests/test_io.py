@@ -194,19 +194,54 @@ def test_external_paths_escaping_the_directory_are_refused(tmp_path, ref_model):
     assert pickle.loads(pickle.dumps(info.value)).rule == "location"
 
 
-def test_a_data_location_with_directories_is_refused_before_anything_is_written(
+def test_a_data_location_leaving_the_model_directory_is_refused_before_anything_is_written(
     tmp_path, ref_bytes
 ):
     m = ol.load_from_string(ref_bytes)
     p = tmp_path / "m.onnx"
-    for location in ["sub/w.bin", "../w.bin", str(tmp_path / "abs.bin")]:
+    for location in ["../w.bin", "sub/../../w.bin", str(tmp_path / "abs.bin"), "sub/"]:
         with pytest.raises(ol.OptionError) as info:
             ol.save_model(m, p, save_as_external_data=True, location=location)
-        assert "directory part" in str(info.value)
+        assert "location" in str(info.value)
         with pytest.raises(ol.OptionError):
             external_data_helper.convert_model_to_external_data(m, location=location)
     assert os.listdir(tmp_path) == []
     assert m.SerializeToString() == ref_bytes
+
+
+def test_a_data_location_in_a_subdirectory_is_created_and_kept_on_every_save(
+    tmp_path, ref_bytes
+):
+    m = ol.load_from_string(ref_bytes)
+    p = tmp_path / "m.onnx"
+    for _ in range(3):
+        ol.save_model(
+            m, p, save_as_external_data=True, location="weights/m.data", size_threshold=0
+        )
+        assert sorted(os.listdir(tmp_path)) == ["m.onnx", "weights"]
+        assert os.listdir(tmp_path / "weights") == ["m.data"]
+        back = ol.load(p)
+        assert back.SerializeToString() == m.SerializeToString()
+        raw = ol.load(p, load_external_data=False)
+        locations = {
+            e.value
+            for t in raw.graph.initializer
+            for e in t.external_data
+            if e.key == "location"
+        }
+        assert locations <= {"weights/m.data"}
+
+
+def test_saving_again_keeps_the_data_file_name_and_leaves_no_stale_copy(tmp_path, ref_bytes):
+    m = ol.load_from_string(ref_bytes)
+    p = tmp_path / "m.onnx"
+    ol.save_model(m, p, save_as_external_data=True, location="small.data", size_threshold=0)
+    size = os.path.getsize(tmp_path / "small.data")
+    for _ in range(3):
+        ol.save_model(m, p, save_as_external_data=True, location="small.data", size_threshold=0)
+        assert sorted(os.listdir(tmp_path)) == ["m.onnx", "small.data"]
+        assert os.path.getsize(tmp_path / "small.data") == size
+    assert ol.load(p).SerializeToString() == m.SerializeToString()
 
 
 def test_another_models_data_file_is_left_alone_unless_replacing_is_asked_for(

@@ -7,9 +7,12 @@
 //! same path (a single file, or a model with several split external-data files); the
 //! parent kills it after a random delay, many times. After every kill the path must load
 //! — owned, no-copy and structure-only — as exactly A or exactly B, never a mix of the
-//! two, never a model whose data files are missing or half-written. The only debris a
-//! crash may leave is the killed process's own temporary files (`.<name>.tmp-<pid>-<n>`),
-//! which no model refers to: with unnamed temporaries (`O_TMPFILE`, the default) only
+//! two, never a model whose data files are missing or half-written; or, with external
+//! data, when the kill lands while data files the old model used are being replaced,
+//! hold no model at all (the load fails loudly; the old model file is in the killed
+//! process's hidden `.<name>.old-<pid>-<n>`). The other debris a crash may leave is the
+//! killed process's own temporary files (`.<name>.tmp-<pid>-<n>`), which no model
+//! refers to: with unnamed temporaries (`O_TMPFILE`, the default) only
 //! when the kill lands between a finished file getting its name and its rename, with
 //! named ones (the fallback, forced here through the save hook) at any point of a save.
 
@@ -121,7 +124,8 @@ fn killed_at_random_points(test: &str, external: bool, named: bool) {
         | 1;
     println!("seed {state}");
     let mut mid_save = 0;
-    let mut outcomes = [0usize; 2];
+    // A, B, or no model at the path.
+    let mut outcomes = [0usize; 3];
     for _ in 0..ITERATIONS {
         state ^= state << 13;
         state ^= state >> 7;
@@ -131,11 +135,34 @@ fn killed_at_random_points(test: &str, external: bool, named: bool) {
         let pid = child.id();
         std::thread::sleep(Duration::from_micros(state % 60_000));
         child.kill();
-        outcomes[usize::from(which(&path, &a, &b))] += 1;
-        // Debris: only the killed child's temporary files.
+        // This child's, or an earlier killed child's that this one had not replaced yet.
+        let aside = ".m.onnx.old-";
+        let kept_aside = || {
+            std::fs::read_dir(&dir.0)
+                .unwrap()
+                .any(|e| e.unwrap().file_name().to_string_lossy().starts_with(aside))
+        };
+        if path.exists() {
+            outcomes[usize::from(which(&path, &a, &b))] += 1;
+        } else {
+            assert!(external, "a single-file save always leaves a model");
+            assert!(kept_aside(), "no model, and the old one was not kept aside");
+            let err = io::load(&path).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                &onnx_light::ErrorKind::Io(std::io::ErrorKind::NotFound)
+            );
+            assert!(err.to_string().contains("was interrupted"), "{err}");
+            outcomes[2] += 1;
+        }
+        // Debris: only the killed child's temporary files, and files it moved aside
+        // (which the next save, learning from them which data files were the path's,
+        // removes).
         for entry in std::fs::read_dir(&dir.0).unwrap() {
             let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-            if name.contains(".tmp-") {
+            if name.contains(".old-") {
+                assert!(name.starts_with(".m."), "{name}");
+            } else if name.contains(".tmp-") {
                 assert!(
                     name.contains(&format!(".tmp-{pid}-")),
                     "{name} is not the child's"
@@ -145,7 +172,7 @@ fn killed_at_random_points(test: &str, external: bool, named: bool) {
             }
         }
     }
-    println!("outcomes A/B: {outcomes:?}, temporary files left by kills: {mid_save}");
+    println!("outcomes A/B/none: {outcomes:?}, temporary files left by kills: {mid_save}");
     if named {
         // The saves' temporaries are on disk most of the time: proof that the kills
         // landed in the middle of saves.
@@ -159,7 +186,7 @@ fn killed_at_random_points(test: &str, external: bool, named: bool) {
         );
     }
     // The directory is still usable: a clean save over whatever is there works and
-    // leaves no temporary file.
+    // leaves no temporary file, nor any model a killed save moved aside.
     io::save(&b, &path, &options(external)).unwrap();
     assert_eq!(which(&path, &a, &b), 1);
     let temps = std::fs::read_dir(&dir.0)
@@ -173,6 +200,12 @@ fn killed_at_random_points(test: &str, external: bool, named: bool) {
         })
         .count();
     assert_eq!(temps, 0);
+    let asides: Vec<_> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".old-"))
+        .collect();
+    assert!(asides.is_empty(), "{asides:?}");
 }
 
 #[test]

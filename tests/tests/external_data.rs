@@ -250,19 +250,21 @@ fn attribute_tensors_go_external_only_on_request() {
 }
 
 #[test]
-fn a_location_with_directories_is_refused_and_nothing_is_written() {
+fn a_location_leaving_the_model_directory_is_refused_and_nothing_is_written() {
     let dir = Scratch::new("abs");
     let path = dir.path("m.onnx");
     io::save(&model(6), &path, &SerializeOptions::default()).unwrap();
     let before = std::fs::read(&path).unwrap();
     let elsewhere = std::env::temp_dir().join("elsewhere-weights.bin");
     let elsewhere = elsewhere.to_string_lossy().into_owned();
-    for location in [
-        elsewhere.as_str(),
-        "../up.bin",
-        "sub/w.bin",
-        "sub\\w.bin",
-        "./w.bin",
+    for (location, why) in [
+        (elsewhere.as_str(), "absolute"),
+        ("../up.bin", ".."),
+        ("sub/../../up.bin", ".."),
+        ("weights/", "names a directory"),
+        ("weights\\", "names a directory"),
+        (".", "names no file"),
+        ("sub/CON", "device"),
     ] {
         let options = SerializeOptions::default().external_data(ExternalDataOptions::new(location));
         let err = io::save(&model(7), &path, &options).unwrap_err();
@@ -272,11 +274,11 @@ fn a_location_with_directories_is_refused_and_nothing_is_written() {
         );
         let text = err.to_string();
         assert!(text.contains("external_data.location"), "{text}");
-        assert!(text.contains("directory part"), "{text}");
+        assert!(text.contains(why), "{location}: {text}");
         let mut m = model(7);
         let err = convert_model_to_external_data(&mut m, &ExternalDataOptions::new(location))
             .unwrap_err();
-        assert!(err.to_string().contains("directory part"), "{err}");
+        assert!(err.to_string().contains(why), "{err}");
         assert_eq!(m, model(7), "{location}: the model was changed");
     }
     // The model that was there is untouched and no data file was written anywhere.
@@ -284,6 +286,82 @@ fn a_location_with_directories_is_refused_and_nothing_is_written() {
     assert_eq!(dir.entries(), ["m.onnx"]);
     assert!(!std::path::Path::new(&elsewhere).exists());
     assert!(!dir.path("../up.bin").exists());
+}
+
+#[test]
+fn a_location_in_subdirectories_creates_them_and_is_kept_on_every_save() {
+    let dir = Scratch::new("subdirs");
+    let path = dir.path("m.onnx");
+    for (round, location) in ["weights/m.data", "weights\\m.data", "./weights/m.data"]
+        .into_iter()
+        .enumerate()
+    {
+        let options = SerializeOptions::default().external_data(ExternalDataOptions::new(location));
+        let saved = io::save(&model(30 + round as u8), &path, &options).unwrap();
+        assert_eq!(saved.model, path);
+        let written: Vec<_> = saved
+            .data_files
+            .iter()
+            .map(|f| f.location.as_str())
+            .collect();
+        assert_eq!(written, ["weights/m.data"]);
+        assert_eq!(saved.data_files[0].path, dir.path("weights").join("m.data"));
+        assert_eq!(
+            saved.data_files[0].len,
+            std::fs::metadata(dir.path("weights/m.data")).unwrap().len()
+        );
+        assert_eq!(io::load(&path).unwrap(), model(30 + round as u8));
+        let locations: Vec<_> = external_locations(&raw_model(&path))
+            .into_iter()
+            .map(|(_, l)| l)
+            .collect();
+        assert!(
+            locations.iter().all(|l| l == "weights/m.data"),
+            "{locations:?}"
+        );
+        assert_eq!(dir.entries(), ["m.onnx", "weights"]);
+        let inside: Vec<_> = std::fs::read_dir(dir.path("weights"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(inside, ["m.data"]);
+    }
+    // Deeper, and one file per tensor beneath it.
+    let options =
+        SerializeOptions::default().external_data(ExternalDataOptions::new("a/b/c/w.bin"));
+    io::save(&model(34), dir.path("n.onnx"), &options).unwrap();
+    assert_eq!(io::load(dir.path("n.onnx")).unwrap(), model(34));
+    assert!(dir.path("a/b/c/w.bin").is_file());
+}
+
+#[test]
+fn a_location_through_a_symlinked_or_file_directory_is_refused_and_leaves_nothing() {
+    let dir = Scratch::new("sublinks");
+    let outside = Scratch::new("sublinks-outside");
+    std::os::unix::fs::symlink(outside.dir(), dir.path("weights")).unwrap();
+    std::fs::write(dir.path("plain"), b"a file").unwrap();
+    let path = dir.path("m.onnx");
+    for location in ["weights/m.data", "plain/m.data"] {
+        let options = SerializeOptions::default().external_data(ExternalDataOptions::new(location));
+        let err = io::save(&model(35), &path, &options).unwrap_err();
+        assert!(
+            err.to_string().contains("not a directory"),
+            "{location}: {err}"
+        );
+        assert!(
+            err.to_string()
+                .contains(location.split('/').next().unwrap()),
+            "{err}"
+        );
+    }
+    assert_eq!(dir.entries(), ["plain", "weights"]);
+    assert!(outside.entries().is_empty(), "{:?}", outside.entries());
+    // A failure after directories were made removes them.
+    let options =
+        SerializeOptions::default().external_data(ExternalDataOptions::new("made/here/w.bin"));
+    let hook = FailAt::at(0);
+    assert!(io::save_with_hook(&model(35), &path, &options, &hook).is_err());
+    assert_eq!(dir.entries(), ["plain", "weights"]);
 }
 
 #[test]
@@ -320,13 +398,17 @@ fn another_models_data_file_is_never_replaced_unless_allowed() {
         &ErrorKind::Io(std::io::ErrorKind::AlreadyExists)
     );
     assert_eq!(dir.entries(), ["a.onnx", "s.bin.1", "w.bin"]);
-    // Saving the same model again and again alternates two generations, replacing its
-    // own older data each time without being asked.
+    // Saving the same model again and again keeps its data file's name, replacing its
+    // own data each time without being asked: no second file, no growing one.
     for round in 0..4 {
         io::save(&model(22 + round), dir.path("a.onnx"), &options).unwrap();
         assert_eq!(io::load(dir.path("a.onnx")).unwrap(), model(22 + round));
+        assert_eq!(dir.entries(), ["a.onnx", "s.bin.1", "w.bin"]);
+        assert_eq!(
+            std::fs::read(dir.path("w.bin")).unwrap().len(),
+            a_data.len()
+        );
     }
-    assert_eq!(dir.entries(), ["a.onnx", "s.bin.1", "w.bin", "w.bin~1"]);
     // Allowed, the file is replaced (and the model that used it is the caller's loss).
     io::save(
         &model(21),
@@ -338,30 +420,36 @@ fn another_models_data_file_is_never_replaced_unless_allowed() {
 }
 
 #[test]
-fn a_lazily_loaded_model_saved_next_to_its_source_takes_a_free_generation_of_its_names() {
+fn a_lazily_loaded_model_keeps_its_names_over_its_own_path_and_steps_aside_next_to_it() {
     let dir = Scratch::new("lazy-generations");
     let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
     io::save(&model(30), dir.path("a.onnx"), &options).unwrap();
-    io::save(&model(31), dir.path("a.onnx"), &options).unwrap(); // a.onnx now uses w.bin~1
-    let a_files = |d: &Scratch| ["w.bin", "w.bin~1"].map(|n| std::fs::read(d.path(n)).unwrap());
-    let before = a_files(&dir);
+    io::save(&model(31), dir.path("a.onnx"), &options).unwrap();
+    assert_eq!(dir.entries(), ["a.onnx", "w.bin"]);
+    let a_data = || std::fs::read(dir.path("w.bin")).unwrap();
+    let before = a_data();
     let lazy = io::load_with(
         dir.path("a.onnx"),
         &io::ParseOptions::default().structure_only(true),
     )
     .unwrap();
     // Saved without options to another model in the same directory: its tensors keep
-    // their external home, in a name of the same family that no one else has.
-    io::save(&lazy, dir.path("b.onnx"), &SerializeOptions::default()).unwrap();
+    // their external home, under a name of the same family that no one else has, as
+    // `w.bin` is a.onnx's.
+    let saved = io::save(&lazy, dir.path("b.onnx"), &SerializeOptions::default()).unwrap();
     let names: Vec<_> = external_locations(&raw_model(&dir.path("b.onnx")))
         .into_iter()
         .map(|(_, l)| l)
         .collect();
-    assert!(names.iter().all(|l| l == "w.bin~2"), "{names:?}");
+    assert!(names.iter().all(|l| l == "w.bin~1"), "{names:?}");
+    assert_eq!(saved.data_files.len(), 1);
+    assert_eq!(saved.data_files[0].location, "w.bin~1");
     assert_eq!(io::load(dir.path("b.onnx")).unwrap(), model(31));
-    assert_eq!(a_files(&dir), before);
+    assert_eq!(a_data(), before);
     assert_eq!(io::load(dir.path("a.onnx")).unwrap(), model(31));
-    // Over its own path, again and again: two generations alternate, no name grows.
+    // Over its own path, again and again: the data it reads is replaced under the same
+    // name (written in full first, then renamed in), and the model in memory still
+    // reads its old bytes.
     for _ in 0..3 {
         let lazy = io::load_with(
             dir.path("a.onnx"),
@@ -370,11 +458,48 @@ fn a_lazily_loaded_model_saved_next_to_its_source_takes_a_free_generation_of_its
         .unwrap();
         io::save(&lazy, dir.path("a.onnx"), &SerializeOptions::default()).unwrap();
         assert_eq!(io::load(dir.path("a.onnx")).unwrap(), model(31));
+        let mut lazy = lazy;
+        io::materialize_lazy_data(&mut lazy).unwrap();
+        lazy.visit_tensors_mut(|_, t| {
+            t.external_data.clear();
+            t.data_location = None;
+        });
+        assert_eq!(lazy, model(31));
     }
-    assert_eq!(
-        dir.entries(),
-        ["a.onnx", "b.onnx", "w.bin", "w.bin~1", "w.bin~2"]
-    );
+    assert_eq!(dir.entries(), ["a.onnx", "b.onnx", "w.bin", "w.bin~1"]);
+}
+
+#[test]
+fn data_an_older_version_left_under_a_second_generation_name_goes_back_to_its_name() {
+    let dir = Scratch::new("migrate");
+    let path = dir.path("m.onnx");
+    let old = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin~1"));
+    let stale = vec![7u8; 300_000];
+    let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
+    for sync in [true, false] {
+        // What an older version left: the model uses `w.bin~1`, `w.bin` is stale.
+        std::fs::remove_file(dir.path("w.bin")).ok();
+        io::save(&model(19), &path, &old).unwrap();
+        std::fs::write(dir.path("w.bin"), &stale).unwrap();
+        let before = dir.entries();
+        assert_eq!(before, ["m.onnx", "w.bin", "w.bin~1"]);
+        let options = options.clone().sync(sync);
+        // A failure at every step leaves all of it as it was; the save that passes
+        // every step ends the loop.
+        for n in 0.. {
+            let hook = FailAt::at(n);
+            let what = format!("step {n}, sync {sync}");
+            if io::save_with_hook(&model(20), &path, &options, &hook).is_ok() {
+                assert!(n > 6, "{what}");
+                break;
+            }
+            assert_eq!(io::load(&path).unwrap(), model(19), "{what}");
+            assert_eq!(dir.entries(), before, "{what}");
+            assert!(std::fs::read(dir.path("w.bin")).unwrap() == stale, "{what}");
+        }
+        assert_eq!(io::load(&path).unwrap(), model(20));
+        assert_eq!(dir.entries(), ["m.onnx", "w.bin"]);
+    }
 }
 
 #[test]
@@ -888,11 +1013,12 @@ impl FailAt {
         }
     }
 
-    /// How many steps a save of `m` with `options` has: counted on a save of it into
-    /// a new directory, which takes the same steps as a save over a model.
+    /// How many steps a save of `m` with `options` over a model saved with the same
+    /// options has: counted on such a save in a spare directory.
     fn steps_of(m: &Model, options: &SerializeOptions) -> u64 {
         let probe = FailAt::at(u64::MAX);
         let spare = Scratch::new("probe");
+        io::save(m, spare.path("m.onnx"), options).unwrap();
         io::save_with_hook(m, &spare.path("m.onnx"), options, &probe).unwrap();
         probe.seen.load(Ordering::SeqCst)
     }
@@ -937,23 +1063,18 @@ fn a_failed_external_save_leaves_the_old_model_and_its_data_loadable() {
             "files left behind by a failure at step {n}"
         );
     }
-    // A successful save over the old one: the old data names are still in use by the
-    // old model during the save, so the new data goes to a second generation.
-    io::save(&model(13), &path, &options).unwrap();
-    assert_eq!(io::load(&path).unwrap(), model(13));
-    assert!(
-        dir.entries().iter().any(|e| e.starts_with("w.bin~1")),
-        "{:?}",
-        dir.entries()
-    );
-    // And the next save reuses the first generation's names.
-    io::save(&model(14), &path, &options).unwrap();
-    assert_eq!(io::load(&path).unwrap(), model(14));
-    let locations: Vec<_> = external_locations(&raw_model(&path))
-        .into_iter()
-        .map(|(_, l)| l)
-        .collect();
-    assert!(locations.iter().all(|l| !l.contains('~')), "{locations:?}");
+    // Successful saves over the old one replace its data files under their names.
+    for m in [13, 14] {
+        let saved = io::save(&model(m), &path, &options).unwrap();
+        assert_eq!(io::load(&path).unwrap(), model(m));
+        assert_eq!(dir.entries(), before);
+        let mut written: Vec<String> = saved
+            .paths()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        written.sort();
+        assert_eq!(written, before);
+    }
 }
 
 #[test]
@@ -992,61 +1113,36 @@ fn a_data_file_name_taken_by_a_directory_fails_the_save_and_keeps_the_old_model(
     let path = dir.path("m.onnx");
     let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
     io::save(&model(16), &path, &options).unwrap();
-    // The next save writes the second generation, `w.bin~1`: a directory is there.
-    std::fs::create_dir(dir.path("w.bin~1")).unwrap();
-    std::fs::write(dir.path("w.bin~1").join("keep.txt"), b"mine").unwrap();
+    // The next save writes to `v.bin`: a directory is there.
+    std::fs::create_dir(dir.path("v.bin")).unwrap();
+    std::fs::write(dir.path("v.bin").join("keep.txt"), b"mine").unwrap();
     let before = dir.entries();
-    for sync in [true, false] {
-        let err = io::save(&model(17), &path, &options.clone().sync(sync)).unwrap_err();
-        assert!(err.to_string().contains("w.bin~1"), "{err}");
+    let to_v = SerializeOptions::default().external_data(ExternalDataOptions::new("v.bin"));
+    for (sync, replace) in [(true, false), (false, false), (true, true), (false, true)] {
+        let options = to_v.clone().sync(sync).replace_data_files(replace);
+        let err = io::save(&model(17), &path, &options).unwrap_err();
+        assert!(err.to_string().contains("v.bin"), "{err}");
         assert_eq!(io::load(&path).unwrap(), model(16));
         assert_eq!(dir.entries(), before, "sync {sync}");
         assert_eq!(
-            std::fs::read(dir.path("w.bin~1").join("keep.txt")).unwrap(),
+            std::fs::read(dir.path("v.bin").join("keep.txt")).unwrap(),
             b"mine"
         );
     }
-    // A stale file there (no model refers to it) is replaced, with or without `sync`.
-    std::fs::remove_dir_all(dir.path("w.bin~1")).unwrap();
-    std::fs::write(dir.path("w.bin~1"), b"stale").unwrap();
-    io::save(&model(17), &path, &options.clone().sync(false)).unwrap();
+    // A stale file there is replaced when allowed, with or without `sync`.
+    std::fs::remove_dir_all(dir.path("v.bin")).unwrap();
+    std::fs::write(dir.path("v.bin"), b"stale").unwrap();
+    io::save(
+        &model(17),
+        &path,
+        &to_v.clone().sync(false).replace_data_files(true),
+    )
+    .unwrap();
     assert_eq!(io::load(&path).unwrap(), model(17));
-    io::save(&model(18), &path, &options).unwrap();
+    io::save(&model(18), &path, &to_v).unwrap();
     assert_eq!(io::load(&path).unwrap(), model(18));
-    assert_eq!(dir.entries(), ["m.onnx", "w.bin", "w.bin~1"]);
-}
-
-#[test]
-fn a_failed_save_leaves_an_older_generation_it_would_replace_as_it_was() {
-    let dir = Scratch::new("stalegen");
-    let path = dir.path("m.onnx");
-    let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
-    io::save(&model(19), &path, &options).unwrap();
-    // What an older save left at the name the next save will take.
-    let stale = vec![7u8; 300_000];
-    std::fs::write(dir.path("w.bin~1"), &stale).unwrap();
-    let before = dir.entries();
-    for sync in [true, false] {
-        let options = options.clone().sync(sync);
-        // Without `sync` the save has fewer steps.
-        let steps = FailAt::steps_of(&model(20), &options);
-        for n in 0..steps {
-            let hook = FailAt::at(n);
-            let what = format!("step {n} of {steps}, sync {sync}");
-            assert!(
-                io::save_with_hook(&model(20), &path, &options, &hook).is_err(),
-                "{what}"
-            );
-            assert_eq!(io::load(&path).unwrap(), model(19), "{what}");
-            assert_eq!(dir.entries(), before, "{what}");
-            assert!(
-                std::fs::read(dir.path("w.bin~1")).unwrap() == stale,
-                "{what}"
-            );
-        }
-    }
-    io::save(&model(20), &path, &options).unwrap();
-    assert_eq!(io::load(&path).unwrap(), model(20));
+    // The model no longer uses `w.bin`; it stays (another model may share it).
+    assert_eq!(dir.entries(), ["m.onnx", "v.bin", "w.bin"]);
 }
 
 #[test]
@@ -1055,22 +1151,32 @@ fn a_fifo_at_a_data_file_name_is_refused_without_blocking_the_save() {
     let path = dir.path("m.onnx");
     let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
     io::save(&model(21), &path, &options).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(dir.path("w.bin~1"))
-        .status()
-        .expect("run mkfifo");
-    assert!(made.success());
-    // Nothing opens the FIFO for writing: a blocking open of it would hang here. It is
-    // not replaced by a file either (as no device or FIFO is): the save fails naming it,
-    // and the model saved before is intact.
+    // The model's own data file replaced by a FIFO, and a FIFO at another name.
+    std::fs::remove_file(dir.path("w.bin")).unwrap();
+    for name in ["w.bin", "v.bin"] {
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path(name))
+            .status()
+            .expect("run mkfifo");
+        assert!(made.success());
+    }
+    // Nothing opens the FIFOs for writing: a blocking open of one would hang here. None
+    // is replaced by a file either (as no device or FIFO is): the save fails naming it.
     let e = io::save(&model(22), &path, &options).unwrap_err();
     assert!(e.to_string().contains("the path is a FIFO"), "{e}");
+    let to_v = SerializeOptions::default()
+        .external_data(ExternalDataOptions::new("v.bin"))
+        .replace_data_files(true);
+    let e = io::save(&model(22), &path, &to_v).unwrap_err();
+    assert!(e.to_string().contains("the path is a FIFO"), "{e}");
     use std::os::unix::fs::FileTypeExt;
-    let kind = std::fs::symlink_metadata(dir.path("w.bin~1"))
-        .unwrap()
-        .file_type();
-    assert!(kind.is_fifo());
-    assert_eq!(io::load(&path).unwrap(), model(21));
+    for name in ["w.bin", "v.bin"] {
+        let kind = std::fs::symlink_metadata(dir.path(name))
+            .unwrap()
+            .file_type();
+        assert!(kind.is_fifo());
+    }
+    assert_eq!(dir.entries(), ["m.onnx", "v.bin", "w.bin"]);
 }
 
 #[test]
@@ -1119,12 +1225,22 @@ fn converting_next_to_the_input_never_overwrites_the_files_it_reads() {
     let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
     io::save(&model(17), &input, &options).unwrap();
     // Lazy load (weights stay in in.onnx's w.bin), then save a sibling with the same
-    // data file name: w.bin is being read, so the copy gets another name.
+    // data file name: w.bin is in.onnx's data, read by this save: refused.
     let lazy = io::load_with(&input, &ParseOptions::default().structure_only(true)).unwrap();
     let output = dir.path("out.onnx");
-    io::save(&lazy, &output, &options).unwrap();
+    let err = io::save(&lazy, &output, &options).unwrap_err();
+    assert!(err.to_string().contains("reads the weights from"), "{err}");
     assert_eq!(io::load(&input).unwrap(), model(17));
+    assert!(!output.exists());
+    // Allowed to replace data files, still not the one it reads: that would break
+    // in.onnx. Another name works.
+    let err = io::save(&lazy, &output, &options.clone().replace_data_files(true)).unwrap_err();
+    assert!(err.to_string().contains("reads the weights from"), "{err}");
+    let other = SerializeOptions::default().external_data(ExternalDataOptions::new("out.bin"));
+    io::save(&lazy, &output, &other).unwrap();
     assert_eq!(io::load(&output).unwrap(), model(17));
+    assert_eq!(io::load(&input).unwrap(), model(17));
+    assert_eq!(dir.entries(), ["in.onnx", "out.bin", "out.onnx", "w.bin"]);
 }
 
 #[test]

@@ -529,7 +529,7 @@ fn corpus_models_round_trip_through_every_load_mode_and_save_path() {
             for (i, save) in save_options.iter().enumerate() {
                 let out = scratch.join(format!("m{i}.onnx"));
                 let results = [
-                    io::save(&model, &out, save).and_then(|()| fs::read(&out).map_err(Into::into)),
+                    io::save(&model, &out, save).and_then(|_| fs::read(&out).map_err(Into::into)),
                     io::save_to_vec(&model, save),
                     {
                         let mut w = Vec::new();

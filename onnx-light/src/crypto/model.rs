@@ -137,6 +137,7 @@ pub fn save_encrypted(
         writer.finish()?;
         Ok(())
     })
+    .map(|_| ())
     .map_err(|e| e.in_file(path))
 }
 

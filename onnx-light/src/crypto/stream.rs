@@ -85,6 +85,7 @@ pub fn encrypt_file(
         writer.finish().map_err(|e| e.in_file(dst))?;
         Ok(())
     })
+    .map(|_| ())
 }
 
 /// Decrypts the file `src` (any format, detected from its magic) into `dst`,

@@ -103,6 +103,93 @@ impl TargetDir {
         ))
     }
 
+    /// The directory `parts` beneath this one, each component opened without following
+    /// a symbolic link. A missing component is created when `created` is given (and
+    /// recorded there, outermost first, for [`TargetDir::remove_created`]); without, a
+    /// missing component gives `None`.
+    ///
+    /// # Errors
+    /// An I/O error naming the component when it is a symbolic link, not a directory,
+    /// or cannot be opened or created.
+    pub(crate) fn beneath(
+        self: &Arc<Self>,
+        parts: &[&str],
+        mut created: Option<&mut Vec<(Arc<TargetDir>, OsString)>>,
+    ) -> Result<Option<Arc<TargetDir>>> {
+        let mut dir = self.clone();
+        for part in parts {
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let path = dir.path.join(part);
+            let opened = match openat(&dir.fd, *part, flags, Mode::empty()) {
+                Err(rustix::io::Errno::NOENT) => match created.as_deref_mut() {
+                    None => return Ok(None),
+                    Some(created) => {
+                        match rustix::fs::mkdirat(&dir.fd, *part, Mode::from_raw_mode(0o777)) {
+                            Ok(()) => created.push((dir.clone(), OsString::from(part))),
+                            // Made meanwhile by someone else: used as found.
+                            Err(rustix::io::Errno::EXIST) => {}
+                            Err(e) => return Err(Error::io(e.into(), Some(&path))),
+                        }
+                        openat(&dir.fd, *part, flags, Mode::empty())
+                    }
+                },
+                other => other,
+            };
+            let fd = opened.map_err(|e| {
+                let e = std::io::Error::from(e);
+                if matches!(
+                    e.raw_os_error(),
+                    Some(code) if code == rustix::io::Errno::LOOP.raw_os_error()
+                        || code == rustix::io::Errno::NOTDIR.raw_os_error()
+                ) {
+                    Error::io(
+                        std::io::Error::new(
+                            std::io::ErrorKind::InvalidInput,
+                            "not a directory (or a symbolic link): data files are written only \
+                             into real directories beneath the model's",
+                        ),
+                        Some(&path),
+                    )
+                } else {
+                    Error::io(e, Some(&path))
+                }
+            })?;
+            dir = Arc::new(TargetDir {
+                fd,
+                path,
+                via_link: None,
+            });
+        }
+        Ok(Some(dir))
+    }
+
+    /// Removes the directories a failed save created ([`TargetDir::beneath`]), innermost
+    /// first; one that is no longer empty stays.
+    pub(crate) fn remove_created(created: Vec<(Arc<TargetDir>, OsString)>) {
+        for (parent, name) in created.into_iter().rev() {
+            let _ = unlinkat(&parent.fd, &name, AtFlags::REMOVEDIR);
+        }
+    }
+
+    /// Makes the renames done in this directory durable (not every filesystem
+    /// supports it: errors are ignored).
+    pub(crate) fn sync(&self) {
+        let _ = rustix::fs::fsync(&self.fd);
+    }
+
+    /// Removes what saves of `name` in processes that died left moved aside
+    /// ([`dead_process_aside`]): old files a finished save would have removed.
+    pub(crate) fn remove_dead_asides(&self, name: &OsStr) {
+        let Ok(entries) = std::fs::read_dir(self.join("")) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            if dead_process_aside(&entry.file_name(), name) {
+                let _ = unlinkat(&self.fd, entry.file_name(), AtFlags::empty());
+            }
+        }
+    }
+
     /// The opened directory.
     pub(crate) fn fd(&self) -> &OwnedFd {
         &self.fd
@@ -277,6 +364,25 @@ impl Displaced {
 
 static HIDDEN_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// Whether `entry` is a file a save of `name` in another process, no longer running,
+/// moved aside (`.<name>.old-<pid>-<n>`) and left there when it died.
+pub(crate) fn dead_process_aside(entry: &OsStr, name: &OsStr) -> bool {
+    let mut prefix = OsString::from(".");
+    prefix.push(name);
+    prefix.push(".old-");
+    let (Some(entry), Some(prefix)) = (entry.to_str(), prefix.to_str()) else {
+        return false;
+    };
+    let Some(pid) = entry
+        .strip_prefix(prefix)
+        .and_then(|rest| rest.split('-').next())
+        .and_then(|pid| pid.parse::<u32>().ok())
+    else {
+        return false;
+    };
+    pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+}
+
 /// A new hidden name next to `name` on each call, `.<name>.<what>-<pid>-<n>`: for
 /// temporary files and files moved aside. The caller checks that nothing has it.
 fn hidden_sibling(name: &OsStr, what: &str) -> OsString {
@@ -297,6 +403,9 @@ pub(crate) struct AtomicTarget {
     name: OsString,
     /// Set once the temporary file has been renamed into place.
     committed: bool,
+    /// The permissions the new file gets, fixed before the file it replaces was moved
+    /// aside ([`AtomicTarget::move_current_aside`]).
+    kept_mode: Option<Mode>,
     /// Keep the file readable by its owner only (0600) after the rename too.
     owner_only: bool,
 }
@@ -389,6 +498,7 @@ impl AtomicTarget {
                         temp: None,
                         name: name.to_os_string(),
                         committed: false,
+                        kept_mode: None,
                         owner_only: false,
                     });
                 }
@@ -406,6 +516,7 @@ impl AtomicTarget {
                         temp: Some(temp),
                         name: name.to_os_string(),
                         committed: false,
+                        kept_mode: None,
                         owner_only: false,
                     })
                 }
@@ -471,12 +582,55 @@ impl AtomicTarget {
         self.commit_as(hook, sync, true)
     }
 
+    /// Moves the file this target will replace out of its name now (the new file keeps
+    /// its permissions), so that until [`AtomicTarget::commit`] nothing answers to the
+    /// name: for a model file whose data files are about to be replaced, which must not
+    /// be found paired with the new data. Nothing there gives `None`.
+    pub(crate) fn move_current_aside(
+        &mut self,
+        hook: &dyn SaveHook,
+        sync: bool,
+    ) -> Result<Option<Displaced>> {
+        self.kept_mode = Some(self.final_mode());
+        let fd = &self.dir.fd;
+        let there = statat(fd, &self.name, AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) != FileType::Directory);
+        if !there {
+            return Ok(None);
+        }
+        let result = (|| -> std::io::Result<Displaced> {
+            hook.before(SaveStep::Rename)?;
+            let aside = loop {
+                let candidate = hidden_sibling(&self.name, "old");
+                if statat(fd, &candidate, AtFlags::SYMLINK_NOFOLLOW).is_err() {
+                    break candidate;
+                }
+            };
+            renameat(fd, &self.name, fd, &aside)?;
+            if sync {
+                // Gone from its name before any data file changes.
+                self.dir.sync();
+            }
+            Ok(Displaced {
+                dir: self.dir.clone(),
+                aside,
+                name: self.name.clone(),
+            })
+        })();
+        result
+            .map(Some)
+            .map_err(|e| Error::io(e, Some(&self.path())))
+    }
+
     /// The permissions the new file gets: 0600 when owner-only, else the replaced
     /// regular file's (read without following a link, without the set-ID and sticky
     /// bits), else `0666` less the umask.
     fn final_mode(&self) -> Mode {
         if self.owner_only {
             return Mode::from_raw_mode(0o600);
+        }
+        if let Some(mode) = self.kept_mode {
+            return mode;
         }
         let old = statat(&self.dir.fd, &self.name, AtFlags::SYMLINK_NOFOLLOW)
             .ok()
@@ -634,22 +788,23 @@ impl SaveHook for NoHook {
 
 /// Runs `write` against a new temporary file next to `path`, flushes it to stable
 /// storage when `sync`, and renames it over `path`; on any error removes it, leaving
-/// `path` as it was.
+/// `path` as it was. Returns the file written (where a symbolic link at `path` led).
 pub(crate) fn write_atomically(
     path: &Path,
     hook: &dyn SaveHook,
     sync: bool,
     owner_only: bool,
     write: impl FnOnce(&File) -> Result<()>,
-) -> Result<()> {
+) -> Result<PathBuf> {
     let target = AtomicTarget::new(path, hook)?.owner_only(owner_only);
+    let written = target.path();
     let result = write(&target.file).and_then(|()| {
         target
             .flush(hook, sync)
             .map_err(|e| Error::io(e, Some(path)))
     });
     match result {
-        Ok(()) => target.commit(hook, sync),
+        Ok(()) => target.commit(hook, sync).map(|()| written),
         Err(e) => {
             target.abandon();
             Err(e)

@@ -371,7 +371,7 @@ pub(crate) fn load_path(
         }
     }
     // Non-blocking and type-checked: a FIFO or device at the path is refused, not waited on.
-    let file = super::open::open_regular(path).map_err(|e| Error::io(e, Some(path)))?;
+    let file = super::open::open_model(path)?;
     let meta = file.metadata().map_err(|e| Error::io(e, Some(path)))?;
     options
         .check_model_size(meta.len())

@@ -101,46 +101,38 @@ pub fn validate_location(tensor: &str, location: &str) -> Result<PathBuf> {
     Ok(out)
 }
 
-/// The file name of a location (data files are written as bare names next to the model),
-/// checked like every location; `what` names the option it came from.
+/// A checked location as the model records it: its components joined with `/`.
+pub(crate) fn location_string(path: &Path) -> String {
+    let parts: Vec<String> = path
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.join("/")
+}
+
+/// Where a save writes a data file (`ExternalDataOptions::location`, or the location a
+/// tensor carries): a path relative to the model's directory, checked like every
+/// location (nothing absolute, no `..`, no device names, ...) and normalized to `/`
+/// separators. Directories in it are created beneath the model's directory by the save;
+/// `what` names the option or entry it came from.
 ///
 /// # Errors
-/// `InvalidOption` naming `what` when there is no file name or the name is refused.
-pub(crate) fn bare_file_name(what: &'static str, location: &str) -> Result<String> {
-    let name = Path::new(location)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .map(str::to_string)
-        .filter(|n| !n.is_empty());
-    let name =
-        name.ok_or_else(|| Error::invalid_option(what, format!("{location:?} names no file")))?;
-    validate_location("", &name).map_err(|e| {
+/// `InvalidOption` naming `what` when the location is refused or names a directory.
+pub(crate) fn save_location(what: &'static str, location: &str) -> Result<String> {
+    if location.ends_with(['/', '\\']) {
+        return Err(Error::invalid_option(
+            what,
+            format!("{location:?} names a directory; give a file name (e.g. {location}model.data)"),
+        ));
+    }
+    let path = validate_location("", location).map_err(|e| {
         let why = match e.kind() {
             ErrorKind::InvalidExternalData { reason, .. } => reason.clone(),
             _ => e.to_string(),
         };
-        Error::invalid_option(what, format!("{name:?}: {why}"))
+        Error::invalid_option(what, format!("{location:?}: {why}"))
     })?;
-    Ok(name)
-}
-
-/// A data file's name given as an option (`ExternalDataOptions::location`): a bare file
-/// name, written next to the model. A path with directories is refused, not reduced to
-/// its file name, so that the file is never written anywhere but where the caller said.
-///
-/// # Errors
-/// `InvalidOption` naming `what` for a path, or a name [`bare_file_name`] refuses.
-pub(crate) fn option_file_name(what: &'static str, location: &str) -> Result<String> {
-    if location.contains(['/', '\\']) {
-        return Err(Error::invalid_option(
-            what,
-            format!(
-                "{location:?} has a directory part; give a file name (data files are \
-                 written next to the model)"
-            ),
-        ));
-    }
-    bare_file_name(what, location)
+    Ok(location_string(&path))
 }
 
 #[cfg(test)]
@@ -179,6 +171,29 @@ mod tests {
             let err = validate_location("t", loc).unwrap_err();
             assert!(err.to_string().contains(why), "{loc:?}: {err}");
             assert_eq!(err.tensor(), Some("t"));
+        }
+    }
+
+    #[test]
+    fn save_locations_are_normalized_relative_paths_naming_a_file() {
+        for (given, kept) in [
+            ("w.bin", "w.bin"),
+            ("./weights/w.bin", "weights/w.bin"),
+            ("weights\\w.bin", "weights/w.bin"),
+            ("a//b/./c.bin", "a/b/c.bin"),
+        ] {
+            assert_eq!(save_location("location", given).unwrap(), kept);
+        }
+        for (given, why) in [
+            ("weights/", "names a directory"),
+            ("weights\\", "names a directory"),
+            ("../w.bin", ".."),
+            ("/abs/w.bin", "absolute"),
+            ("./.", "names no file"),
+        ] {
+            let err = save_location("location", given).unwrap_err();
+            assert!(matches!(err.kind(), ErrorKind::InvalidOption { name: "location", .. }));
+            assert!(err.to_string().contains(why), "{given:?}: {err}");
         }
     }
 

@@ -124,4 +124,4 @@ pub use options::{
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub use save::save_with_hook;
-pub use save::{save, save_to_vec, save_to_writer};
+pub use save::{save, save_to_vec, save_to_writer, Saved, SavedFile};

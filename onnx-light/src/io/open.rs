@@ -115,6 +115,50 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     regular(rustix::fs::open(path, read_flags(), Mode::empty())?)
 }
 
+/// Opens the model file at `path` for a load (as [`open_regular`]). A missing one
+/// that a save left missing when its process died half-way (its previous version moved
+/// aside, `io::external`'s order of renames) says so and names where that version is.
+///
+/// # Errors
+/// The I/O error, naming `path`.
+pub(crate) fn open_model(path: &Path) -> crate::Result<File> {
+    open_regular(path).map_err(|e| {
+        let aside = (e.kind() == io::ErrorKind::NotFound)
+            .then(|| interrupted_save(path))
+            .flatten();
+        match aside {
+            Some(aside) => crate::Error::io(
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{e}: a save to this path was interrupted (its process died) while \
+                         replacing the model's external data; the previous model file is \
+                         {}, and its data files may already hold the new data",
+                        aside.display()
+                    ),
+                ),
+                Some(path),
+            ),
+            None => crate::Error::io(e, Some(path)),
+        }
+    })
+}
+
+/// The previous model file a dead process's save to `path` left moved aside, if any.
+fn interrupted_save(path: &Path) -> Option<std::path::PathBuf> {
+    let name = path.file_name()?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.file_name())
+        .find(|entry| super::atomic::dead_process_aside(entry, name))
+        .map(|entry| dir.join(entry))
+}
+
 /// The most symbolic links followed from a path to the file it names, as the kernel's
 /// own limit (`MAXSYMLINKS`); a longer chain is taken for a loop.
 const MAX_LINKS: usize = 40;

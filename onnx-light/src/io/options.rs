@@ -2,7 +2,7 @@
 //! (see [`TensorBufferOptions::validate`]), never silently corrected.
 
 use crate::error::{Error, Result};
-use crate::io::location::option_file_name;
+use crate::io::location::save_location;
 use crate::pool::validate_threads;
 
 /// How large tensor payloads are held in memory: which ones count as large, and how
@@ -125,8 +125,8 @@ pub struct SerializeOptions {
     /// Let an external-data save replace a file already at a data file's name that the
     /// model being replaced does not use (default false: such a save fails with
     /// `Io(AlreadyExists)` before anything is written, since the file is usually another
-    /// model's data). The older generation of the model at the target path is replaced
-    /// either way; see [`crate::io::external`].
+    /// model's data). The data of the model at the target path is replaced either way;
+    /// see [`crate::io::external`].
     pub replace_data_files: bool,
 }
 
@@ -203,9 +203,11 @@ impl SerializeOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ExternalDataOptions {
-    /// The data file's name, written next to the model: a bare file name (a path with
-    /// directories is refused, `InvalidOption`, rather than written somewhere else). With
-    /// `one_file_per_tensor`, unused.
+    /// The data file's path relative to the model's directory: `w.bin`, or
+    /// `weights/w.bin` (directories created by the save as needed, never through a
+    /// symbolic link). An absolute path, a `..` component or a name ending in `/` is
+    /// refused (`InvalidOption`) rather than written somewhere else. Saving again keeps
+    /// the name. With `one_file_per_tensor`, unused.
     pub location: String,
     /// Tensors with at least this many bytes of `raw_data` go external (default 1024,
     /// as in onnx).
@@ -261,7 +263,7 @@ impl ExternalDataOptions {
     }
 
     /// Checks the options as a save does before it touches any file: the alignment, the
-    /// file size limit and the location (a bare file name).
+    /// file size limit and the location (relative, beneath the model's directory).
     ///
     /// # Errors
     /// `InvalidOption` naming the option and saying what is wrong with it.
@@ -274,7 +276,7 @@ impl ExternalDataOptions {
             ));
         }
         if !self.one_file_per_tensor {
-            option_file_name("external_data.location", &self.location)?;
+            save_location("external_data.location", &self.location)?;
         }
         Ok(())
     }

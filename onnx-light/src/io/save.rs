@@ -3,13 +3,63 @@
 //! `external`; this module only chooses between them.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::atomic::{write_atomically, NoHook, SaveHook};
 use super::options::SerializeOptions;
 use super::write::{encode_to_vec, encode_to_writer, write_model_file};
 use crate::error::{Error, ErrorKind, Result};
 use crate::onnx::ModelProto;
+
+/// The files a save wrote: the model file and its external data files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Saved {
+    /// The model file (where a symbolic link led, the file it leads to).
+    pub model: PathBuf,
+    /// The model file's size in bytes.
+    pub model_len: u64,
+    /// The data files, in the order their first tensor was written.
+    pub data_files: Vec<SavedFile>,
+}
+
+impl Saved {
+    pub(crate) fn new(model: PathBuf, model_len: u64, data_files: Vec<SavedFile>) -> Self {
+        Saved {
+            model,
+            model_len,
+            data_files,
+        }
+    }
+
+    /// Every file written, the model file first.
+    pub fn paths(&self) -> impl Iterator<Item = &Path> {
+        std::iter::once(self.model.as_path())
+            .chain(self.data_files.iter().map(|f| f.path.as_path()))
+    }
+}
+
+/// One external data file a save wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SavedFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its location as the model records it, relative to the model's directory.
+    pub location: String,
+    /// Its size in bytes.
+    pub len: u64,
+}
+
+impl SavedFile {
+    pub(crate) fn new(path: PathBuf, location: String, len: u64) -> Self {
+        SavedFile {
+            path,
+            location,
+            len,
+        }
+    }
+}
 
 /// Encodes `model` into a new vector of exactly its encoded size.
 ///
@@ -40,7 +90,14 @@ pub fn save_to_writer(
 /// Saves `model` to `path` atomically: the bytes go to a new temporary file in the same
 /// directory, which is flushed to disk and then renamed over `path`. A failure at any
 /// point leaves the previous file untouched and removes the temporary file. An existing
-/// file's permissions are kept (without set-ID and sticky bits).
+/// file's permissions are kept (without set-ID and sticky bits). Returns the files
+/// written ([`Saved`]).
+///
+/// With external data ([`SerializeOptions::external_data`]) the data files keep the
+/// names given (`location`, which may name subdirectories of the model's directory,
+/// created as needed): saving again over the same path replaces them, never appends
+/// to them. See [`external`](super::external) for the order of the writes and what a
+/// crash at any point leaves.
 ///
 /// When `path` is a symbolic link (or a chain of them), the save replaces the file it
 /// leads to, in that file's directory, and the link stays a link; external data files go
@@ -68,7 +125,7 @@ pub fn save(
     model: &ModelProto<'_>,
     path: impl AsRef<Path>,
     options: &SerializeOptions,
-) -> Result<()> {
+) -> Result<Saved> {
     save_with_hook(model, path.as_ref(), options, &NoHook)
 }
 
@@ -81,7 +138,7 @@ pub fn save_with_hook(
     path: &Path,
     options: &SerializeOptions,
     hook: &dyn SaveHook,
-) -> Result<()> {
+) -> Result<Saved> {
     options.validate()?;
     // A model nested too deep to encode is refused before the walks of the save recurse
     // through its subgraphs: the k-th nested graph sits 3k - 2 messages deep, so past
@@ -102,7 +159,11 @@ pub fn save_with_hook(
         }
     }
     // No data files to write; weights still on disk stay inline.
-    write_atomically(path, hook, options.sync, options.owner_only, |file| {
-        write_model_file(model, file, path, options, hook).map_err(|e| e.in_file(path))
-    })
+    let mut written = 0;
+    let model_path = write_atomically(path, hook, options.sync, options.owner_only, |file| {
+        write_model_file(model, file, path, options, hook).map_err(|e| e.in_file(path))?;
+        written = file.metadata().map(|m| m.len()).unwrap_or(0);
+        Ok(())
+    })?;
+    Ok(Saved::new(model_path, written, Vec::new()))
 }

@@ -349,13 +349,14 @@ def save_model(
     With ``save_as_external_data``, tensors of at least ``size_threshold`` bytes go to
     ``location`` (default: the model's file name + ``.data``), split into ``.1``, ``.2``
     ... files past ``max_external_file_size`` bytes (0: no limit), each payload aligned
-    to ``alignment`` bytes. ``location`` is a file name, written next to the model: a
-    path with directories raises ``OptionError`` before anything is written (``onnx``
-    writes a nested relative location into that directory). A file already at a data
-    file's name that the model being replaced does not use (usually another model's
-    data) raises ``DataFileExistsError`` (a ``FileExistsError``) before anything is
-    written, unless ``replace_data_files``; the data of an earlier save to the same
-    path is replaced without asking.
+    to ``alignment`` bytes. ``location`` is relative to the model's directory and may
+    name subdirectories (``"weights/m.data"``, created as needed, as ``onnx`` does); an
+    absolute path or a ``..`` component raises ``OptionError`` before anything is
+    written. Saving again keeps the names: the data of an earlier save to the same path
+    is replaced (not appended to, as ``onnx`` does). A file already at a data file's
+    name that the model being replaced does not use (usually another model's data)
+    raises ``DataFileExistsError`` (a ``FileExistsError``) before anything is written,
+    unless ``replace_data_files``.
     """
     _check_format(format)
     model = _as_model(proto)

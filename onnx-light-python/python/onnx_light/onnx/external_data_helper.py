@@ -32,8 +32,9 @@ def convert_model_to_external_data(
 
     With ``all_tensors_to_one_file``, every tensor goes to ``location`` (default: a new
     unique ``<uuid>.data`` name, as in ``onnx``); otherwise each goes to a file named
-    after the tensor. ``location`` is a file name: a path with directories or a hostile
-    name is refused here (``OptionError``), not when the model is saved. Attribute
+    after the tensor. ``location`` is relative to the model's directory (it may name
+    subdirectories, created by the save); an absolute path, a ``..`` component or a
+    hostile name is refused here (``OptionError``), not when the model is saved. Attribute
     tensors are included with ``convert_attribute``. The size counted is the length of
     ``raw_data`` (``onnx`` compares ``sys.getsizeof``, 33 bytes more)."""
     model = _as_model(model)

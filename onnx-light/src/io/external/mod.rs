@@ -8,30 +8,40 @@
 //!
 //! # Saving over a model that has external data
 //!
-//! [`crate::io::save`] never writes into a data file that the model currently at the
-//! target path uses: until the new model file is renamed into place, the old model and
-//! its data must stay loadable. A data file name the old model still uses therefore goes
-//! to a second generation, `name~1` (and the next save over that model goes back to
-//! `name`), so a directory saved over again and again holds at most two generations of
-//! data. The old generation's files are left where they are (another model may refer to
-//! them); the next save over the same model takes their names and replaces them.
+//! [`crate::io::save`] keeps the data file names the caller gave
+//! ([`ExternalDataOptions::location`], which may name subdirectories of the model's
+//! directory, created as needed and never through a symbolic link), also when saving
+//! over a model that uses them: the old files are replaced, never appended to or left
+//! behind under another name. Every file is first written and flushed under a
+//! temporary name; then the names change, in this order:
+//!
+//! 1. when a data file the model currently at the target path uses is about to be
+//!    replaced, that model file is renamed aside (to a hidden `.<name>.old-<pid>-<n>`);
+//! 2. each data file is renamed to its name (a file there is first renamed aside);
+//! 3. the new model file is renamed to its name;
+//! 4. what was renamed aside is removed.
+//!
+//! A failure at any step puts everything back as it was. A crash (power loss, SIGKILL)
+//! leaves the old model with its old data, or the new model with its new data, or —
+//! between steps 1 and 3 — no model file at the path: a load then fails loudly instead of
+//! pairing the old model with new data, and the old model is still in its hidden file.
+//! The data files an earlier version of this library wrote under a second generation
+//! name (`name~1`) are removed once the data is back under `name`.
 //!
 //! Any other file already at a data file's name (the data of another model in the same
 //! directory, a stale file, a symlink) is not replaced. When the caller chose the name
 //! (`ExternalDataOptions::location`, or `convert_model_to_external_data`), the save fails
 //! with `ErrorKind::Io(AlreadyExists)` naming the file, before anything is written, unless
 //! [`SerializeOptions::replace_data_files`](crate::io::SerializeOptions::replace_data_files)
-//! allows it; a name that a lazily loaded tensor brought from its model gives way to the
-//! first free generation of it (`w.bin`, `w.bin~1`, `w.bin~2`, ...). A name that is
-//! taken (an older generation, or an allowed file) is freed by renaming that entry
-//! aside, renaming the new file to the free name, and removing the old entry once the
-//! model file is in place; if the save fails, the old entry is put back, so a failed
-//! save changes nothing in the directory. (A symlink is never followed; a directory
-//! there makes the save fail and is kept.) Names are compared by file identity, never
-//! by spelling: a save never takes the name of a file it reads (the input model, or a
-//! data file a lazily loaded model still reads), nor the model file's own name, and
-//! refuses to write its model over a data file it reads. See `docs/design/page-cache.md`
-//! for why names are freed this way.
+//! allows it; a location that a lazily loaded tensor brought from its model gives way to
+//! the first free generation of it (`w.bin~1`, `w.bin~2`, ...), so that a model saved
+//! next to the one it was loaded from never breaks that one. (A symlink is never
+//! followed; a directory there makes the save fail and is kept.) Names are compared by
+//! file identity, never by spelling: a data file never takes the model file's own name,
+//! and a save refuses to write its model over a data file it reads. A data file that a
+//! lazily loaded or memory-mapped model still reads from is replaced by a rename, so
+//! the model in memory keeps reading its old bytes. See `docs/design/page-cache.md` for
+//! why names are freed by renaming aside.
 //!
 //! # Opening data files
 //!

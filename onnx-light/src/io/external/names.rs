@@ -1,13 +1,20 @@
-//! The external-data file names a model file uses, read without decoding the model: a
+//! The external-data locations a model file uses, read without decoding the model: a
 //! skeleton of the ONNX messages that keeps only the paths to tensors and their
 //! `external_data` entries (everything else is skipped as unknown), so a save over a
 //! large model learns which names it must not overwrite at little cost.
 
 use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
 use std::path::Path;
+
+use rustix::fs::{openat, Mode, OFlags};
+
+use crate::io::atomic::{dead_process_aside, TargetDir};
 
 use crate::field::Str;
 use crate::io::default_max_memory;
+use crate::io::location::{location_string, validate_location};
 use crate::io::open::open_regular;
 use crate::io::structure::read_structure;
 use crate::message::{Decode, DecodeOptions};
@@ -121,8 +128,11 @@ fn sparse_names(s: &Sparse<'_>, names: &mut HashSet<String>) {
 fn tensor_names(t: &Tensor<'_>, names: &mut HashSet<String>) {
     for e in &t.external_data {
         if e.key.as_deref() == Some("location") {
-            if let Some(n) = e.value.as_deref().and_then(|v| Path::new(v).file_name()) {
-                names.insert(n.to_string_lossy().into_owned());
+            // As the save spells its own locations; a refused one names no file a save
+            // could write.
+            let checked = e.value.as_deref().map(|v| validate_location("", v));
+            if let Some(Ok(p)) = checked {
+                names.insert(location_string(&p));
             }
         }
     }
@@ -131,20 +141,58 @@ fn tensor_names(t: &Tensor<'_>, names: &mut HashSet<String>) {
 /// Payloads of at least this many bytes are not read to find the names.
 const WEIGHTS: usize = 64;
 
-/// The external-data file names the model file at `path` refers to; empty when there is
-/// no readable model there (then no data of it can be broken by overwriting either).
+/// The external-data locations the model file at `path` refers to (normalized as a save
+/// writes them: `sub/w.bin`); empty when there is no readable model there (then no data
+/// of it can be broken by overwriting either).
 pub(crate) fn names_in_use(path: &Path) -> HashSet<String> {
     let mut names = HashSet::new();
-    let Ok(file) = open_regular(path) else {
-        return names;
+    if let Ok(file) = open_regular(path) {
+        names_in(&file, path, &mut names);
+    }
+    names
+}
+
+/// What saves to `model_name` in `dir` left behind when their process died between
+/// moving the old model file aside and renaming the new one in: the hidden
+/// `.<model_name>.old-<pid>-<n>` files of processes that no longer run, and the
+/// locations those models use (the data of the path's previous model, free to replace).
+pub(crate) fn left_by_crashed_saves(
+    dir: &TargetDir,
+    model_name: &OsStr,
+) -> (Vec<OsString>, HashSet<String>) {
+    let mut names = HashSet::new();
+    let mut files = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir.join("")) else {
+        return (files, names);
     };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !dead_process_aside(&name, model_name) {
+            continue;
+        }
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let Ok(fd) = openat(dir.fd(), &name, flags, Mode::empty()) else {
+            continue;
+        };
+        let file = File::from(fd);
+        if file.metadata().is_ok_and(|m| m.is_file()) {
+            names_in(&file, &dir.join(&name), &mut names);
+            files.push(name);
+        }
+    }
+    (files, names)
+}
+
+/// Adds the locations the model in `file` uses to `names`; nothing when it is not a
+/// readable model.
+fn names_in(file: &File, path: &Path, names: &mut HashSet<String>) {
     let Ok(len) = file.metadata().map(|m| m.len()) else {
-        return names;
+        return;
     };
     // Read, never mapped (another process may truncate the file meanwhile), and without
     // the weights.
-    let Ok(structure) = read_structure(&file, path, len, WEIGHTS) else {
-        return names;
+    let Ok(structure) = read_structure(file, path, len, WEIGHTS) else {
+        return;
     };
     // A hostile file at the target path gets the budget any load would give it.
     let options = DecodeOptions {
@@ -152,21 +200,20 @@ pub(crate) fn names_in_use(path: &Path) -> HashSet<String> {
         ..DecodeOptions::default()
     };
     let Ok(model) = Model::decode_with(&structure, &options) else {
-        return names;
+        return;
     };
-    model.graph.iter().for_each(|g| graph_names(g, &mut names));
+    model.graph.iter().for_each(|g| graph_names(g, names));
     for t in &model.training_info {
         t.initialization
             .iter()
             .chain(&t.algorithm)
-            .for_each(|g| graph_names(g, &mut names));
+            .for_each(|g| graph_names(g, names));
     }
     model
         .functions
         .iter()
         .flat_map(|f| &f.node)
-        .for_each(|n| node_names(n, &mut names));
-    names
+        .for_each(|n| node_names(n, names));
 }
 
 #[cfg(test)]
@@ -226,10 +273,10 @@ mod tests {
             [
                 "attribute.bin",
                 "function.bin",
-                "in_subgraph.bin",
                 "initializer.bin",
                 "sparse_indices.bin",
                 "sparse_values.bin",
+                "sub/in_subgraph.bin",
                 "training.bin"
             ]
         );

@@ -13,21 +13,23 @@
 //! makes the save fail before anything is written.
 
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::par::*;
 
-use super::names::names_in_use;
+use super::names::{left_by_crashed_saves, names_in_use};
 use super::reference::ExternalDataRef;
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::Bytes;
 use crate::io::atomic::{AtomicTarget, Displaced, SaveHook, SaveStep, TargetDir};
 use crate::io::buffer::align_up;
-use crate::io::location::{bare_file_name, option_file_name};
+use crate::io::location::save_location;
 use crate::io::open::FileId;
 use crate::io::options::{ExternalDataOptions, SerializeOptions};
+use crate::io::save::{Saved, SavedFile};
 use crate::io::write::write_model_file;
 use crate::message::Reborrow;
 use crate::onnx::{DataLocation, ModelProto, StringStringEntryProto, TensorProto, TensorSite};
@@ -158,12 +160,12 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
         any = true;
         let requested = if ext.is_none() {
             ExternalDataRef::from_tensor(t).and_then(|r| {
-                bare_file_name("location", &r.location).map_err(|e| e.in_tensor(t.name()))
+                save_location("location", &r.location).map_err(|e| e.in_tensor(t.name()))
             })?
         } else if config.one_file_per_tensor {
             tensor_file_names.next(t.name())
         } else {
-            option_file_name("external_data.location", &config.location)?
+            save_location("external_data.location", &config.location)?
         };
         if ext.is_some() || t.raw_data.is_some() {
             chosen.insert(requested.clone());
@@ -207,6 +209,27 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
     }))
 }
 
+/// One data file of a save: its location as the model records it, and where it is.
+struct DataFile {
+    location: String,
+    dir: Arc<TargetDir>,
+    leaf: OsString,
+}
+
+/// A checked location's directory components and file name.
+fn split_location(location: &str) -> (Vec<&str>, &str) {
+    let mut parts: Vec<&str> = location.split('/').collect();
+    let leaf = parts.pop().unwrap_or(location);
+    (parts, leaf)
+}
+
+/// The identity of what is at `location` beneath `dir` (a link is not followed); `None`
+/// when nothing is, or a directory on the way is missing.
+fn entry_at(dir: &Arc<TargetDir>, location: &str) -> Result<Option<FileId>> {
+    let (parts, leaf) = split_location(location);
+    Ok(dir.beneath(&parts, None)?.and_then(|d| d.entry_id(leaf)))
+}
+
 /// Saves `model` to `path` with the planned external data.
 pub(crate) fn save_external(
     model: &ModelProto<'_>,
@@ -214,12 +237,11 @@ pub(crate) fn save_external(
     options: &SerializeOptions,
     hook: &dyn SaveHook,
     plan: Plan,
-) -> Result<()> {
+) -> Result<Saved> {
     // Every file of this save is created, renamed and removed relative to this one
-    // opened directory.
+    // opened directory (and directories opened beneath it).
     let (dir, model_name) = TargetDir::of(path)?;
-    // Files this save reads (lazily loaded payloads), by identity: none of them may be
-    // renamed aside, removed or renamed over, however its name is spelled.
+    // Files this save reads (lazily loaded payloads), by identity.
     let mut reading: HashSet<FileId> = HashSet::new();
     let mut reading_data: HashSet<FileId> = HashSet::new();
     model.visit_tensors(|_, t| {
@@ -241,69 +263,180 @@ pub(crate) fn save_external(
             Some(path),
         ));
     }
-    // Final names: a name the current model at `path` uses, a file this save reads, the
-    // model file itself, or another name of it (a hard link) gets a second generation.
-    let in_use = names_in_use(path);
-    let mut taken: HashSet<String> = HashSet::new();
-    // Names lazily loaded tensors brought from their model were chosen by no one here:
-    // the save takes the first free generation of the name (`w.bin`, `w.bin~1`, ...
-    // whatever generation the model had), passing over another model's files, where a
-    // name the caller chose is refused below.
-    let foreign = |candidate: &str| {
-        !options.replace_data_files
-            && dir.entry_id(candidate).is_some()
-            && !older_generation(candidate, &in_use)
-    };
-    let final_names: Vec<String> = plan
-        .files
+    // The data of the model at the path is free to replace; so is that of a model a
+    // crashed save left aside (the path's previous model).
+    let mut in_use = names_in_use(path);
+    let (crash_leftovers, their_names) = left_by_crashed_saves(&dir, &model_name);
+    in_use.extend(their_names);
+    let final_locations = final_locations(
+        &dir,
+        (&model_name, model_entry),
+        &plan,
+        options,
+        &in_use,
+        &reading,
+    )?;
+
+    // Directories the locations need, created as needed (and removed again if the save
+    // fails); then the files' own names.
+    let mut created = Vec::new();
+    let files: Result<Vec<DataFile>> = final_locations
         .iter()
-        .map(|(name, _)| {
+        .map(|location| {
+            let (parts, leaf) = split_location(location);
+            let sub = dir.beneath(&parts, Some(&mut created))?;
+            Ok(DataFile {
+                location: location.clone(),
+                dir: sub.expect("directories are created"),
+                leaf: OsString::from(leaf),
+            })
+        })
+        .collect();
+    let files = match files {
+        Ok(files) => files,
+        Err(e) => {
+            TargetDir::remove_created(created);
+            return Err(e);
+        }
+    };
+    let result = write_and_commit(
+        model,
+        path,
+        options,
+        hook,
+        &plan,
+        (&dir, &model_name),
+        &files,
+        &in_use,
+    );
+    match &result {
+        Err(_) => TargetDir::remove_created(created),
+        Ok(_) => {
+            // Superseded now: the model at the path is the new one, and the files
+            // the data files displaced are gone too.
+            for name in crash_leftovers {
+                let _ = rustix::fs::unlinkat(dir.fd(), &name, rustix::fs::AtFlags::empty());
+            }
+            for f in &files {
+                f.dir.remove_dead_asides(&f.leaf);
+            }
+        }
+    }
+    result
+}
+
+/// The location each planned file gets. A name the caller chose is kept, and replaces
+/// the file there when that is the data of the model at the target path, an older
+/// generation of it, or when `replace_data_files` allows it; any other file there (most
+/// likely another model's data), the model file, and a file this save reads that is
+/// not the target model's data fail the save. A name that lazily loaded tensors brought
+/// from their model takes the first free generation of it instead (`w.bin`, `w.bin~1`,
+/// ...).
+fn final_locations(
+    dir: &Arc<TargetDir>,
+    (model_name, model_entry): (&OsStr, Option<FileId>),
+    plan: &Plan,
+    options: &SerializeOptions,
+    in_use: &HashSet<String>,
+    reading: &HashSet<FileId>,
+) -> Result<Vec<String>> {
+    let mut taken: HashSet<String> = HashSet::new();
+    let mut finals: Vec<Option<String>> = vec![None; plan.files.len()];
+    // What stands in the way of writing `candidate`, if anything.
+    let clash = |candidate: &str, taken: &HashSet<String>| -> Result<Option<&'static str>> {
+        if taken.contains(candidate) {
+            return Ok(Some("another data file of this save"));
+        }
+        if OsStr::new(candidate) == model_name {
+            return Ok(Some("the model file itself"));
+        }
+        let id = entry_at(dir, candidate)?;
+        if id.is_some() && id == model_entry {
+            return Ok(Some("the model file itself (another name of it)"));
+        }
+        // Replacing a file read here is safe for this save (it is read in full first)
+        // but would break the model it belongs to, unless that is the model replaced.
+        if id.is_some_and(|id| reading.contains(&id)) && !in_use.contains(candidate) {
+            return Ok(Some("a file this save reads the weights from"));
+        }
+        let replaceable = options.replace_data_files
+            || in_use.contains(candidate)
+            || older_generation(candidate, in_use);
+        Ok((id.is_some() && !replaceable).then_some("another file"))
+    };
+    // Chosen names first: an inherited one steps aside for them.
+    for chosen_pass in [true, false] {
+        for (i, (name, _)) in plan.files.iter().enumerate() {
             let inherited = !plan.chosen.contains(name);
-            let base = if inherited {
-                generation_base(name)
-            } else {
-                name.as_str()
-            };
+            if inherited == chosen_pass {
+                continue;
+            }
+            if !inherited {
+                if let Some(what) = clash(name, &taken)? {
+                    return Err(refused_location(dir, name, what));
+                }
+                taken.insert(name.clone());
+                finals[i] = Some(name.clone());
+                continue;
+            }
+            let base = generation_base(name);
             let mut candidate = base.to_string();
             let mut generation = 0;
-            while in_use.contains(&candidate)
-                || taken.contains(&candidate)
-                || OsString::from(&candidate) == model_name
-                || dir
-                    .entry_id(&candidate)
-                    .is_some_and(|id| reading.contains(&id) || Some(id) == model_entry)
-                || (inherited && foreign(&candidate))
-            {
+            while clash(&candidate, &taken)?.is_some() {
                 generation += 1;
                 candidate = format!("{base}~{generation}");
             }
             taken.insert(candidate.clone());
-            candidate
-        })
-        .collect();
+            finals[i] = Some(candidate);
+        }
+    }
+    Ok(finals.into_iter().flatten().collect())
+}
 
-    // A file already at a final name is replaced only when it is an older generation of
-    // the model at `path`'s data, or when the caller allows it: anything else is usually
-    // another model's data, and a save must not break that model.
-    if let Some(name) = final_names.iter().find(|n| foreign(n)) {
-        return Err(Error::io(
-            std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                format!(
-                    "the data file {name} already exists and is not the data of an earlier \
-                     save to this path (another model's?); choose another location, remove \
-                     the file, or allow replacing it (replace_data_files)"
-                ),
+/// The error for a chosen data file location that `what` already holds.
+fn refused_location(dir: &TargetDir, location: &str, what: &str) -> Error {
+    let (kind, message) = if what == "another file" {
+        (
+            std::io::ErrorKind::AlreadyExists,
+            format!(
+                "the data file {location} already exists and is not the data of an earlier \
+                 save to this path (another model's?); choose another location, remove \
+                 the file, or allow replacing it (replace_data_files)"
             ),
-            Some(&dir.join(name)),
-        ));
-    }
+        )
+    } else {
+        (
+            std::io::ErrorKind::InvalidInput,
+            format!("the data file location {location} names {what}; choose another location"),
+        )
+    };
+    Error::io(
+        std::io::Error::new(kind, message),
+        Some(&dir.join(location)),
+    )
+}
 
-    // Files this save will replace (older generations, or files the caller allowed it
-    // to replace): their cached pages are released now, for the new files to reuse.
-    for name in &final_names {
-        dir.release_cached_pages(name);
+/// Writes the data files and the model file under temporary names, then renames them
+/// into place, in the order the module's documentation gives.
+#[allow(clippy::too_many_arguments)]
+fn write_and_commit(
+    model: &ModelProto<'_>,
+    path: &Path,
+    options: &SerializeOptions,
+    hook: &dyn SaveHook,
+    plan: &Plan,
+    (dir, model_name): (&Arc<TargetDir>, &OsStr),
+    files: &[DataFile],
+    in_use: &HashSet<String>,
+) -> Result<Saved> {
+    // Files this save will replace: their cached pages are released now, for the new
+    // files to reuse.
+    for f in files {
+        if let Some(leaf) = f.leaf.to_str() {
+            f.dir.release_cached_pages(leaf);
+        }
     }
+    let file_path = |f: &DataFile| f.dir.join(&f.leaf);
 
     // The view the model file encodes: external tensors point at their files.
     let mut view = model.reborrow();
@@ -336,7 +469,7 @@ pub(crate) fn save_external(
             t.lazy_data = None;
             t.data_location = Some(DataLocation::External.into());
             t.external_data = vec![
-                StringStringEntryProto::new("location", final_names[p.file].clone()),
+                StringStringEntryProto::new("location", files[p.file].location.clone()),
                 StringStringEntryProto::new("offset", p.offset.to_string()),
                 StringStringEntryProto::new("length", p.len.to_string()),
             ];
@@ -347,9 +480,9 @@ pub(crate) fn save_external(
     // Data files first, under temporary names.
     let mut targets: Vec<AtomicTarget> = Vec::new();
     let written = (|| -> Result<()> {
-        for (name, (_, size)) in final_names.iter().zip(&plan.files) {
+        for (f, (_, size)) in files.iter().zip(&plan.files) {
             let target =
-                AtomicTarget::in_dir(&dir, name.as_ref(), hook)?.owner_only(options.owner_only);
+                AtomicTarget::in_dir(&f.dir, &f.leaf, hook)?.owner_only(options.owner_only);
             target.reserve(*size)?;
             targets.push(target);
         }
@@ -367,7 +500,7 @@ pub(crate) fn save_external(
                             target
                                 .file
                                 .write_all_at(bytes, *offset)
-                                .map_err(|e| Error::io(e, Some(&dir.join(&final_names[*file]))))?;
+                                .map_err(|e| Error::io(e, Some(&file_path(&files[*file]))))?;
                         }
                         TensorSource::Lazy(lazy, name) => {
                             hook.before(SaveStep::Write {
@@ -375,17 +508,17 @@ pub(crate) fn save_external(
                                 len: lazy.len(),
                             })?;
                             lazy.copy_into(&target.file, *offset).map_err(|e| {
-                                e.in_file(&dir.join(&final_names[*file])).in_tensor(name)
+                                e.in_file(&file_path(&files[*file])).in_tensor(name)
                             })?;
                         }
                     }
                     Ok(())
                 })
         })??;
-        for (target, name) in targets.iter().zip(&final_names) {
+        for (target, f) in targets.iter().zip(files) {
             target
                 .flush(hook, options.sync)
-                .map_err(|e| Error::io(e, Some(&dir.join(name))))?;
+                .map_err(|e| Error::io(e, Some(&file_path(f))))?;
         }
         Ok(())
     })();
@@ -395,7 +528,7 @@ pub(crate) fn save_external(
     }
 
     // Then the model file, also under a temporary name.
-    let model_target = match AtomicTarget::in_dir(&dir, &model_name, hook) {
+    let mut model_target = match AtomicTarget::in_dir(dir, model_name, hook) {
         Ok(t) => t.owner_only(options.owner_only),
         Err(e) => {
             targets.into_iter().for_each(AtomicTarget::abandon);
@@ -409,35 +542,106 @@ pub(crate) fn save_external(
         targets.into_iter().for_each(AtomicTarget::abandon);
         return Err(e.in_file(path));
     }
-    // Commit: data files (none of which the current model uses), then the model. On a
-    // failure, data files already renamed into place are removed again (no model refers
-    // to them) and what they displaced is put back; on success, that is removed.
-    let mut committed: Vec<(String, Option<Displaced>)> = Vec::new();
-    let mut targets = targets.into_iter().zip(&final_names);
+    let sizes: Vec<u64> = targets
+        .iter()
+        .map(|t| t.file.metadata().map(|m| m.len()).unwrap_or(0))
+        .collect();
+    let model_len = model_target.file.metadata().map(|m| m.len()).unwrap_or(0);
+
+    // Commit. When a data file the current model at `path` uses is about to be replaced,
+    // that model first leaves its name: from then until the new model is renamed in,
+    // the path holds no model (a crash in that window leaves a load failing loudly,
+    // never the old model paired with new data). Then the data files, then the model.
+    // On a failure, data files already renamed into place are removed again and what
+    // they and the model displaced is put back; on success, that is removed.
+    let replaces_used_data = files
+        .iter()
+        .any(|f| in_use.contains(&f.location) && f.dir.entry_id(&f.leaf).is_some());
+    let old_model = if replaces_used_data {
+        match model_target.move_current_aside(hook, options.sync) {
+            Ok(d) => d,
+            Err(e) => {
+                model_target.abandon();
+                targets.into_iter().for_each(AtomicTarget::abandon);
+                return Err(e);
+            }
+        }
+    } else {
+        None
+    };
+    // The data files' renames are made durable together, once, before the model's:
+    // their order among themselves does not matter.
+    let mut committed: Vec<(&DataFile, Option<Displaced>)> = Vec::new();
+    let mut pending = targets.into_iter().zip(files);
     let outcome = loop {
-        let Some((t, name)) = targets.next() else {
+        let Some((t, f)) = pending.next() else {
+            if options.sync {
+                let mut synced: Vec<&Arc<TargetDir>> = Vec::new();
+                for f in files {
+                    if !synced.iter().any(|d| Arc::ptr_eq(d, &f.dir)) {
+                        f.dir.sync();
+                        synced.push(&f.dir);
+                    }
+                }
+            }
             break model_target.commit(hook, options.sync);
         };
-        match t.commit_unused(hook, options.sync) {
-            Ok(displaced) => committed.push((name.clone(), displaced)),
+        match t.commit_unused(hook, false) {
+            Ok(displaced) => committed.push((f, displaced)),
             Err(e) => {
-                targets.for_each(|(t, _)| t.abandon());
+                pending.for_each(|(t, _)| t.abandon());
                 model_target.abandon();
                 break Err(e);
             }
         }
     };
-    for (name, displaced) in committed {
+    for (f, displaced) in committed {
         match (&outcome, displaced) {
             (Ok(()), Some(d)) => d.discard(),
             (Ok(()), None) => {}
             (Err(_), Some(d)) => d.restore(),
             (Err(_), None) => {
-                let _ = rustix::fs::unlinkat(dir.fd(), name.as_str(), rustix::fs::AtFlags::empty());
+                let _ = rustix::fs::unlinkat(f.dir.fd(), &f.leaf, rustix::fs::AtFlags::empty());
             }
         }
     }
-    outcome
+    match (&outcome, old_model) {
+        (Ok(()), Some(d)) => d.discard(),
+        (Err(_), Some(d)) => d.restore(),
+        (_, None) => {}
+    }
+    outcome?;
+    remove_superseded_generations(dir, in_use, files);
+    Ok(Saved::new(
+        dir.join(model_name),
+        model_len,
+        files
+            .iter()
+            .zip(sizes)
+            .map(|(f, len)| SavedFile::new(file_path(f), f.location.clone(), len))
+            .collect(),
+    ))
+}
+
+/// After a successful save: removes the data files of an older generation naming scheme
+/// (`w.bin~1`) that the replaced model used and the new one no longer does, now that
+/// the data went back to the name (`w.bin`). Nothing else is removed: another model may
+/// share any other file.
+fn remove_superseded_generations(
+    dir: &Arc<TargetDir>,
+    in_use: &HashSet<String>,
+    files: &[DataFile],
+) {
+    let written: HashSet<&str> = files.iter().map(|f| f.location.as_str()).collect();
+    for old in in_use {
+        let base = generation_base(old);
+        if base != old && written.contains(base) && !written.contains(old.as_str()) {
+            let (parts, leaf) = split_location(old);
+            if let Ok(Some(d)) = dir.beneath(&parts, None) {
+                let _ = rustix::fs::unlinkat(d.fd(), leaf, rustix::fs::AtFlags::empty());
+            }
+        }
+    }
 }
 
 /// A data file name without its generation suffix (`w.bin~1` → `w.bin`).
@@ -480,10 +684,7 @@ pub fn convert_model_to_external_data(
     let location = if options.one_file_per_tensor {
         None
     } else {
-        Some(option_file_name(
-            "external_data.location",
-            &options.location,
-        )?)
+        Some(save_location("external_data.location", &options.location)?)
     };
     model.visit_tensors_mut(|site, t| {
         // The same rule as a save with options.
