@@ -49,6 +49,11 @@
 //! single assignment, no recursion). `onnx` does not check training information or the
 //! `value_info` list, so neither does this.
 //!
+//! An input not defined before its node is told apart by what produces it: a node listed
+//! later (the nodes are out of topological order, which onnxruntime sorts out as it loads
+//! a model but `onnx` rejects) gives the problem a [`Detail::ProducedLater`] naming that
+//! node; an input nothing produces has no detail.
+//!
 //! External data files are looked for only when [`CheckOptions::model_dir`] is set (as
 //! `onnx.checker.check_model(path)` does); without it, locations are checked as text.
 //! Those are `onnx.checker`'s rules, not a load's: `onnx` accepts a `..` that stays in
@@ -91,7 +96,7 @@ mod steps {
 
 use std::collections::{HashMap, HashSet};
 
-use hash::NameSet;
+use hash::{NameMap, NameSet};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -184,6 +189,51 @@ pub struct Problem {
     /// (past [`CheckOptions::max_problems_per_kind`]): set on the last kept problem of
     /// such a kind, 0 on every other.
     pub more: u64,
+    /// What the problem is about, for a caller that groups or acts on problems
+    /// without reading their messages; `None` for most problems.
+    pub detail: Option<Detail>,
+}
+
+/// The facts behind a problem, as data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Detail {
+    /// A node uses a value that a node listed after it produces: the nodes are not in
+    /// topological order. (An input that nothing produces has no detail.)
+    ProducedLater(ProducedLater),
+}
+
+/// A value used before the node that produces it, in the node list of one graph or
+/// function. `onnx.checker` rejects such a model, though onnxruntime sorts the nodes
+/// itself as it loads one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProducedLater {
+    /// The path of the graph or function whose node list is out of order (`graph` for
+    /// the main graph). It is an enclosing graph of the problem's node when that
+    /// node is in a subgraph and uses a value of the enclosing graph.
+    pub graph: String,
+    /// The value used too early.
+    pub value: String,
+    /// The node of that list that uses the value: the problem's node, or the node
+    /// whose subgraph holds it.
+    pub user: NodeRef,
+    /// The node of that list that produces the value, listed after the user.
+    pub producer: NodeRef,
+    /// Whether this is the first input of the problem's node produced later. The first
+    /// ones and the others are counted as two kinds, so that the first ones, kept and
+    /// counted ([`Problem::more`]), number the nodes out of order.
+    pub first_of_node: bool,
+}
+
+/// A node named by its place in its node list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NodeRef {
+    /// The index in the node list.
+    pub index: usize,
+    /// The node's name (often empty).
+    pub name: String,
 }
 
 impl Problem {
@@ -441,6 +491,27 @@ struct Level<'m> {
     names: NameSet<'m>,
     /// Distinguishes this level from an earlier one at the same depth.
     generation: u64,
+    /// The level's node list and the index of the node being checked (for an
+    /// enclosing level: the node whose subgraph is being checked).
+    nodes: &'m [NodeProto<'m>],
+    at: usize,
+    /// The first node producing each name, built on the first input found undefined:
+    /// it tells a value produced later from one produced nowhere, and only a model with
+    /// such an input pays for it.
+    producers: Option<NameMap<'m, usize>>,
+    /// Problems kept whose [`ProducedLater::graph`] is this level's graph, found while
+    /// checking one of its subgraphs: the path is filled in when the level is done.
+    pending_graph_path: Vec<usize>,
+}
+
+/// An input used before the node producing it, as [`Scope::produced_later`] finds it.
+struct Later<'m> {
+    /// How many graphs out the producer's node list is (0: the input's own graph).
+    levels_up: usize,
+    user: usize,
+    user_name: &'m str,
+    producer: usize,
+    producer_name: &'m str,
 }
 
 #[derive(Clone, Copy)]
@@ -468,12 +539,70 @@ impl<'m> Scope<'m> {
         }
     }
 
-    fn push(&mut self, capacity: usize) {
+    /// A new innermost level, for a graph or function whose nodes are `nodes`.
+    fn push(&mut self, capacity: usize, nodes: &'m [NodeProto<'m>]) {
         self.generations += 1;
         self.levels.push(Level {
             names: NameSet::with_capacity_and_hasher(capacity, Default::default()),
             generation: self.generations,
+            nodes,
+            at: 0,
+            producers: None,
+            pending_graph_path: Vec::new(),
         });
+    }
+
+    /// Records that the innermost level's node `index` is being checked.
+    fn at_node(&mut self, index: usize) {
+        if let Some(l) = self.levels.last_mut() {
+            l.at = index;
+        }
+    }
+
+    /// Where `name`, not defined so far, is produced by a node listed after the node
+    /// using it (in this graph, or after the node holding this subgraph in an
+    /// enclosing one); `None` when no node produces it, or only the user itself.
+    fn produced_later(&mut self, name: &str) -> Option<Later<'m>> {
+        for (levels_up, level) in self.levels.iter_mut().rev().enumerate() {
+            let nodes = level.nodes;
+            let producers = level.producers.get_or_insert_with(|| {
+                let mut first = NameMap::default();
+                for (i, n) in nodes.iter().enumerate() {
+                    steps::add(1 + n.output.len() as u64);
+                    for o in n.output.iter().filter(|o| !o.is_empty()) {
+                        first.entry(o.as_str()).or_insert(i);
+                    }
+                }
+                first
+            });
+            if let Some(&producer) = producers.get(name) {
+                return (producer > level.at).then(|| Later {
+                    levels_up,
+                    user: level.at,
+                    user_name: nodes.get(level.at).map_or("", |n| n.name()),
+                    producer,
+                    producer_name: nodes.get(producer).map_or("", |n| n.name()),
+                });
+            }
+        }
+        None
+    }
+
+    /// Asks for the path of the graph `levels_up` out to be filled into the
+    /// [`ProducedLater`] of the kept problem `index` when that graph is done.
+    fn defer_graph_path(&mut self, levels_up: usize, index: usize) {
+        let depth = self.levels.len().saturating_sub(1 + levels_up);
+        if let Some(l) = self.levels.get_mut(depth) {
+            l.pending_graph_path.push(index);
+        }
+    }
+
+    /// The kept problems waiting for the innermost graph's path.
+    fn take_pending_graph_paths(&mut self) -> Vec<usize> {
+        self.levels
+            .last_mut()
+            .map(|l| std::mem::take(&mut l.pending_graph_path))
+            .unwrap_or_default()
     }
 
     fn pop(&mut self) {
@@ -531,12 +660,48 @@ impl<'m> Scope<'m> {
     }
 }
 
+/// The message of an input produced later: `onnx`'s words for an input not defined
+/// before its node, then the node that produces it.
+struct LaterMessage<'a, 'm> {
+    input: &'a str,
+    later: &'a Later<'m>,
+}
+
+impl fmt::Display for LaterMessage<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let l = self.later;
+        write!(f, "input '{}' is not defined before the node: ", self.input)?;
+        if l.levels_up > 0 {
+            f.write_str("in an enclosing graph, ")?;
+        }
+        write!(f, "{} produces it ", NodeText(l.producer, l.producer_name))?;
+        if l.levels_up > 0 {
+            write!(f, "after {}", NodeText(l.user, l.user_name))?;
+        } else {
+            f.write_str("later")?;
+        }
+        f.write_str(" (the nodes are not in topological order)")
+    }
+}
+
+/// A node as paths name it: `node[7] "a"`, or `node[7]` without a name.
+struct NodeText<'a>(usize, &'a str);
+
+impl fmt::Display for NodeText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.1 {
+            "" => write!(f, "node[{}]", self.0),
+            name => write!(f, "node[{}] {name:?}", self.0),
+        }
+    }
+}
+
 pub(crate) struct Checker<'o> {
     /// The problems kept, in model order.
     problems: Vec<Problem>,
     /// The problems of each kind: a kind is one rule, the place in the checker that
     /// reports it.
-    kinds: HashMap<&'static std::panic::Location<'static>, KindCount>,
+    kinds: HashMap<Kind, KindCount>,
     options: &'o CheckOptions,
     /// The model's IR version truncated to `int32`, as `onnx` keeps it.
     ir_version: i32,
@@ -544,6 +709,17 @@ pub(crate) struct Checker<'o> {
     opsets: Opsets,
     /// How many graphs enclose the one being checked.
     depth: usize,
+}
+
+/// A kind of problem: the place in the checker that reports it, or a name where one
+/// place reports problems of two kinds.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    Site(&'static std::panic::Location<'static>),
+    /// The first input of a node that a later node produces.
+    FirstProducedLater,
+    /// Another input of the same node that a later node produces.
+    MoreProducedLater,
 }
 
 /// How many problems of one kind were found.
@@ -562,13 +738,23 @@ impl<'o> Checker<'o> {
     /// that a counted problem costs no formatting.
     #[track_caller]
     pub(crate) fn report(&mut self, loc: &Loc<'_>, message: impl fmt::Display) {
-        let kind = self
-            .kinds
-            .entry(std::panic::Location::caller())
-            .or_default();
+        let kind = Kind::Site(std::panic::Location::caller());
+        self.record(kind, loc, message, || None);
+    }
+
+    /// [`report`](Self::report) for a problem of `kind`, with its [`Detail`] (made
+    /// only when the problem is kept); returns the kept problem's index.
+    fn record(
+        &mut self,
+        kind: Kind,
+        loc: &Loc<'_>,
+        message: impl fmt::Display,
+        detail: impl FnOnce() -> Option<Detail>,
+    ) -> Option<usize> {
+        let kind = self.kinds.entry(kind).or_default();
         if kind.kept >= self.options.max_problems_per_kind.max(1) {
             kind.more += 1;
-            return;
+            return None;
         }
         kind.kept += 1;
         kind.last = self.problems.len();
@@ -576,7 +762,69 @@ impl<'o> Checker<'o> {
             path: capped(loc),
             message: capped(message),
             more: 0,
+            detail: detail(),
         });
+        Some(self.problems.len() - 1)
+    }
+
+    /// Reports `input` of the node at `loc`, which a node listed later produces.
+    /// `graph` is the path of the input's own graph or function; `first_of_node`
+    /// whether no earlier input of the node was produced later.
+    fn report_produced_later<'m>(
+        &mut self,
+        loc: &Loc<'_>,
+        graph: &Loc<'_>,
+        input: &str,
+        later: &Later<'m>,
+        first_of_node: bool,
+        scope: &mut Scope<'m>,
+    ) {
+        let message = LaterMessage { input, later };
+        let detail = || {
+            Some(Detail::ProducedLater(ProducedLater {
+                // An enclosing graph's path is filled in once that graph is done.
+                graph: if later.levels_up == 0 {
+                    capped(graph)
+                } else {
+                    String::new()
+                },
+                value: capped(input),
+                user: NodeRef {
+                    index: later.user,
+                    name: capped(later.user_name),
+                },
+                producer: NodeRef {
+                    index: later.producer,
+                    name: capped(later.producer_name),
+                },
+                first_of_node,
+            }))
+        };
+        let kind = if first_of_node {
+            Kind::FirstProducedLater
+        } else {
+            Kind::MoreProducedLater
+        };
+        let kept = self.record(kind, loc, message, detail);
+        if let (Some(index), 1..) = (kept, later.levels_up) {
+            scope.defer_graph_path(later.levels_up, index);
+        }
+    }
+
+    /// Fills the path of the graph at `loc`, now done, into the problems that wait for it.
+    fn fill_graph_paths(&mut self, loc: &Loc<'_>, scope: &mut Scope<'_>) {
+        let pending = scope.take_pending_graph_paths();
+        if pending.is_empty() {
+            return;
+        }
+        let path = capped(loc);
+        for i in pending {
+            if let Some(Some(Detail::ProducedLater(p))) =
+                self.problems.get_mut(i).map(|p| p.detail.as_mut())
+            {
+                p.graph.clone_from(&path);
+            }
+        }
     }
 
     /// The imported version of `domain` for a node (`""` falls back to an
@@ -672,7 +920,10 @@ impl<'o> Checker<'o> {
         }
         // Room for every name this graph defines, so that the set never grows mid-check.
         let outputs: usize = g.node.iter().map(|n| n.output.len()).sum();
-        scope.push(g.input.len() + g.initializer.len() + g.sparse_initializer.len() + outputs);
+        scope.push(
+            g.input.len() + g.initializer.len() + g.sparse_initializer.len() + outputs,
+            &g.node,
+        );
         for (i, v) in g.input.iter().enumerate() {
             if scope.this_graph_has(v.name()) {
                 self.report(
@@ -724,12 +975,21 @@ impl<'o> Checker<'o> {
         }
         for (i, node) in g.node.iter().enumerate() {
             let nloc = loc.indexed("node", i, node.name());
+            scope.at_node(i);
+            let mut first_of_node = true;
             for input in &node.input {
-                if !input.is_empty() && !scope.any_graph_has(input) {
-                    self.report(
+                if input.is_empty() || scope.any_graph_has(input) {
+                    continue;
+                }
+                match scope.produced_later(input) {
+                    Some(later) => {
+                        self.report_produced_later(&nloc, loc, input, &later, first_of_node, scope);
+                        first_of_node = false;
+                    }
+                    None => self.report(
                         &nloc,
                         format_args!("input '{input}' is not defined before the node (not a graph input, initializer, or output of an earlier node)"),
-                    );
+                    ),
                 }
             }
             self.check_node(node, main_graph, scope, &nloc);
@@ -743,6 +1003,7 @@ impl<'o> Checker<'o> {
                 );
             }
         }
+        self.fill_graph_paths(loc, scope);
         scope.pop();
         self.depth -= 1;
     }
@@ -806,7 +1067,7 @@ impl<'o> Checker<'o> {
             opsets.insert(o.domain(), o.version());
         }
         let mut scope = Scope::new();
-        scope.push(f.input.len() + f.node.len());
+        scope.push(f.input.len() + f.node.len(), &f.node);
         for input in &f.input {
             if scope.this_graph_has(input) {
                 self.report(
@@ -837,12 +1098,21 @@ impl<'o> Checker<'o> {
         let outer = std::mem::replace(&mut self.opsets, opsets);
         for (i, node) in f.node.iter().enumerate() {
             let nloc = loc.indexed("node", i, node.name());
+            scope.at_node(i);
+            let mut first_of_node = true;
             for input in &node.input {
-                if !input.is_empty() && !scope.this_graph_has(input) {
-                    self.report(
+                if input.is_empty() || scope.this_graph_has(input) {
+                    continue;
+                }
+                match scope.produced_later(input) {
+                    Some(later) => {
+                        self.report_produced_later(&nloc, loc, input, &later, first_of_node, &mut scope);
+                        first_of_node = false;
+                    }
+                    None => self.report(
                         &nloc,
                         format_args!("input '{input}' is neither a function input nor an output of an earlier node"),
-                    );
+                    ),
                 }
             }
             if !self.options.skip_opset_compatibility_check {
@@ -1198,5 +1468,160 @@ mod tests {
         assert!(p.message.starts_with("input 'éé") && p.message.ends_with('…'));
         assert_eq!(capped("short"), "short");
         assert_eq!(capped("x".repeat(MAX_PROBLEM_TEXT)).len(), MAX_PROBLEM_TEXT);
+    }
+
+    /// `x -> Relu r1 -> Relu r2 -> ... -> y` (`n` nodes), listed last first.
+    fn reversed_chain(n: usize) -> ModelProto<'static> {
+        let mut g = GraphProto::named("g");
+        g.input
+            .push(ValueInfoProto::tensor("x", DataType::Float, [1]));
+        g.output
+            .push(ValueInfoProto::tensor("y", DataType::Float, [1]));
+        for i in (0..n).rev() {
+            let input = if i == 0 {
+                "x".to_string()
+            } else {
+                format!("v{i}")
+            };
+            let output = if i + 1 == n {
+                "y".to_string()
+            } else {
+                format!("v{}", i + 1)
+            };
+            g.node
+                .push(NodeProto::new("Relu", [input], [output]).with_name(format!("r{i}")));
+        }
+        ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)])
+    }
+
+    fn produced_later(p: &Problem) -> Option<&ProducedLater> {
+        match &p.detail {
+            Some(Detail::ProducedLater(later)) => Some(later),
+            None => None,
+        }
+    }
+
+    #[test]
+    fn an_input_produced_later_names_its_producer() {
+        let problems = check_model(&reversed_chain(3)).unwrap_err();
+        assert_eq!(problems.len(), 2, "{problems}");
+        assert_eq!(
+            problems[0].to_string(),
+            r#"graph.node[0] "r2": input 'v2' is not defined before the node: node[1] "r1" produces it later (the nodes are not in topological order)"#
+        );
+        let later = produced_later(&problems[0]).unwrap();
+        assert_eq!(later.graph, "graph");
+        assert_eq!(later.value, "v2");
+        assert_eq!((later.user.index, later.user.name.as_str()), (0, "r2"));
+        assert_eq!(
+            (later.producer.index, later.producer.name.as_str()),
+            (1, "r1")
+        );
+        assert!(later.first_of_node);
+        assert_eq!(produced_later(&problems[1]).unwrap().producer.index, 2);
+    }
+
+    #[test]
+    fn an_input_produced_nowhere_has_no_detail() {
+        let mut model = reversed_chain(2);
+        let g = model.graph.as_mut().unwrap();
+        g.node.reverse();
+        g.node[1].input.push("nowhere".into());
+        g.node[1].op_type = Some("Add".into());
+        // A node using its own output is not out of order either: no order fixes it.
+        g.node[0].input[0] = "v1".into();
+        let problems = check_model(&model).unwrap_err();
+        assert_eq!(problems.len(), 2, "{problems}");
+        assert!(problems.iter().all(|p| p.detail.is_none()), "{problems}");
+        assert_eq!(
+            problems[1].message,
+            "input 'nowhere' is not defined before the node (not a graph input, initializer, or output of an earlier node)"
+        );
+    }
+
+    #[test]
+    fn the_first_input_produced_later_of_each_node_is_a_kind_of_its_own() {
+        // 300 nodes out of order, each with two inputs produced later.
+        let mut model = reversed_chain(301);
+        for n in &mut model.graph.as_mut().unwrap().node {
+            if n.input[0] != "x" {
+                let again = n.input[0].clone();
+                n.input.push(again);
+                n.op_type = Some("Add".into());
+            }
+        }
+        let problems = check_model(&model).unwrap_err();
+        assert_eq!(problems.total(), 600);
+        let nodes: u64 = problems
+            .iter()
+            .filter(|p| produced_later(p).is_some_and(|l| l.first_of_node))
+            .map(|p| 1 + p.more)
+            .sum();
+        assert_eq!(nodes, 300);
+    }
+
+    #[test]
+    fn a_subgraph_using_a_value_produced_later_names_the_enclosing_graph() {
+        // `If` uses `t` in its branches; `t` is produced after it.
+        let branch = |name: &str| {
+            let mut b = GraphProto::named(name.to_string());
+            b.node
+                .push(NodeProto::new("Identity", ["t"], [format!("{name}_out")]));
+            b.output.push(ValueInfoProto::tensor(
+                format!("{name}_out"),
+                DataType::Float,
+                [1],
+            ));
+            b
+        };
+        let mut g = GraphProto::named("g");
+        g.input
+            .push(ValueInfoProto::tensor("x", DataType::Float, [1]));
+        g.input
+            .push(ValueInfoProto::tensor("c", DataType::Bool, [1]));
+        g.output
+            .push(ValueInfoProto::tensor("y", DataType::Float, [1]));
+        g.node.push(
+            NodeProto::new("If", ["c"], ["y"])
+                .with_name("if")
+                .with_attribute(AttributeProto::graph("then_branch", branch("then")))
+                .with_attribute(AttributeProto::graph("else_branch", branch("else"))),
+        );
+        g.node
+            .push(NodeProto::new("Relu", ["x"], ["t"]).with_name("relu"));
+        let model = ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)]);
+        let problems = check_model(&model).unwrap_err();
+        assert_eq!(problems.len(), 2, "{problems}");
+        assert_eq!(
+            problems[0].to_string(),
+            r#"graph.node[0] "if".attribute then_branch.g.node[0]: input 't' is not defined before the node: in an enclosing graph, node[1] "relu" produces it after node[0] "if" (the nodes are not in topological order)"#
+        );
+        for p in problems.iter() {
+            let later = produced_later(p).unwrap();
+            assert_eq!(later.graph, "graph");
+            assert_eq!(later.user.name, "if");
+            assert_eq!(later.producer.name, "relu");
+        }
+    }
+
+    #[test]
+    fn a_function_node_using_a_value_produced_later_names_its_producer() {
+        let mut f = FunctionProto {
+            name: Some("F".into()),
+            domain: Some("local".into()),
+            ..FunctionProto::default()
+        };
+        f.input.push("a".into());
+        f.output.push("c".into());
+        f.opset_import.push(OperatorSetIdProto::new("", 21));
+        f.node.push(NodeProto::new("Relu", ["b"], ["c"]));
+        f.node.push(NodeProto::new("Relu", ["a"], ["b"]));
+        let mut model = reversed_chain(1);
+        model.functions.push(f);
+        let problems = check_model(&model).unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems}");
+        let later = produced_later(&problems[0]).unwrap();
+        assert_eq!(later.graph, r#"functions[0] "F""#);
+        assert_eq!((later.user.index, later.producer.index), (0, 1));
     }
 }
