@@ -220,6 +220,9 @@ pub struct ProducedLater {
     pub user: NodeRef,
     /// The node of that list that produces the value, listed after the user.
     pub producer: NodeRef,
+    /// Whether the problem's node is in a subgraph of the user, which uses the value
+    /// through it (the value is the enclosing graph's).
+    pub in_subgraph: bool,
     /// Whether this is the first input of the problem's node produced later. The first
     /// ones and the others are counted as two kinds, so that the first ones, kept and
     /// counted ([`Problem::more`]), number the nodes out of order.
@@ -797,6 +800,7 @@ impl<'o> Checker<'o> {
                     index: later.producer,
                     name: capped(later.producer_name),
                 },
+                in_subgraph: later.levels_up > 0,
                 first_of_node,
             }))
         };
@@ -1517,7 +1521,7 @@ mod tests {
             (later.producer.index, later.producer.name.as_str()),
             (1, "r1")
         );
-        assert!(later.first_of_node);
+        assert!(later.first_of_node && !later.in_subgraph);
         assert_eq!(produced_later(&problems[1]).unwrap().producer.index, 2);
     }
 
@@ -1601,6 +1605,7 @@ mod tests {
             assert_eq!(later.graph, "graph");
             assert_eq!(later.user.name, "if");
             assert_eq!(later.producer.name, "relu");
+            assert!(later.in_subgraph);
         }
     }
 
