@@ -223,10 +223,11 @@ pub struct ProducedLater {
     /// Whether the problem's node is in a subgraph of the user, which uses the value
     /// through it (the value is the enclosing graph's).
     pub in_subgraph: bool,
-    /// Whether this is the first input of the problem's node produced later. The first
-    /// ones and the others are counted as two kinds, so that the first ones, kept and
-    /// counted ([`Problem::more`]), number the nodes out of order.
-    pub first_of_node: bool,
+    /// Whether this is the first value the user uses before it is produced (directly or
+    /// through its subgraphs). The first ones and the others are counted as two kinds,
+    /// so that the first ones, kept and counted ([`Problem::more`]), number the nodes
+    /// out of order.
+    pub first_for_user: bool,
 }
 
 /// A node named by its place in its node list.
@@ -502,6 +503,8 @@ struct Level<'m> {
     /// it tells a value produced later from one produced nowhere, and only a model with
     /// such an input pays for it.
     producers: Option<NameMap<'m, usize>>,
+    /// The last node of this level found using a value produced later.
+    last_user: Option<usize>,
     /// Problems kept whose [`ProducedLater::graph`] is this level's graph, found while
     /// checking one of its subgraphs: the path is filled in when the level is done.
     pending_graph_path: Vec<usize>,
@@ -513,6 +516,8 @@ struct Later<'m> {
     levels_up: usize,
     user: usize,
     user_name: &'m str,
+    /// Whether the user is found using a value produced later for the first time.
+    first_for_user: bool,
     producer: usize,
     producer_name: &'m str,
 }
@@ -551,6 +556,7 @@ impl<'m> Scope<'m> {
             nodes,
             at: 0,
             producers: None,
+            last_user: None,
             pending_graph_path: Vec::new(),
         });
     }
@@ -579,10 +585,17 @@ impl<'m> Scope<'m> {
                 first
             });
             if let Some(&producer) = producers.get(name) {
-                return (producer > level.at).then(|| Later {
+                if producer <= level.at {
+                    return None;
+                }
+                // Nodes are checked in order, so a user seen before is the last one.
+                let first_for_user = level.last_user != Some(level.at);
+                level.last_user = Some(level.at);
+                return Some(Later {
                     levels_up,
                     user: level.at,
                     user_name: nodes.get(level.at).map_or("", |n| n.name()),
+                    first_for_user,
                     producer,
                     producer_name: nodes.get(producer).map_or("", |n| n.name()),
                 });
@@ -719,9 +732,9 @@ pub(crate) struct Checker<'o> {
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Kind {
     Site(&'static std::panic::Location<'static>),
-    /// The first input of a node that a later node produces.
+    /// The first value a node uses before a later node produces it.
     FirstProducedLater,
-    /// Another input of the same node that a later node produces.
+    /// Another value the same node uses before a later node produces it.
     MoreProducedLater,
 }
 
@@ -771,15 +784,13 @@ impl<'o> Checker<'o> {
     }
 
     /// Reports `input` of the node at `loc`, which a node listed later produces.
-    /// `graph` is the path of the input's own graph or function; `first_of_node`
-    /// whether no earlier input of the node was produced later.
+    /// `graph` is the path of the input's own graph or function.
     fn report_produced_later<'m>(
         &mut self,
         loc: &Loc<'_>,
         graph: &Loc<'_>,
         input: &str,
         later: &Later<'m>,
-        first_of_node: bool,
         scope: &mut Scope<'m>,
     ) {
         let message = LaterMessage { input, later };
@@ -801,10 +812,10 @@ impl<'o> Checker<'o> {
                     name: capped(later.producer_name),
                 },
                 in_subgraph: later.levels_up > 0,
-                first_of_node,
+                first_for_user: later.first_for_user,
             }))
         };
-        let kind = if first_of_node {
+        let kind = if later.first_for_user {
             Kind::FirstProducedLater
         } else {
             Kind::MoreProducedLater
@@ -980,16 +991,12 @@ impl<'o> Checker<'o> {
         for (i, node) in g.node.iter().enumerate() {
             let nloc = loc.indexed("node", i, node.name());
             scope.at_node(i);
-            let mut first_of_node = true;
             for input in &node.input {
                 if input.is_empty() || scope.any_graph_has(input) {
                     continue;
                 }
                 match scope.produced_later(input) {
-                    Some(later) => {
-                        self.report_produced_later(&nloc, loc, input, &later, first_of_node, scope);
-                        first_of_node = false;
-                    }
+                    Some(later) => self.report_produced_later(&nloc, loc, input, &later, scope),
                     None => self.report(
                         &nloc,
                         format_args!("input '{input}' is not defined before the node (not a graph input, initializer, or output of an earlier node)"),
@@ -1103,16 +1110,12 @@ impl<'o> Checker<'o> {
         for (i, node) in f.node.iter().enumerate() {
             let nloc = loc.indexed("node", i, node.name());
             scope.at_node(i);
-            let mut first_of_node = true;
             for input in &node.input {
                 if input.is_empty() || scope.this_graph_has(input) {
                     continue;
                 }
                 match scope.produced_later(input) {
-                    Some(later) => {
-                        self.report_produced_later(&nloc, loc, input, &later, first_of_node, &mut scope);
-                        first_of_node = false;
-                    }
+                    Some(later) => self.report_produced_later(&nloc, loc, input, &later, &mut scope),
                     None => self.report(
                         &nloc,
                         format_args!("input '{input}' is neither a function input nor an output of an earlier node"),
@@ -1521,7 +1524,7 @@ mod tests {
             (later.producer.index, later.producer.name.as_str()),
             (1, "r1")
         );
-        assert!(later.first_of_node && !later.in_subgraph);
+        assert!(later.first_for_user && !later.in_subgraph);
         assert_eq!(produced_later(&problems[1]).unwrap().producer.index, 2);
     }
 
@@ -1558,7 +1561,7 @@ mod tests {
         assert_eq!(problems.total(), 600);
         let nodes: u64 = problems
             .iter()
-            .filter(|p| produced_later(p).is_some_and(|l| l.first_of_node))
+            .filter(|p| produced_later(p).is_some_and(|l| l.first_for_user))
             .map(|p| 1 + p.more)
             .sum();
         assert_eq!(nodes, 300);
@@ -1600,6 +1603,12 @@ mod tests {
             problems[0].to_string(),
             r#"graph.node[0] "if".attribute then_branch.g.node[0]: input 't' is not defined before the node: in an enclosing graph, node[1] "relu" produces it after node[0] "if" (the nodes are not in topological order)"#
         );
+        // Both branches use `t`: `if` is one node out of order.
+        let firsts: Vec<bool> = problems
+            .iter()
+            .map(|p| produced_later(p).unwrap().first_for_user)
+            .collect();
+        assert_eq!(firsts, [true, false]);
         for p in problems.iter() {
             let later = produced_later(p).unwrap();
             assert_eq!(later.graph, "graph");
