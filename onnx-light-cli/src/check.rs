@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
-use onnx_light::checker::{self, CheckOptions};
+use onnx_light::checker::{self, CheckOptions, Detail, NodeRef, ProducedLater};
 use onnx_light::io::external::{self, Verification, VerifyOptions};
 use onnx_light::io::{self, ParseOptions};
 use onnx_light::onnx::Model;
@@ -112,9 +112,108 @@ impl Groups {
         group.more += more;
     }
 
+    /// How many groups there are so far.
+    pub fn len(&self) -> usize {
+        self.groups.len()
+    }
+
     pub fn into_groups(self) -> Vec<Group> {
         self.groups
     }
+}
+
+/// Nodes out of topological order, one root cause however many inputs it leaves
+/// undefined: the first node found using a value a later node produces, and how many
+/// nodes do so in all (every graph and function of the model).
+pub struct OutOfOrder {
+    /// The first such use, in model order.
+    pub first: ProducedLater,
+    /// The nodes using a value produced after them.
+    pub nodes: u64,
+}
+
+impl OutOfOrder {
+    /// The first use, who produces it later, and how many more nodes are out of order.
+    pub fn what(&self) -> String {
+        let f = &self.first;
+        let whose = match f.graph.as_str() {
+            "graph" => "the nodes".to_string(),
+            graph => format!("the nodes of `{graph}`"),
+        };
+        let through = if f.in_subgraph { " in a subgraph" } else { "" };
+        let mut what = format!(
+            "{whose} are not in topological order: {} uses `{}`{through}, which {} produces later",
+            node(&f.user),
+            f.value,
+            node(&f.producer),
+        );
+        match self.nodes.saturating_sub(1) {
+            0 => {}
+            1 => what.push_str(", and 1 more node uses a value produced after it"),
+            more => what.push_str(&format!(
+                ", and {} more nodes use values produced after them",
+                thousands(more)
+            )),
+        }
+        what
+    }
+}
+
+/// `node `b` (index 3)`, or `node at index 3` for a node without a name.
+fn node(n: &NodeRef) -> String {
+    if n.name.is_empty() {
+        format!("node at index {}", n.index)
+    } else {
+        format!("node `{}` (index {})", n.name, n.index)
+    }
+}
+
+/// What to do about nodes out of order. Nothing in onnx-light reorders nodes, and
+/// onnxruntime's saved model is not the same model (it may add nodes), so the hint
+/// names no tool.
+const OUT_OF_ORDER_HINT: &str = "onnxruntime sorts the nodes itself as it loads a model, but \
+     onnx.checker requires them stored in topological order, each after the nodes \
+     producing its inputs: the nodes must be sorted (onnx-light does not reorder them)";
+
+/// Lines are kept under this many columns where words allow.
+const COLUMNS: usize = 80;
+
+/// `prefix` and `text`, broken at spaces into lines under [`COLUMNS`] columns, the
+/// lines after the first indented by two spaces; a word longer than a line (a long
+/// name) is not broken.
+fn wrapped(prefix: &str, text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = prefix.to_string();
+    let mut empty = prefix.is_empty();
+    for word in text.split(' ') {
+        let width = line.chars().count() + usize::from(!empty) + word.chars().count();
+        if !empty && width >= COLUMNS {
+            lines.push(std::mem::replace(&mut line, "  ".to_string()));
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    lines.push(line);
+    lines
+}
+
+/// `1 problem`, `2 problems`.
+fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", thousands(n), if n == 1 { one } else { many })
+}
+
+/// Nodes out of order as `check` prints them: the root cause, then what to do.
+fn out_of_order_lines(out_of_order: Option<(usize, OutOfOrder)>) -> Vec<String> {
+    let Some((_, d)) = out_of_order else {
+        return Vec::new();
+    };
+    let mut lines = wrapped("error:", &d.what());
+    lines.extend(wrapped("hint:", OUT_OF_ORDER_HINT));
+    lines
 }
 
 /// `1999900` as `1,999,900`.
@@ -135,6 +234,20 @@ pub fn thousands(n: u64) -> String {
 pub struct Listed {
     pub message: String,
     pub more: u64,
+    /// For a line that only sums up problems of the kind listed before it (`... and 5
+    /// more overlapping pairs of external tensors`): how many; 0 for a problem.
+    pub summed_up: u64,
+}
+
+impl Listed {
+    /// One problem found by `check`.
+    fn new(message: String) -> Self {
+        Listed {
+            message,
+            more: 0,
+            summed_up: 0,
+        }
+    }
 }
 
 /// `... and 1,999,900 more of this kind`, the line after a problem with `more` others.
@@ -152,7 +265,7 @@ struct Bounded {
 impl Bounded {
     fn push(&mut self, message: String) {
         if self.kept.len() < PROBLEMS_PER_KIND {
-            self.kept.push(Listed { message, more: 0 });
+            self.kept.push(Listed::new(message));
         } else if let Some(last) = self.kept.last_mut() {
             last.more += 1;
         }
@@ -167,23 +280,21 @@ const OVERLAPS_SHOWN: usize = 20;
 /// size), the first [`OVERLAPS_SHOWN`] of them, then how many more.
 fn report_overlaps(found: &external::Overlaps, problems: &mut Vec<Listed>) {
     for o in &found.pairs {
-        problems.push(Listed {
-            message: format!(
-                "external data of tensors `{}` and `{}` overlap: bytes {}..{} of {}",
-                o.first,
-                o.second,
-                o.start,
-                o.end,
-                o.file.display()
-            ),
-            more: 0,
-        });
+        problems.push(Listed::new(format!(
+            "external data of tensors `{}` and `{}` overlap: bytes {}..{} of {}",
+            o.first,
+            o.second,
+            o.start,
+            o.end,
+            o.file.display()
+        )));
     }
     let more = found.total - found.pairs.len() as u64;
     if more > 0 {
         problems.push(Listed {
             message: format!("... and {more} more overlapping pairs of external tensors"),
             more: 0,
+            summed_up: more,
         });
     }
 }
@@ -229,31 +340,97 @@ impl Report {
         !self.problems.is_empty() || !self.rule_problems.is_empty()
     }
 
-    /// The problems as `check` prints them on stderr, then the hint: the same problem
-    /// in many places (every tensor of a missing data file, every node of an unknown
-    /// operator) is one line naming them; `--json` lists each.
-    pub fn problem_lines(&self) -> Vec<String> {
-        // The same problem in many places (every tensor of a missing data file, every
-        // node of an unknown operator) is one line naming them; --json lists each.
-        // Problems of a kind past those kept are one line saying how many.
-        let mut rules = Groups::default();
+    /// The rule problems by root cause, in the order each first appears: nodes out of
+    /// order as one [`OutOfOrder`] (however many inputs that leaves undefined, in every
+    /// graph), at the index among the groups where it first appears; the other
+    /// problems grouped by what they say.
+    fn rule_groups(&self) -> (Vec<Group>, Option<(usize, OutOfOrder)>) {
+        let mut groups = Groups::default();
+        let mut out_of_order: Option<(usize, OutOfOrder)> = None;
         for p in &self.rule_problems {
-            rules.add(p.message.clone(), p.path.clone(), p.more);
+            match &p.detail {
+                Some(Detail::ProducedLater(later)) => {
+                    let (_, d) = out_of_order.get_or_insert_with(|| {
+                        let first = OutOfOrder {
+                            first: later.clone(),
+                            nodes: 0,
+                        };
+                        (groups.len(), first)
+                    });
+                    // The first value each node uses before it is produced is a kind
+                    // of its own: those, kept and counted, are the nodes out of order.
+                    if later.first_for_user {
+                        d.nodes += 1 + p.more;
+                    }
+                }
+                _ => groups.add(p.message.clone(), p.path.clone(), p.more),
+            }
         }
+        (groups.into_groups(), out_of_order)
+    }
+
+    /// The problems as `check` prints them on stderr, then the hint, then the verdict:
+    /// one root cause per line (nodes out of order once, not once per input they leave
+    /// undefined), the same problem in many places (every tensor of a missing data
+    /// file, every node of an unknown operator) one line naming them; `--json` lists
+    /// each. Empty for a valid model.
+    pub fn problem_lines(&self) -> Vec<String> {
+        if !self.failed() {
+            return Vec::new();
+        }
+        let (groups, mut out_of_order) = self.rule_groups();
         let mut lines = Vec::new();
-        for g in rules.into_groups() {
+        for (i, g) in groups.into_iter().enumerate() {
+            if out_of_order.as_ref().is_some_and(|(at, _)| *at == i) {
+                lines.extend(out_of_order_lines(out_of_order.take()));
+            }
             lines.push(match g.places.as_slice() {
                 [one] if g.count == 1 => format!("error: {one}: {}", g.what),
                 _ => format!("error: {} (at {})", g.what, g.places()),
             });
             lines.extend(more_of_this_kind(g.more).map(|m| format!("error: {m}")));
         }
+        lines.extend(out_of_order_lines(out_of_order));
         for p in &self.problems {
             lines.push(format!("error: {}", p.message));
             lines.extend(more_of_this_kind(p.more).map(|m| format!("error: {m}")));
         }
         lines.extend(self.hint.iter().map(|h| format!("hint: {h}")));
+        lines.push(self.verdict());
         lines
+    }
+
+    /// The last line `check` prints: `verdict: the model is valid`, or how many
+    /// problems of how many kinds (a root cause, or one problem however many places
+    /// share it, is one kind) and that the model is not valid.
+    pub fn verdict(&self) -> String {
+        if !self.failed() {
+            return "verdict: the model is valid".to_string();
+        }
+        let (groups, out_of_order) = self.rule_groups();
+        let mut problems = 0u64;
+        let mut kinds = 0u64;
+        if let Some((_, d)) = &out_of_order {
+            problems += d.nodes;
+            kinds += 1;
+        }
+        for g in &groups {
+            problems += g.count + g.more;
+            kinds += 1;
+        }
+        for p in &self.problems {
+            if p.summed_up > 0 {
+                problems += p.summed_up;
+            } else {
+                problems += 1 + p.more;
+                kinds += 1;
+            }
+        }
+        format!(
+            "verdict: {} ({}) — the model is not valid",
+            counted(problems, "problem", "problems"),
+            counted(kinds, "kind", "kinds"),
+        )
     }
 
     /// The verdict and every problem as one JSON object: `{"model", "valid", "problems":
@@ -291,10 +468,8 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
         match io::load_with(path, &ParseOptions::clone(load).load_external_data(false)) {
             Ok(m) => m,
             Err(e) => {
-                r.problems.push(Listed {
-                    message: format!("cannot parse the model: {e}"),
-                    more: 0,
-                });
+                r.problems
+                    .push(Listed::new(format!("cannot parse the model: {e}")));
                 r.hint = crate::hint(&e);
                 return r;
             }
@@ -345,10 +520,9 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
                 });
             }
         }
-        Err(e) => r.problems.push(Listed {
-            message: format!("cannot open the model's directory: {e}"),
-            more: 0,
-        }),
+        Err(e) => r.problems.push(Listed::new(format!(
+            "cannot open the model's directory: {e}"
+        ))),
     }
 
     // Inline tensor data against shapes and types.
@@ -392,16 +566,13 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
                         )),
                     }
                 }
-                Err(e) => r.problems.push(Listed {
-                    message: format!("round trip: {e}"),
-                    more: 0,
-                }),
+                Err(e) => r.problems.push(Listed::new(format!("round trip: {e}"))),
             }
         }
-        Err(e) => r.problems.push(Listed {
-            message: format!("cannot reopen {}: {e}", path.display()),
-            more: 0,
-        }),
+        Err(e) => r.problems.push(Listed::new(format!(
+            "cannot reopen {}: {e}",
+            path.display()
+        ))),
     }
     r
 }
@@ -426,6 +597,22 @@ mod tests {
             "`place 1`, `place 4`, `place 7` and 33,330 more"
         );
         assert_eq!(groups.iter().map(|g| g.more).sum::<u64>(), 50_000);
+    }
+
+    #[test]
+    fn wrapped_lines_stay_under_80_columns_unless_a_word_is_longer() {
+        let text = "word ".repeat(40) + &"x".repeat(100) + " end";
+        let lines = wrapped("error:", text.trim_end());
+        assert!(lines[0].starts_with("error: word word"), "{lines:?}");
+        assert!(lines[1..]
+            .iter()
+            .all(|l| l.starts_with("  ") && !l.starts_with("   ")));
+        for l in &lines {
+            let long = l.contains(&"x".repeat(100));
+            assert!(long || l.chars().count() < COLUMNS, "{l}");
+        }
+        assert_eq!(lines.join(" ").split_whitespace().count(), 43);
+        assert_eq!(wrapped("hint:", "short"), ["hint: short"]);
     }
 
     #[test]

@@ -398,7 +398,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             if failed {
                 return Ok(ExitCode::FAILURE);
             }
-            say(&format!("{}: valid", model.display()));
+            say(&report.verdict());
         }
         Some(Command::Encrypt {
             input,

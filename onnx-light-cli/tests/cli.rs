@@ -482,13 +482,17 @@ fn check_passes_valid_models_and_reports_every_problem() {
         .clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 2, "{stderr}");
+    assert_eq!(lines.len(), 3, "{stderr}");
     assert!(
         lines[0].contains("cannot be read")
             && lines[0].contains("(at `graph.initializer[0] \"w\"`, `graph.initializer[1] \"b\"`)"),
         "{stderr}"
     );
     assert!(lines[1].contains("(tensors `w`, `b`)"), "{stderr}");
+    assert_eq!(
+        lines[2],
+        "verdict: 3 problems (2 kinds) — the model is not valid"
+    );
     let v = json_output(&["check", "--json"], &ext, 1);
     let problems = v["problems"].as_array().unwrap();
     let paths: Vec<&str> = problems
@@ -877,20 +881,23 @@ fn check_lists_the_first_hundred_problems_of_a_kind_and_counts_the_rest() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = stderr.lines().collect();
     // One line for the repeated key (100 places kept) and one for the rest of that
-    // kind; 100 lines for the undefined inputs (each names another value) and one for
-    // the rest.
-    assert_eq!(lines.len(), 1 + 1 + 100 + 1, "{stderr}");
+    // kind; the nodes out of order are one root cause, counted past the 100 kept.
     assert_eq!(
         lines[0],
         r#"error: the key appears more than once (at `model.metadata_props[2] "k"`, `model.metadata_props[3] "k"`, `model.metadata_props[4] "k"` and 97 more)"#
     );
     assert_eq!(lines[1], "error: ... and 899 more of this kind");
-    assert_eq!(
-        lines[2],
-        "error: graph.node[2]: input 'r999' is not defined before the node (not a graph \
-         input, initializer, or output of an earlier node)"
+    assert!(lines[2].starts_with("error: the nodes are not in topological order"));
+    assert!(
+        stderr
+            .replace("\n  ", " ")
+            .contains("and 998 more nodes use values produced after them"),
+        "{stderr}"
     );
-    assert_eq!(lines[102], "error: ... and 899 more of this kind");
+    assert_eq!(
+        lines.last().copied(),
+        Some("verdict: 1,998 problems (2 kinds) — the model is not valid")
+    );
 
     let v = json_output(&["check", "--json"], &path, 1);
     let problems = v["problems"].as_array().unwrap();
@@ -917,12 +924,21 @@ fn check_applies_the_onnx_rules_and_lists_every_problem_as_json() {
         .with_attribute(AttributeProto::int("transA", 1));
     let bad = dir.path("bad.onnx");
     io::save(&m, &bad, &SerializeOptions::default()).unwrap();
-    cli().arg("check").arg(&bad).assert().code(1).stderr(
-        predicate::str::contains("graph.node[0]: input 'xw' is not defined before the node").and(
-            predicate::str::contains(
-                r#"graph.node[1] "mm".attribute transA: MatMul-13 has no attribute transA"#,
-            ),
-        ),
+    let out = cli()
+        .arg("check")
+        .arg(&bad)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr).replace("\n  ", " ");
+    assert!(
+        stderr.contains(
+            "error: the nodes are not in topological order: node at index 0 uses `xw`, \
+             which node `mm` (index 1) produces later\n"
+        ) && stderr
+            .contains(r#"graph.node[1] "mm".attribute transA: MatMul-13 has no attribute transA"#),
+        "{stderr}"
     );
     let v = json_output(&["check", "--json"], &bad, 1);
     assert_eq!(v["valid"], false);
