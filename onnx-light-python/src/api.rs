@@ -21,15 +21,16 @@ use crate::errors::to_py_err;
 use crate::message::{wrap, PyMessage};
 use crate::reflect::MAX_NESTING;
 
-/// `num_threads` as the library takes it: `-1` (all cores) becomes its `0`; another
-/// negative count is an `OptionError` (the library refuses counts past its maximum).
+/// `num_threads` as the library takes it: `0` is all cores there and here (`-1`, the
+/// usual Python spelling, means the same); another negative count is an `OptionError`
+/// (the library refuses counts past its maximum).
 fn threads(n: i64) -> PyResult<usize> {
     match n {
         -1 => Ok(0),
         n => usize::try_from(n).map_err(|_| {
             to_py_err(onnx_light::Error::invalid_option(
                 "num_threads",
-                format!("{n} threads; give -1 for all cores, or a count"),
+                format!("{n} threads; give 0 for all cores, or a count"),
             ))
         }),
     }

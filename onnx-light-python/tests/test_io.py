@@ -426,12 +426,26 @@ def test_threads_share_a_model_while_saving(tmp_path, ref_bytes):
     assert (tmp_path / "t0-4.onnx").read_bytes() == ref_bytes
 
 
-def test_skip_raw_data_keeps_the_structure(tmp_path, ref_bytes):
+def test_structure_only_keeps_the_structure_under_either_name(tmp_path, ref_bytes):
     p = tmp_path / "m.onnx"
     p.write_bytes(ref_bytes)
-    m = ol.load(p, skip_raw_data=True)
-    assert [t.name for t in m.graph.initializer][:2] == ["w0", "w1"]
-    assert [n.op_type for n in m.graph.node][0] == "Add"
+    for m in [ol.load(p, structure_only=True), ol.load(p, skip_raw_data=True)]:
+        assert [t.name for t in m.graph.initializer][:2] == ["w0", "w1"]
+        assert [n.op_type for n in m.graph.node][0] == "Add"
+        assert m.SerializeToString() == ref_bytes
+    with pytest.raises(ValueError, match="one option"):
+        ol.load(p, structure_only=True, skip_raw_data=False)
+
+
+def test_all_cores_is_0_as_in_rust_and_the_cli_and_minus_1_too(tmp_path, ref_bytes):
+    p = tmp_path / "m.onnx"
+    p.write_bytes(ref_bytes)
+    assert ol.ParseOptions().num_threads == 0
+    assert ol.SerializeOptions().num_threads == 0
+    for n in [0, -1, 1, 2]:
+        assert ol.load(p, num_threads=n).SerializeToString() == ref_bytes
+    with pytest.raises(ol.OptionError, match="give 0 for all cores"):
+        ol.load(p, num_threads=-2)
 
 
 def test_to_array_after_no_copy_load_is_a_read_only_view(tmp_path, ref_bytes):

@@ -210,7 +210,7 @@ macro_rules! with_type {
 
 /// `name;TYPE;dims;values` read through our API.
 fn canonical(t: &TensorProto<'_>) -> String {
-    let dtype = t.dtype().unwrap();
+    let dtype = t.elem_type().unwrap();
     let values = with_type!(dtype, |T| join(&t.values::<T>().unwrap()), string => t
         .strings()
         .unwrap()
@@ -498,7 +498,7 @@ fn every_dtype_round_trips_in_raw_data_and_typed_fields() {
             let owned = TensorProto::decode_owned(&bytes).unwrap();
             assert_eq!(join(&owned.values::<T>().unwrap()), expected);
             let data = owned.data().unwrap();
-            assert_eq!(data.dtype(), T::DATA_TYPE);
+            assert_eq!(data.elem_type(), T::DATA_TYPE);
             assert_eq!(data.element_count(), values.len());
             assert_eq!(join(&data.values::<T>().unwrap()), expected);
             assert_eq!(owned.encode_to_vec().unwrap(), bytes);
@@ -568,12 +568,12 @@ fn tensors_onnx_writes_are_read_identically_by_us() {
         assert_eq!(canonical(&borrowed), expected, "{file}");
         let owned = TensorProto::decode_owned(&bytes).unwrap();
         assert_eq!(canonical(&owned), expected, "{file}");
-        if borrowed.dtype().unwrap() != DataType::String {
+        if borrowed.elem_type().unwrap() != DataType::String {
             // The typed field and raw_data versions agree byte for byte.
             let data = borrowed.data().unwrap();
             assert_eq!(data.as_bytes(), &*owned.raw_bytes().unwrap());
         }
-        seen.insert(borrowed.dtype().unwrap().to_i32());
+        seen.insert(borrowed.elem_type().unwrap().to_i32());
     }
     // Every data type onnx 1.23 has (all but UNDEFINED) was exercised.
     assert_eq!(seen.len(), DataType::ALL.len() - 1);
@@ -900,7 +900,10 @@ fn unknown_data_type_is_an_error_on_typed_access_only() {
     );
     assert_eq!(e.tensor(), Some("u"));
     assert!(parsed.raw_bytes().is_err());
-    assert!(parsed.dtype().is_err());
+    assert!(parsed.values::<f32>().is_err());
+    #[allow(deprecated)]
+    let refused = parsed.dtype();
+    assert!(refused.is_err());
     t.data_type = None; // UNDEFINED
     assert!(matches!(
         kind(&t.values::<f32>().unwrap_err()),
@@ -1024,8 +1027,8 @@ fn metadata_shape_and_sizes_are_reported() {
     assert_eq!(t.shape(), [2, 3]);
     assert_eq!(t.element_count(), Some(6));
     assert_eq!(t.byte_size().unwrap(), 3);
-    assert_eq!(t.dtype().unwrap().bit_width(), Some(4));
-    assert_eq!(t.dtype().unwrap().rust_type(), Some("Float4E2M1"));
+    assert_eq!(t.elem_type().unwrap().bit_width(), Some(4));
+    assert_eq!(t.elem_type().unwrap().rust_type(), Some("Float4E2M1"));
     let scalar = TensorProto::from_slice("s", [], &[1u16]).unwrap();
     assert_eq!(scalar.element_count(), Some(1));
     assert_eq!(scalar.byte_size().unwrap(), 2);

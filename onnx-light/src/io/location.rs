@@ -192,7 +192,13 @@ mod tests {
             ("./.", "names no file"),
         ] {
             let err = save_location("location", given).unwrap_err();
-            assert!(matches!(err.kind(), ErrorKind::InvalidOption { name: "location", .. }));
+            assert!(matches!(
+                err.kind(),
+                ErrorKind::InvalidOption {
+                    name: "location",
+                    ..
+                }
+            ));
             assert!(err.to_string().contains(why), "{given:?}: {err}");
         }
     }

@@ -44,6 +44,15 @@ pub struct TensorData<'t> {
 
 impl<'t> TensorData<'t> {
     /// The element type.
+    pub fn elem_type(&self) -> DataType {
+        self.dtype
+    }
+
+    /// The element type; the same as [`elem_type`](Self::elem_type).
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `elem_type()`, the name every message uses"
+    )]
     pub fn dtype(&self) -> DataType {
         self.dtype
     }
@@ -143,12 +152,24 @@ fn to_usize(n: u64) -> Result<usize> {
 }
 
 impl<'a> TensorProto<'a> {
-    /// The element type.
+    /// The element type as an error when it is `UNDEFINED` or unknown: use
+    /// [`elem_type`](Self::elem_type) (`Option<DataType>`), the accessor every message
+    /// has.
     ///
     /// # Errors
     /// [`ErrorKind::UnsupportedDataType`] for `UNDEFINED` or a value this library does
     /// not know (such tensors still parse and serialize unchanged).
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `elem_type()` (`Option<DataType>`), the name every message uses"
+    )]
     pub fn dtype(&self) -> Result<DataType> {
+        self.known_elem_type()
+    }
+
+    /// The element type, or [`ErrorKind::UnsupportedDataType`] naming the tensor when it
+    /// is `UNDEFINED` or unknown: what every typed access needs first.
+    pub(crate) fn known_elem_type(&self) -> Result<DataType> {
         let raw = self.data_type();
         match DataType::from_i32(raw) {
             Some(DataType::Undefined) | None => Err(named(unsupported(raw), self.name())),
@@ -168,7 +189,7 @@ impl<'a> TensorProto<'a> {
     /// As [`dtype`](Self::dtype); [`ErrorKind::ValueOutOfRange`] for a negative dimension
     /// or a size over `u64`.
     pub fn byte_size(&self) -> Result<u64> {
-        let dtype = self.dtype()?;
+        let dtype = self.known_elem_type()?;
         if dtype == DataType::String {
             return Ok(self.string_data.iter().map(|s| s.len() as u64).sum());
         }
@@ -207,7 +228,7 @@ impl<'a> TensorProto<'a> {
     /// As [`dtype`](Self::dtype); [`ErrorKind::ExternalDataNotLoaded`] for external data
     /// that was neither loaded nor left lazy.
     pub fn data_source(&self) -> Result<DataSource> {
-        let dtype = self.dtype()?;
+        let dtype = self.known_elem_type()?;
         Ok(
             match self.locate(dtype).map_err(|e| named(e, self.name()))? {
                 Located::Raw(_) => DataSource::RawData,
@@ -235,7 +256,7 @@ impl<'a> TensorProto<'a> {
                     .to_string(),
             }));
         }
-        // `typed_field` is `None` only for UNDEFINED, which `dtype()` rejected.
+        // `typed_field` is `None` only for UNDEFINED, which `known_elem_type()` rejected.
         Ok(Located::Typed(
             dtype.typed_field().unwrap_or(TypedField::Int32Data),
         ))
@@ -268,7 +289,7 @@ impl<'a> TensorProto<'a> {
 
     /// Data type, element count and location, after checking the payload length.
     pub(super) fn validated(&self) -> Result<(DataType, usize, Located<'_>)> {
-        let dtype = self.dtype()?;
+        let dtype = self.known_elem_type()?;
         let count = self.checked_element_count()?;
         let located = self.locate(dtype)?;
         let bytes = || {
@@ -310,7 +331,7 @@ impl<'a> TensorProto<'a> {
     }
 
     fn values_unnamed<T: TensorElement>(&self) -> Result<Cow<'_, [T]>> {
-        let dtype = self.dtype()?;
+        let dtype = self.known_elem_type()?;
         if dtype != T::DATA_TYPE {
             return Err(mismatch(dtype, T::DATA_TYPE));
         }
@@ -379,7 +400,7 @@ impl<'a> TensorProto<'a> {
     /// [`ErrorKind::TensorDataMismatch`] when the count does not match the shape.
     pub fn strings(&self) -> Result<&[Bytes<'a>]> {
         let check = || {
-            let dtype = self.dtype()?;
+            let dtype = self.known_elem_type()?;
             if dtype != DataType::String {
                 return Err(mismatch(dtype, DataType::String));
             }

@@ -137,7 +137,7 @@ impl<'a> TensorProto<'a> {
     /// Checks what `values_mut::<T>` needs before anything changes: the element type,
     /// a type with an in-place form, and a payload that matches the shape.
     fn editable<T: TensorElement>(&self) -> Result<Place> {
-        let dtype = self.dtype()?;
+        let dtype = self.known_elem_type()?;
         if dtype != T::DATA_TYPE {
             return Err(mismatch(dtype, T::DATA_TYPE));
         }
@@ -153,7 +153,7 @@ impl<'a> TensorProto<'a> {
     }
 
     fn check_set<T: TensorElement>(&self, dims: &[i64], len: usize) -> Result<()> {
-        let dtype = self.dtype()?;
+        let dtype = self.known_elem_type()?;
         if dtype != T::DATA_TYPE {
             return Err(mismatch(dtype, T::DATA_TYPE));
         }

@@ -33,7 +33,7 @@
 //! use onnx_light::onnx::{DataType, TensorProto};
 //!
 //! let bias = TensorProto::from_vec("bias", [2, 3], vec![0.0f32, 0.1, 0.2, 0.3, 0.4, 0.5])?;
-//! assert_eq!(bias.dtype()?, DataType::Float); // inferred from f32
+//! assert_eq!(bias.elem_type(), Some(DataType::Float)); // inferred from f32
 //! assert_eq!(bias.byte_size()?, 24);          // in raw_data, little-endian
 //! assert!(TensorProto::from_vec("bad", [4], vec![1.0f32]).is_err()); // shape is checked
 //! # Ok::<(), onnx_light::Error>(())

@@ -136,7 +136,7 @@ class ParseOptions:
 
     load_external_data: bool = True
     no_copy: bool = False
-    num_threads: int = -1
+    num_threads: int = 0
     skip_raw_data: bool = False
     raw_data_threshold: int = 1024
     alignment: int = 1
@@ -156,7 +156,7 @@ class SerializeOptions:
     convert_attribute: bool = False
     max_external_file_size: int = 0
     alignment: int = 4096
-    num_threads: int = -1
+    num_threads: int = 0
     sync: bool = True
     replace_data_files: bool = False
 
@@ -193,6 +193,7 @@ def load_model(
     *,
     no_copy: bool = _UNSET,
     num_threads: int = _UNSET,
+    structure_only: bool = _UNSET,
     skip_raw_data: bool = _UNSET,
     raw_data_threshold: int = _UNSET,
     alignment: int = _UNSET,
@@ -211,14 +212,20 @@ def load_model(
     ``numpy.memmap``. Leave ``no_copy`` off (one read) for files others may change; a
     ``save`` of this package replaces a file by renaming a new one over it, which is
     safe.
-    ``skip_raw_data``: leave
-    large payloads on disk. ``num_threads``: -1 = all cores, 1 = the calling thread.
+    ``structure_only`` (``skip_raw_data``, onnx_light's name, is the same option): read
+    the structure only and leave large payloads on disk, each read on first access (the
+    Rust API's ``structure_only``). ``num_threads``: 0 (the default) = all cores, as in
+    Rust and the command line (-1 means the same), 1 = the calling thread.
     ``location``: read all external data from this file (relative to the model).
     ``max_memory``: the most memory the decoded model may take, in bytes; -1 (the
     default) = 64 MiB + 16 times the model's size, None = no limit.
     ``allow_aliasing``: accept tensors whose external data ranges share bytes.
     """
     _check_format(format)
+    if structure_only is not _UNSET:
+        if skip_raw_data is not _UNSET and bool(skip_raw_data) != bool(structure_only):
+            raise ValueError("structure_only and skip_raw_data are one option: give one")
+        skip_raw_data = structure_only
     o = _merge(
         options,
         ParseOptions,
@@ -241,7 +248,9 @@ def load_model(
         if isinstance(name, str):
             base_dir = os.path.dirname(os.path.abspath(name))
         if o.skip_raw_data:
-            raise ValueError("skip_raw_data applies to files: bytes hold their payloads already")
+            raise ValueError(
+                "structure_only (skip_raw_data) applies to files: bytes hold their payloads already"
+            )
         return _native.load_bytes(data, o, base_dir)
     return _native.load_path(path, o)
 
@@ -253,7 +262,7 @@ def load_model_from_string(
     s: bytes,
     format: Optional[str] = None,  # noqa: A002
     *,
-    num_threads: int = -1,
+    num_threads: int = 0,
     raw_data_threshold: int = 1024,
     alignment: int = 1,
     max_memory: Optional[int] = -1,
@@ -422,7 +431,7 @@ def save_encrypted(
     key: str,
     *,
     format: Optional[str] = None,  # noqa: A002
-    num_threads: int = -1,
+    num_threads: int = 0,
 ) -> None:
     """Encrypts a model to a file. ``format``: None (the authenticated ``ONNXAE01``),
     ``"onnxcry1"`` (onnx_light's AES-CBC, no integrity) or ``"onnxcry2"``."""
@@ -433,7 +442,7 @@ def save_encrypted(
 
 
 def save_encrypted_string(
-    model: Any, key: str, *, format: Optional[str] = None, num_threads: int = -1  # noqa: A002
+    model: Any, key: str, *, format: Optional[str] = None, num_threads: int = 0  # noqa: A002
 ) -> bytes:
     """Encrypts a model to bytes."""
     return _native.save_encrypted_bytes(_as_model(model), key, format, num_threads)
@@ -444,7 +453,7 @@ def load_encrypted(
     key: str,
     *,
     allow_unauthenticated: bool = True,
-    num_threads: int = -1,
+    num_threads: int = 0,
     max_memory: Optional[int] = -1,
 ) -> Any:
     """Decrypts and loads a model; the format is detected. ``allow_unauthenticated=False``
@@ -467,7 +476,7 @@ def load_encrypted_string(
     key: str,
     *,
     allow_unauthenticated: bool = True,
-    num_threads: int = -1,
+    num_threads: int = 0,
     max_memory: Optional[int] = -1,
 ) -> Any:
     """Decrypts and loads a model from bytes."""
