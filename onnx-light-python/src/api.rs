@@ -144,6 +144,7 @@ pub fn load_path(
     options: dataclass::ParseOptions,
 ) -> PyResult<Py<PyAny>> {
     let maps = options.maps();
+    let structure_only = options.skip_raw_data;
     let o = options.parse_options(None)?;
     let model = py
         .detach(|| match maps {
@@ -151,6 +152,9 @@ pub fn load_path(
             false => io::load_with(&path, &o),
         })
         .map_err(to_py_err)?;
+    if structure_only {
+        return wrap(py, PyMessage::from_structure_only(model));
+    }
     model_object(py, model)
 }
 

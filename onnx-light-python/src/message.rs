@@ -7,6 +7,7 @@
 //! (or of one inside it) takes the element with it, as a message of its own.
 //! `docs/design/python-views.md` explains the choice.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use pyo3::exceptions::{
@@ -18,14 +19,19 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyRange, PySlice, PyTuple, PyType};
 
 use crate::errors::{to_py_err, Failure};
 use crate::reflect::{
-    descriptor, height, new_message, Convert, Reflect, RepeatedMessageCell, Slot, Value,
+    descriptor, height, new_message, Convert, Named, Reflect, RepeatedMessageCell, Slot, Value,
     MAX_NESTING,
 };
 use crate::text::format_message;
+use onnx_light::io;
+use onnx_light::onnx::{Model, TensorProto};
 
 /// The top-level message that views point into.
 pub struct Root {
     msg: Mutex<Box<dyn Reflect>>,
+    /// Set for a model loaded structure-only until its weights are read: the first
+    /// operation that needs tensor bytes fetches them all ([`ViewRef::fetch_weights`]).
+    weights_on_disk: AtomicBool,
     /// The places of live views whose path goes through a list element, for moving them
     /// when that list changes (dead ones are dropped at the next change).
     tracked: Mutex<Tracked>,
@@ -59,6 +65,7 @@ impl Root {
     pub fn new(msg: Box<dyn Reflect>) -> Arc<Root> {
         Arc::new(Root {
             msg: Mutex::new(msg),
+            weights_on_disk: AtomicBool::new(false),
             tracked: Mutex::new(Tracked::default()),
         })
     }
@@ -277,6 +284,32 @@ impl ViewRef {
         }
     }
 
+    /// Reads the weights a structure-only load left on disk into the model, if it has not
+    /// been done: before an operation on tensor bytes or whole messages (serializing,
+    /// comparing, copying, printing), so that none sees a tensor without its data.
+    /// Reading the structure (names, nodes, shapes) never fetches them.
+    pub fn fetch_weights(&self, attached: bool) -> PyResult<()> {
+        let root = lock(&self.0).root.clone();
+        if !root.weights_on_disk.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let fetch = || -> onnx_light::Result<()> {
+            let mut guard = root.lock();
+            if root.weights_on_disk.load(Ordering::Acquire) {
+                if let Some(model) = guard.as_any_mut().downcast_mut::<Model>() {
+                    io::materialize_lazy_data(model)?;
+                }
+                root.weights_on_disk.store(false, Ordering::Release);
+            }
+            Ok(())
+        };
+        let done = match attached {
+            true => Python::attach(|py| py.detach(fetch)),
+            false => fetch(),
+        };
+        done.map_err(to_py_err)
+    }
+
     /// Runs `f` on the message the view stands for, or on `None` when it is unset (and
     /// not created). Detached from Python: the caller released the GIL.
     pub fn with_detached<R>(
@@ -358,6 +391,25 @@ impl PyMessage {
     pub fn from_box(msg: Box<dyn Reflect>) -> PyMessage {
         let name = msg.proto_name();
         PyMessage::at(Root::new(msg), Arc::from(Vec::new()), name)
+    }
+
+    /// A root model whose weights a structure-only load left on disk: they are read at
+    /// the first operation that needs them ([`ViewRef::fetch_weights`]).
+    pub fn from_structure_only(model: Model) -> PyMessage {
+        let root = Root::new(Box::new(model));
+        root.weights_on_disk.store(true, Ordering::Release);
+        PyMessage::at(root, Arc::from(Vec::new()), <Model as Named>::NAME)
+    }
+
+    /// [`ViewRef::fetch_weights`] for this view, from code attached to Python.
+    fn fetch_weights(&self) -> PyResult<()> {
+        self.view_ref().fetch_weights(true)
+    }
+
+    /// Whether `field` of this message holds tensor bytes a structure-only load may
+    /// have left on disk.
+    fn holds_weights(&self, field: &str) -> bool {
+        self.name == <TensorProto<'static> as Named>::NAME && field == "raw_data"
     }
 
     /// A view of the message at `path` in `root`, tracked when the path goes through
@@ -453,6 +505,7 @@ impl PyMessage {
 
     /// A deep copy of the message this view stands for.
     pub fn snapshot(&self) -> PyResult<Box<dyn Reflect>> {
+        self.fetch_weights()?;
         self.with(false, |m| Ok(m.boxed_clone()))
     }
 
@@ -485,6 +538,9 @@ impl PyMessage {
             Value(Py<PyAny>),
             Msg(&'static str),
             Repeated(Option<&'static str>),
+        }
+        if self.holds_weights(field) {
+            self.fetch_weights()?;
         }
         let got = self.with(false, |m| match m.slot(field) {
             Some(Slot::Single(c)) => Ok(Got::Value(c.get(py)?)),
@@ -742,6 +798,9 @@ impl PyMessage {
         let field = self.field_name(name).map_err(|_| {
             PyValueError::new_err(format!("{} has no field `{name}`", short_name(self.name)))
         })?;
+        if self.holds_weights(field) {
+            self.fetch_weights()?;
+        }
         self.with(false, |m| match m.slot(field) {
             Some(Slot::Single(c)) => Ok(c.has()),
             Some(Slot::Message(mut c)) => Ok(c.has()),
@@ -871,6 +930,7 @@ impl PyMessage {
         _kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let view = self.view_ref();
+        view.fetch_weights(true)?;
         let name = self.name;
         let bytes = py.detach(|| {
             view.with_detached(false, |m| {
@@ -930,6 +990,7 @@ impl PyMessage {
 
     #[pyo3(name = "ByteSize")]
     fn byte_size(&self) -> PyResult<u64> {
+        self.fetch_weights()?;
         self.with(false, |m| Ok(m.byte_size()))
     }
 
@@ -941,6 +1002,9 @@ impl PyMessage {
     #[pyo3(name = "ListFields")]
     fn list_fields(&self, py: Python<'_>) -> PyResult<Vec<(String, Py<PyAny>)>> {
         let desc = descriptor(self.name).expect("known type");
+        if self.holds_weights("raw_data") {
+            self.fetch_weights()?;
+        }
         let mut out = Vec::new();
         for f in desc.fields {
             let set = self.with(false, |m| {
@@ -964,6 +1028,7 @@ impl PyMessage {
             return Ok(false);
         };
         let snap = other.borrow().snapshot()?;
+        self.fetch_weights()?;
         self.with(false, |m| Ok(m.eq_dyn(&*snap)))
     }
 
@@ -972,6 +1037,7 @@ impl PyMessage {
     }
 
     fn __repr__(&self) -> PyResult<String> {
+        self.fetch_weights()?;
         self.with(false, |m| Ok(format_message(m)))
     }
 

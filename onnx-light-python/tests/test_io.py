@@ -1,5 +1,6 @@
 """load / save / external data / encryption / consolidation, checked against `onnx`."""
 
+import copy
 import errno
 import io
 import os
@@ -435,6 +436,41 @@ def test_structure_only_keeps_the_structure_under_either_name(tmp_path, ref_byte
         assert m.SerializeToString() == ref_bytes
     with pytest.raises(ValueError, match="one option"):
         ol.load(p, structure_only=True, skip_raw_data=False)
+
+
+def test_a_structure_only_model_reads_its_weights_when_first_needed(tmp_path, ref_bytes):
+    p = tmp_path / "m.onnx"
+    p.write_bytes(ref_bytes)
+    ref = onnx.load_from_string(ref_bytes)
+    # Every operation that needs tensor bytes sees them: none is silently empty.
+    for use in [
+        lambda m: m.SerializeToString() == ref_bytes,
+        lambda m: m.ByteSize() == len(ref_bytes),
+        lambda m: m.graph.initializer[0].raw_data == ref.graph.initializer[0].raw_data,
+        lambda m: m.graph.initializer[1].HasField("raw_data"),
+        lambda m: "raw_data" in [f.name for f, _ in m.graph.initializer[2].ListFields()],
+        lambda m: np.array_equal(
+            ol.numpy_helper.to_array(m.graph.initializer[3]),
+            onnx.numpy_helper.to_array(ref.graph.initializer[3]),
+        ),
+        lambda m: m == ol.load_from_string(ref_bytes),
+        lambda m: copy.deepcopy(m).SerializeToString() == ref_bytes,
+        lambda m: pickle.loads(pickle.dumps(m)).SerializeToString() == ref_bytes,
+        lambda m: str(m) == str(ol.load_from_string(ref_bytes)),
+    ]:
+        assert use(ol.load(p, structure_only=True))
+    # Reading the structure does not read them: bytes changed in place after a walk of
+    # the nodes and names are what the first read of a weight sees.
+    m = ol.load(p, structure_only=True)
+    assert [n.op_type for n in m.graph.node][:1] == ["Add"]
+    assert [t.name for t in m.graph.initializer][:1] == ["w0"]
+    first = ref.graph.initializer[0].raw_data
+    at = ref_bytes.index(first)
+    changed = bytes(255 - b for b in first[:16])
+    with open(p, "r+b") as f:
+        f.seek(at)
+        f.write(changed)
+    assert m.graph.initializer[0].raw_data[:16] == changed
 
 
 def test_all_cores_is_0_as_in_rust_and_the_cli_and_minus_1_too(tmp_path, ref_bytes):
