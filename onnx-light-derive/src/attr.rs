@@ -98,6 +98,9 @@ pub struct ContainerAttrs {
     /// `#[proto(nests)]`: the type is on a cycle of the schema, so the generated
     /// recursive walks guard the stack at each level of it.
     pub nests: bool,
+    /// `#[proto(encode_check = "path")]`: a `fn(&Self) -> Result<()>` run before the
+    /// message's fields are encoded, refusing values that must not be written.
+    pub encode_check: Option<syn::Path>,
 }
 
 /// One item inside `#[proto(...)]`.
@@ -363,13 +366,20 @@ pub fn container_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> ContainerAttrs {
                     }
                 }
                 Item::Flag(i) if i == "nests" => out.nests = true,
+                Item::KeyValue(key, expr) if key == "encode_check" => {
+                    match lit_str(cx, &key, &expr).map(|s| syn::parse_str::<syn::Path>(&s.value)) {
+                        Some(Ok(path)) => out.encode_check = Some(path),
+                        Some(Err(e)) => cx.error_spanned_by(&expr, format!("invalid function path: {e}")),
+                        None => {}
+                    }
+                }
                 Item::Number(lit) => cx.error_spanned_by(
                     &lit,
                     "a field number belongs on a field, not on the type; the type takes `name = \"...\"` and `crate = \"...\"`",
                 ),
                 Item::Flag(i) | Item::KeyValue(i, _) | Item::List(i, _) => cx.error_spanned_by(
                     &i,
-                    format!("unknown attribute `{i}` on a type; expected `name = \"...\"`, `crate = \"...\"` or `nests`"),
+                    format!("unknown attribute `{i}` on a type; expected `name = \"...\"`, `crate = \"...\"`, `nests` or `encode_check = \"...\"`"),
                 ),
             }
         }

@@ -117,7 +117,8 @@
 //! type through which messages nest without bound (a graph in an attribute of a node of
 //! a graph): its generated `into_owned` and `reborrow` continue on a heap-allocated stack
 //! when the thread's runs low, so a value built by hand any number of levels deep does
-//! not overflow it.
+//! not overflow it; `encode_check = "path"` names a `fn(&Self) -> Result<()>` run before
+//! the message is encoded, to refuse values that must not be written.
 //!
 //! # Decode modes
 //!

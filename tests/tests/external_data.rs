@@ -1510,3 +1510,27 @@ fn verify_reports_every_tensor_its_files_checksums_overlaps_and_aliasing() {
         "{e}"
     );
 }
+
+#[test]
+fn encoding_a_structure_only_model_refuses_instead_of_dropping_its_weights() {
+    let dir = Scratch::new("lazy-encode");
+    let path = dir.path("m.onnx");
+    io::save(&model(40), &path, &SerializeOptions::default()).unwrap();
+    let mut lazy = io::load_with(&path, &ParseOptions::default().structure_only(true)).unwrap();
+    for err in [
+        lazy.encode_to_vec().unwrap_err(),
+        lazy.graph.as_ref().unwrap().encode_to_vec().unwrap_err(),
+        io::save_to_vec(&lazy, &SerializeOptions::default()).unwrap_err(),
+    ] {
+        assert!(
+            matches!(err.kind(), ErrorKind::IncompleteModel { .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("structure-only"), "{err}");
+    }
+    // A save copies them; read into memory, they encode.
+    io::save(&lazy, dir.path("copy.onnx"), &SerializeOptions::default()).unwrap();
+    assert_eq!(io::load(dir.path("copy.onnx")).unwrap(), model(40));
+    io::materialize_lazy_data(&mut lazy).unwrap();
+    assert_eq!(lazy.encode_to_vec().unwrap(), std::fs::read(&path).unwrap());
+}

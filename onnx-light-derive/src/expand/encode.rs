@@ -119,7 +119,9 @@ pub fn encode_body(g: &Message<'_, '_>) -> TokenStream {
         parts.push(part);
     }
     let unknown = unknown_member(g).map(|m| quote!(self.#m.encode(sink)?;));
+    let check = g.c.attrs.encode_check.as_ref().map(|f| quote!(#f(self)?;));
     quote! {
+        #check
         #(#parts)*
         #unknown
         #p::Ok(())

@@ -28,7 +28,7 @@ use rustix::fs::{
     fchmod, fstat, linkat, openat, renameat, statat, unlinkat, AtFlags, FileType, Mode, OFlags, CWD,
 };
 
-use super::open::FileId;
+use super::open::{dead_process_aside, FileId};
 use crate::error::{Error, ErrorKind, Limit, Result};
 
 /// The directory a save writes into, opened once.
@@ -363,25 +363,6 @@ impl Displaced {
 }
 
 static HIDDEN_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Whether `entry` is a file a save of `name` in another process, no longer running,
-/// moved aside (`.<name>.old-<pid>-<n>`) and left there when it died.
-pub(crate) fn dead_process_aside(entry: &OsStr, name: &OsStr) -> bool {
-    let mut prefix = OsString::from(".");
-    prefix.push(name);
-    prefix.push(".old-");
-    let (Some(entry), Some(prefix)) = (entry.to_str(), prefix.to_str()) else {
-        return false;
-    };
-    let Some(pid) = entry
-        .strip_prefix(prefix)
-        .and_then(|rest| rest.split('-').next())
-        .and_then(|pid| pid.parse::<u32>().ok())
-    else {
-        return false;
-    };
-    pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
-}
 
 /// A new hidden name next to `name` on each call, `.<name>.<what>-<pid>-<n>`: for
 /// temporary files and files moved aside. The caller checks that nothing has it.

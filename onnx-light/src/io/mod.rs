@@ -95,6 +95,7 @@ mod mmap;
 pub(crate) mod open;
 mod options;
 mod save;
+mod saved;
 mod sniff;
 mod structure;
 mod write;
@@ -124,4 +125,5 @@ pub use options::{
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub use save::save_with_hook;
-pub use save::{save, save_to_vec, save_to_writer, Saved, SavedFile};
+pub use save::{save, save_to_vec, save_to_writer};
+pub use saved::{Saved, SavedFile};

@@ -5,6 +5,7 @@
 //!
 //! Knows the operating system's file API; knows nothing of models.
 
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
@@ -144,6 +145,25 @@ pub(crate) fn open_model(path: &Path) -> crate::Result<File> {
     })
 }
 
+/// Whether `entry` is a file a save of `name` in another process, no longer running,
+/// moved aside (`.<name>.old-<pid>-<n>`) and left there when it died.
+pub(crate) fn dead_process_aside(entry: &OsStr, name: &OsStr) -> bool {
+    let mut prefix = OsString::from(".");
+    prefix.push(name);
+    prefix.push(".old-");
+    let (Some(entry), Some(prefix)) = (entry.to_str(), prefix.to_str()) else {
+        return false;
+    };
+    let Some(pid) = entry
+        .strip_prefix(prefix)
+        .and_then(|rest| rest.split('-').next())
+        .and_then(|pid| pid.parse::<u32>().ok())
+    else {
+        return false;
+    };
+    pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+}
+
 /// The previous model file a dead process's save to `path` left moved aside, if any.
 fn interrupted_save(path: &Path) -> Option<std::path::PathBuf> {
     let name = path.file_name()?;
@@ -155,7 +175,7 @@ fn interrupted_save(path: &Path) -> Option<std::path::PathBuf> {
         .ok()?
         .flatten()
         .map(|e| e.file_name())
-        .find(|entry| super::atomic::dead_process_aside(entry, name))
+        .find(|entry| dead_process_aside(entry, name))
         .map(|entry| dir.join(entry))
 }
 

@@ -136,7 +136,10 @@ pub struct Segment<'a> {
 /// `Debug` summarises the data fields (length and a few leading values) and never
 /// prints the weights.
 #[derive(ProtoMessage, Default, Clone, PartialEq)]
-#[proto(name = "onnx.TensorProto")]
+#[proto(
+    name = "onnx.TensorProto",
+    encode_check = "TensorProto::check_encodable"
+)]
 pub struct TensorProto<'a> {
     #[proto(1)]
     pub dims: Vec<i64>,
@@ -193,6 +196,23 @@ impl<'a> TensorProto<'a> {
             dims: dims.into(),
             raw_data: Some(raw_data.into()),
             ..TensorProto::default()
+        }
+    }
+
+    /// Refuses to encode a tensor whose weights a structure-only load left on disk: the
+    /// encoding would silently lack them. Saves (`io::save`) copy them from their file
+    /// instead; `io::materialize_lazy_data` reads them into memory.
+    fn check_encodable(&self) -> crate::Result<()> {
+        match (&self.raw_data, &self.lazy_data) {
+            (None, Some(lazy)) => Err(crate::Error::new(crate::ErrorKind::IncompleteModel {
+                reason: format!(
+                    "its weights are still in {} (structure-only load); save it with \
+                     io::save, or call io::materialize_lazy_data first",
+                    lazy.source()
+                ),
+            })
+            .in_tensor(self.name())),
+            _ => Ok(()),
         }
     }
 

@@ -10,7 +10,8 @@ use std::path::Path;
 
 use rustix::fs::{openat, Mode, OFlags};
 
-use crate::io::atomic::{dead_process_aside, TargetDir};
+use crate::io::atomic::TargetDir;
+use crate::io::open::dead_process_aside;
 
 use crate::field::Str;
 use crate::io::default_max_memory;

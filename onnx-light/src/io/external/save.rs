@@ -29,7 +29,7 @@ use crate::io::buffer::align_up;
 use crate::io::location::save_location;
 use crate::io::open::FileId;
 use crate::io::options::{ExternalDataOptions, SerializeOptions};
-use crate::io::save::{Saved, SavedFile};
+use crate::io::saved::{Saved, SavedFile};
 use crate::io::write::write_model_file;
 use crate::message::Reborrow;
 use crate::onnx::{DataLocation, ModelProto, StringStringEntryProto, TensorProto, TensorSite};
