@@ -14,6 +14,7 @@ use super::consolidate::consolidate_tensors_to_buffer;
 use super::external::{load_external, DataFile, ExternalLoad, ExternalMode};
 use super::open::FileMapper;
 use super::options::{default_max_memory, TensorBufferOptions};
+use super::progress::{self, Progress, SharedProgress};
 use super::structure::read_structure;
 use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::field::{ByteOwner, Bytes, LazyPayload, PayloadSource};
@@ -108,6 +109,10 @@ pub struct ParseOptions {
     /// Keep `data_location` and `external_data` after loading the bytes (default false:
     /// loaded tensors look inline).
     pub keep_external_metadata: bool,
+    /// Told the bytes a load from a path reads into memory: the model file (unless
+    /// structure-only, which reads little of it, or mapped) and the external data it
+    /// copies (default none). Loads from memory report their external data only.
+    pub progress: Option<SharedProgress>,
 }
 
 impl Default for ParseOptions {
@@ -126,6 +131,7 @@ impl Default for ParseOptions {
             external_data_location: None,
             verify_checksums: false,
             keep_external_metadata: false,
+            progress: None,
         }
     }
 }
@@ -213,6 +219,11 @@ impl ParseOptions {
         self.keep_external_metadata = yes;
         self
     }
+    /// Sets `progress`: `progress` is told the bytes the load reads (see [`Progress`]).
+    pub fn progress(mut self, progress: Arc<dyn Progress>) -> Self {
+        self.progress = Some(SharedProgress::new(progress));
+        self
+    }
 
     /// What to do with external data; `mapper` maps the files (a mapped load only).
     fn external_load(&self, mapper: Option<FileMapper>) -> ExternalLoad<'_> {
@@ -228,6 +239,7 @@ impl ParseOptions {
             alignment: self.buffer.alignment,
             max_tensor_size: self.max_tensor_size,
             allow_aliasing: self.allow_aliasing,
+            progress: self.progress.as_ref(),
         }
     }
 
@@ -459,7 +471,9 @@ fn load_file(
         })
     })?;
     let mut buffer = PayloadBuffer::new(len)?;
-    read_parallel(file, buffer.as_mut_slice()).map_err(|e| Error::io(e, Some(path)))?;
+    progress::expect(options.progress.as_ref(), len as u64);
+    read_parallel(file, buffer.as_mut_slice(), options.progress.as_ref())
+        .map_err(|e| Error::io(e, Some(path)))?;
     let owner = buffer.freeze()?;
     refuse_before_decoding(owner.bytes())?;
     let mut model = Model::decode_shared(owner.clone(), &decode)
@@ -470,12 +484,21 @@ fn load_file(
     Ok(model)
 }
 
-/// Fills `buf` from the start of `file`, in chunks read in parallel.
-fn read_parallel(file: &File, buf: &mut [u8]) -> std::io::Result<()> {
+/// Fills `buf` from the start of `file`, in chunks read in parallel, each reported to
+/// `progress` once read.
+fn read_parallel(
+    file: &File,
+    buf: &mut [u8],
+    progress: Option<&SharedProgress>,
+) -> std::io::Result<()> {
     const CHUNK: usize = 16 << 20;
     buf.par_chunks_mut(CHUNK)
         .enumerate()
-        .try_for_each(|(i, chunk)| file.read_exact_at(chunk, (i * CHUNK) as u64))
+        .try_for_each(|(i, chunk)| {
+            file.read_exact_at(chunk, (i * CHUNK) as u64)?;
+            progress::advance(progress, chunk.len() as u64);
+            Ok(())
+        })
 }
 
 /// The first bytes of `file` (up to 8, its length `len`): enough to tell an encrypted

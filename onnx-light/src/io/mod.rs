@@ -94,6 +94,7 @@ mod location;
 mod mmap;
 pub(crate) mod open;
 mod options;
+mod progress;
 mod save;
 mod saved;
 mod sniff;
@@ -117,6 +118,7 @@ pub use load::{
     ParseOptions,
 };
 pub use mmap::load_mapped;
+pub use progress::{Progress, SharedProgress};
 // `ExternalDataOptions` is also here, beside the `SerializeOptions` that take it.
 pub use options::{
     default_max_memory, ExternalDataOptions, SerializeOptions, TensorBufferOptions,

@@ -1,8 +1,11 @@
 //! Options for saving (and the buffer options loads share), with documented defaults. Invalid values are errors
 //! (see [`TensorBufferOptions::validate`]), never silently corrected.
 
+use std::sync::Arc;
+
 use crate::error::{Error, Result};
 use crate::io::location::save_location;
+use crate::io::progress::{Progress, SharedProgress};
 use crate::pool::validate_threads;
 
 /// How large tensor payloads are held in memory: which ones count as large, and how
@@ -128,6 +131,9 @@ pub struct SerializeOptions {
     /// model's data). The data of the model at the target path is replaced either way;
     /// see [`crate::io::external`].
     pub replace_data_files: bool,
+    /// Told the bytes a save to a path writes, to the model file and its data files
+    /// (default none); see [`Progress`]. Saves to memory or a writer do not report.
+    pub progress: Option<SharedProgress>,
 }
 
 impl Default for SerializeOptions {
@@ -139,6 +145,7 @@ impl Default for SerializeOptions {
             sync: true,
             owner_only: false,
             replace_data_files: false,
+            progress: None,
         }
     }
 }
@@ -188,6 +195,11 @@ impl SerializeOptions {
     /// Sets `sync` (`false`: atomic but not flushed to stable storage).
     pub fn sync(mut self, yes: bool) -> Self {
         self.sync = yes;
+        self
+    }
+    /// Sets `progress`: `progress` is told the bytes the save writes (see [`Progress`]).
+    pub fn progress(mut self, progress: Arc<dyn Progress>) -> Self {
+        self.progress = Some(SharedProgress::new(progress));
         self
     }
 }

@@ -5,8 +5,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::atomic::{write_atomically, NoHook, SaveHook};
+use super::atomic::{write_atomically, NoHook, SaveHook, SaveStep};
 use super::options::SerializeOptions;
+use super::progress::SharedProgress;
 use super::saved::Saved;
 use super::write::{encode_to_vec, encode_to_writer, write_model_file};
 use crate::error::{Error, ErrorKind, Result};
@@ -99,6 +100,60 @@ pub fn save_with_hook(
     if model.graphs_nest_deeper_than((limit as usize).div_ceil(3)) {
         return Err(Error::new(ErrorKind::RecursionLimitExceeded { limit }));
     }
+    match &options.progress {
+        None => save_through(model, path, options, hook),
+        Some(progress) => {
+            // Every payload is written once, to the model file or a data file; the model
+            // file's writer announces the rest of its bytes (`write::write_model_file`).
+            let mut payloads = 0u64;
+            model.visit_tensors(|_, t| payloads += payload_len(t));
+            progress.expect(payloads);
+            let reporting = Reporting {
+                inner: hook,
+                progress,
+            };
+            save_through(model, path, options, &reporting)
+        }
+    }
+}
+
+/// The bytes of a tensor's payload, in memory or left on disk.
+fn payload_len(t: &crate::onnx::TensorProto<'_>) -> u64 {
+    match (&t.raw_data, &t.lazy_data) {
+        (Some(raw), _) => raw.len() as u64,
+        (None, Some(lazy)) => lazy.len(),
+        (None, None) => 0,
+    }
+}
+
+/// A hook that tells a save's progress each write it sees (every write of the model file
+/// and of the data files goes through the hook) before passing it on.
+struct Reporting<'h> {
+    inner: &'h dyn SaveHook,
+    progress: &'h SharedProgress,
+}
+
+impl SaveHook for Reporting<'_> {
+    fn before(&self, step: SaveStep) -> std::io::Result<()> {
+        self.inner.before(step)?;
+        if let SaveStep::Write { len, .. } = step {
+            self.progress.advance(len);
+        }
+        Ok(())
+    }
+
+    fn unnamed_temporaries(&self) -> bool {
+        self.inner.unnamed_temporaries()
+    }
+}
+
+/// [`save_with_hook`] once the options and the model's nesting are checked.
+fn save_through(
+    model: &ModelProto<'_>,
+    path: &Path,
+    options: &SerializeOptions,
+    hook: &dyn SaveHook,
+) -> Result<Saved> {
     // External data, or tensors whose bytes are still on disk: the path that writes a
     // view of the model (data files and fetched tensors) without mutating it.
     if let Some(plan) = super::external::plan(model, options)? {

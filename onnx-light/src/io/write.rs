@@ -322,6 +322,12 @@ fn write_encoded(
     let mut sizes = SizeCache::new();
     let total = model.compute_size(&mut sizes);
     sizes.check_depth()?;
+    if let Some(progress) = &options.progress {
+        // The save announced every payload; the rest of this file is announced here.
+        let mut inline = 0u64;
+        model.visit_tensors(|_, t| inline += t.raw_data.as_ref().map_or(0, |r| r.len() as u64));
+        progress.expect(total.saturating_sub(inline));
+    }
     let mut payloads = Payloads::collect(model, options.buffer.raw_data_threshold, parallel);
     if !payloads.worth_deferring(total) {
         payloads.by_key.clear();

@@ -14,6 +14,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::field::{ByteOwner, Bytes, LazyPayload, PayloadSource, SharedBytes};
 use crate::io::buffer::{align_up, PayloadBuffer};
 use crate::io::open::FileMapper;
+use crate::io::progress::{self, SharedProgress};
 use crate::onnx::{ModelProto, TensorProto};
 
 /// How external payloads end up in memory.
@@ -42,6 +43,8 @@ pub(crate) struct ExternalLoad<'o> {
     /// `ParseOptions::allow_aliasing`: without it, the referenced bytes may not exceed
     /// the data files' sizes.
     pub allow_aliasing: bool,
+    /// `ParseOptions::progress`: told the bytes copied from data files.
+    pub progress: Option<&'o SharedProgress>,
 }
 
 impl DataFile {
@@ -226,7 +229,7 @@ pub(crate) fn load_external(
             }
             out
         }
-        ExternalMode::Copy => read_into_one_buffer(&plan, load.alignment)?,
+        ExternalMode::Copy => read_into_one_buffer(&plan, load.alignment, load.progress)?,
     };
 
     // Give each tensor its bytes, in the same traversal order.
@@ -256,10 +259,12 @@ pub(crate) fn load_external(
     Ok(())
 }
 
-/// Reads every payload into one (huge-page) buffer with parallel positional reads.
+/// Reads every payload into one (huge-page) buffer with parallel positional reads,
+/// telling `progress` the bytes as they are read.
 fn read_into_one_buffer(
     plan: &[(Job, Option<String>)],
     alignment: usize,
+    progress: Option<&SharedProgress>,
 ) -> Result<Vec<Option<Bytes<'static>>>> {
     let too_big = || {
         Error::new(ErrorKind::ValueOutOfRange {
@@ -275,6 +280,7 @@ fn read_into_one_buffer(
     }
     let total = usize::try_from(cursor).map_err(|_| too_big())?;
     let mut buffer = PayloadBuffer::new(total)?;
+    progress::expect(progress, plan.iter().map(|(job, _)| job.len).sum());
     {
         let mut rest = buffer.as_mut_slice();
         let mut pos = 0usize;
@@ -288,7 +294,7 @@ fn read_into_one_buffer(
             pos = off + job.len as usize;
         }
         work.into_par_iter()
-            .try_for_each(|(dst, job)| read_range(&job.file, dst, job.offset))?;
+            .try_for_each(|(dst, job)| read_range(&job.file, dst, job.offset, progress))?;
     }
     let owner = buffer.freeze()?;
     plan.iter()
@@ -302,11 +308,21 @@ fn read_into_one_buffer(
 }
 
 /// Reads `dst.len()` bytes at `offset`, in chunks so that one huge tensor still spreads
-/// over the pool's threads.
-fn read_range(file: &DataFile, dst: &mut [u8], offset: u64) -> Result<()> {
+/// over the pool's threads (and its progress shows).
+fn read_range(
+    file: &DataFile,
+    dst: &mut [u8],
+    offset: u64,
+    progress: Option<&SharedProgress>,
+) -> Result<()> {
     const CHUNK: usize = 16 << 20;
     dst.par_chunks_mut(CHUNK)
         .enumerate()
-        .try_for_each(|(i, chunk)| file.file.read_exact_at(chunk, offset + (i * CHUNK) as u64))
-        .map_err(|e| Error::io(e, Some(&file.path)))
+        .try_for_each(|(i, chunk)| {
+            file.file
+                .read_exact_at(chunk, offset + (i * CHUNK) as u64)?;
+            progress::advance(progress, chunk.len() as u64);
+            Ok(())
+        })
+        .map_err(|e: std::io::Error| Error::io(e, Some(&file.path)))
 }
