@@ -11,14 +11,15 @@ use super::encrypt::EncryptingWriter;
 use super::format::EncryptionFormat;
 use super::options::{DecryptOptions, EncryptOptions};
 use super::passphrase::Passphrase;
-use super::source::{FileSource, Memory, Source};
+use super::source::{FileSource, Memory, Reported, Source};
 use super::workers::Workers;
 use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::field::{ByteOwner, SharedOwner};
 use crate::io::{
     load_from_owner, save_to_writer, write_atomically, NoHook, ParseOptions, PayloadBuffer,
-    SerializeOptions,
+    SerializeOptions, SharedProgress,
 };
+use crate::message::Message;
 use crate::onnx::{Model, ModelProto};
 
 /// A decrypted model, and the format it was stored in.
@@ -50,6 +51,28 @@ struct Plaintext {
 impl SharedOwner for Plaintext {
     fn bytes(&self) -> &[u8] {
         &self.buffer.bytes()[..self.len]
+    }
+}
+
+/// A writer that tells `progress` the bytes written through it, a few MiB at a time (a
+/// large payload handed over in one write still shows as it goes).
+struct Reporting<'a, W> {
+    inner: W,
+    progress: Option<&'a SharedProgress>,
+}
+
+impl<W: std::io::Write> std::io::Write for Reporting<'_, W> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        const STEP: usize = 4 << 20;
+        let n = self.inner.write(&data[..data.len().min(STEP)])?;
+        if let Some(p) = self.progress {
+            p.advance(n as u64);
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 
@@ -130,10 +153,17 @@ pub fn save_encrypted(
 ) -> Result<()> {
     let path = path.as_ref();
     refuse_external_references(model)?;
+    if let Some(progress) = &options.progress {
+        progress.expect(model.encoded_len());
+    }
     write_atomically(path, &NoHook, true, false, |file| {
         let mut out = crate::io::atomic::SizeLimited::new(file);
         let mut writer = EncryptingWriter::new(&mut out, passphrase, options)?;
-        save_to_writer(model, &mut writer, &serialize_options(options))?;
+        let mut reported = Reporting {
+            inner: &mut writer,
+            progress: options.progress.as_ref(),
+        };
+        save_to_writer(model, &mut reported, &serialize_options(options))?;
         writer.finish()?;
         Ok(())
     })
@@ -190,7 +220,16 @@ pub fn load_encrypted_with(
     check_parse_options(parse)?;
     let file = crate::io::open::open_regular(path).map_err(|e| Error::io(e, Some(path)))?;
     let source = FileSource::new(&file, path)?;
-    load(&source, passphrase, decrypt, parse).map_err(|e| e.in_file(path))
+    let result = match &parse.progress {
+        Some(progress) => load(
+            &Reported::new(&source, progress),
+            passphrase,
+            decrypt,
+            parse,
+        ),
+        None => load(&source, passphrase, decrypt, parse),
+    };
+    result.map_err(|e| e.in_file(path))
 }
 
 /// Decrypts and decodes an encrypted model held in memory (any format). Large

@@ -9,6 +9,8 @@ use super::kdf::{
     check_iterations, Kdf, DEFAULT_ITERATIONS, ONNXCRY1_ITERATIONS, ONNXCRY2_ITERATIONS,
 };
 use crate::error::{Error, Result};
+use crate::io::{Progress, SharedProgress};
+use std::sync::Arc;
 
 /// Plaintext bytes per `ONNXAE01` chunk unless told otherwise (1 MiB).
 pub const DEFAULT_CHUNK_SIZE: u32 = 1 << 20;
@@ -41,6 +43,10 @@ pub struct EncryptOptions {
     /// Worker threads; 0 means all cores (default 0). `ONNXCRY1` encryption (one CBC
     /// chain) and `ONNXCRY2` (one AEAD message) run on one thread whatever this says.
     pub num_threads: usize,
+    /// Told the plaintext bytes a file encryption ([`encrypt_file`](super::encrypt_file),
+    /// [`save_encrypted`](super::save_encrypted)) encrypts, and the bytes of a model and
+    /// its external data it loads first (default none); see [`Progress`].
+    pub progress: Option<SharedProgress>,
     pub(crate) kdf: Kdf,
     #[cfg(feature = "test-hooks")]
     fixed: Option<FixedRandomness>,
@@ -53,6 +59,7 @@ impl Default for EncryptOptions {
             iterations: None,
             chunk_size: DEFAULT_CHUNK_SIZE,
             num_threads: 0,
+            progress: None,
             kdf: Kdf::default(),
             #[cfg(feature = "test-hooks")]
             fixed: None,
@@ -88,6 +95,11 @@ impl EncryptOptions {
     /// Sets `num_threads` (0 = all cores).
     pub fn num_threads(mut self, n: usize) -> Self {
         self.num_threads = n;
+        self
+    }
+    /// Sets `progress`: `progress` is told the bytes encrypted (see [`Progress`]).
+    pub fn progress(mut self, progress: Arc<dyn Progress>) -> Self {
+        self.progress = Some(SharedProgress::new(progress));
         self
     }
 
@@ -192,6 +204,10 @@ pub struct DecryptOptions {
     /// refused with [`UnauthenticatedEncryption`](crate::ErrorKind::UnauthenticatedEncryption)
     /// before any key is derived). Results from it report `is_authenticated() == false`.
     pub allow_unauthenticated: bool,
+    /// Told the encrypted bytes [`decrypt_file`](super::decrypt_file) reads (default
+    /// none; a load of an encrypted model reports to `ParseOptions::progress`); see
+    /// [`Progress`].
+    pub progress: Option<SharedProgress>,
     pub(crate) kdf: Kdf,
 }
 
@@ -204,6 +220,11 @@ impl DecryptOptions {
     /// Sets `allow_unauthenticated`.
     pub fn allow_unauthenticated(mut self, yes: bool) -> Self {
         self.allow_unauthenticated = yes;
+        self
+    }
+    /// Sets `progress`: `progress` is told the encrypted bytes read (see [`Progress`]).
+    pub fn progress(mut self, progress: Arc<dyn Progress>) -> Self {
+        self.progress = Some(SharedProgress::new(progress));
         self
     }
     /// Replaces PBKDF2 by `kdf`. **Insecure; for the workspace's tests only** (feature

@@ -4,8 +4,10 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::io::SharedProgress;
 
 /// Encrypted input of a known length, read at offsets.
 pub(crate) trait Source: Sync {
@@ -17,6 +19,48 @@ pub(crate) trait Source: Sync {
     /// # Errors
     /// `TruncatedEncryption` past the end; I/O errors.
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+}
+
+/// A source that tells `progress` the bytes read from it, its length announced when it is
+/// made. The few bytes of a header that is read twice are not counted again: the reports
+/// stop at the length, which a complete decryption reads in full.
+pub(crate) struct Reported<'a> {
+    inner: &'a dyn Source,
+    progress: &'a SharedProgress,
+    reported: AtomicU64,
+}
+
+impl<'a> Reported<'a> {
+    pub(crate) fn new(inner: &'a dyn Source, progress: &'a SharedProgress) -> Self {
+        progress.expect(inner.len());
+        Reported {
+            inner,
+            progress,
+            reported: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Source for Reported<'_> {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.inner.read_at(offset, buf)?;
+        let len = self.len();
+        let before = self
+            .reported
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| {
+                Some(r.saturating_add(buf.len() as u64).min(len))
+            })
+            .unwrap_or(len);
+        let n = (before.saturating_add(buf.len() as u64).min(len)) - before;
+        if n > 0 {
+            self.progress.advance(n);
+        }
+        Ok(())
+    }
 }
 
 /// Input held in memory.

@@ -94,7 +94,7 @@ mod location;
 mod mmap;
 pub(crate) mod open;
 mod options;
-mod progress;
+pub(crate) mod progress;
 mod save;
 mod saved;
 mod sniff;
