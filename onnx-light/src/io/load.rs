@@ -109,9 +109,10 @@ pub struct ParseOptions {
     /// Keep `data_location` and `external_data` after loading the bytes (default false:
     /// loaded tensors look inline).
     pub keep_external_metadata: bool,
-    /// Told the bytes a load from a path reads into memory: the model file (unless
-    /// structure-only, which reads little of it, or mapped) and the external data it
-    /// copies (default none). Loads from memory report their external data only.
+    /// Told the bytes a load from a path reads (default none; see [`Progress`]): the
+    /// model file (unless structure-only, which reads little of it, or mapped), the
+    /// external data it copies and the data files it hashes for `verify_checksums`.
+    /// Loads from memory report their external data only.
     pub progress: Option<SharedProgress>,
 }
 

@@ -286,4 +286,53 @@ mod tests {
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[test]
+    fn checksum_verification_reports_the_data_files_it_hashes() {
+        use crate::io::external::{verify, VerifyOptions};
+        use crate::message::Message;
+        use crate::onnx::StringStringEntryProto;
+
+        let dir = scratch("sha1");
+        let path = dir.join("m.onnx");
+        let ext = ExternalDataOptions::new("w.bin");
+        io::save(
+            &model(),
+            &path,
+            &SerializeOptions::default().external_data(ext),
+        )
+        .unwrap();
+        let structure = ParseOptions::default().load_external_data(false);
+        let mut m = io::load_with(&path, &structure).unwrap();
+        let record = |m: &mut Model, sum: &str| {
+            m.visit_tensors_mut(|_, t| {
+                if t.is_external() {
+                    t.external_data.retain(|e| e.key() != "checksum");
+                    t.external_data
+                        .push(StringStringEntryProto::new("checksum", sum.to_string()));
+                }
+            })
+        };
+        // The file's SHA-1, as a mismatch reports it.
+        record(&mut m, "0");
+        let sums = VerifyOptions::default().checksums(true);
+        let found = verify(&m, &dir, &sums).unwrap();
+        record(&mut m, found.files[0].sha1.as_deref().unwrap());
+        let data = size(&dir.join("w.bin"));
+        let count = Arc::new(Count::default());
+        let verified = verify(&m, &dir, &sums.progress(count.clone())).unwrap();
+        assert!(verified.is_ok() && verified.checksums_verified == 2);
+        assert_eq!(count.totals(), (data, data));
+        // A load that verifies them: the model file, the data file hashed, the payloads.
+        let summed = dir.join("summed.onnx");
+        std::fs::write(&summed, m.encode_to_vec().unwrap()).unwrap();
+        let count = Arc::new(Count::default());
+        let load = ParseOptions::default()
+            .verify_checksums(true)
+            .progress(count.clone());
+        io::load_with(&summed, &load).unwrap();
+        let read = size(&summed) + data + (17 << 20) + 3 + 70_000;
+        assert_eq!(count.totals(), (read, read));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

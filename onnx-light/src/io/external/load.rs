@@ -43,7 +43,7 @@ pub(crate) struct ExternalLoad<'o> {
     /// `ParseOptions::allow_aliasing`: without it, the referenced bytes may not exceed
     /// the data files' sizes.
     pub allow_aliasing: bool,
-    /// `ParseOptions::progress`: told the bytes copied from data files.
+    /// `ParseOptions::progress`: told the bytes copied from data files and hashed.
     pub progress: Option<&'o SharedProgress>,
 }
 
@@ -184,13 +184,21 @@ pub(crate) fn load_external(
 
     if load.verify_checksums {
         let mut digests: std::collections::HashMap<*const DataFile, String> = Default::default();
+        if let Some(progress) = load.progress {
+            // Each file with a recorded checksum is read whole, once.
+            let mut sized: std::collections::HashMap<*const DataFile, u64> = Default::default();
+            for (job, _) in plan.iter().filter(|(_, checksum)| checksum.is_some()) {
+                sized.insert(Arc::as_ptr(&job.file), job.file.size());
+            }
+            progress.expect(sized.values().sum());
+        }
         for (job, checksum) in &plan {
             let Some(expected) = checksum else { continue };
             let key = Arc::as_ptr(&job.file);
             let actual = match digests.get(&key) {
                 Some(d) => d.clone(),
                 None => {
-                    let d = job.file.sha1()?;
+                    let d = job.file.sha1(load.progress)?;
                     digests.insert(key, d.clone());
                     d
                 }

@@ -19,6 +19,7 @@ use super::reference::{invalid, ExternalDataRef};
 use crate::error::{Error, ExternalDataRule, Result};
 use crate::io::location::validate_location;
 use crate::io::open::Beneath;
+use crate::io::progress::{self, SharedProgress};
 use crate::onnx::TensorProto;
 
 /// An opened data file: its real path, its size when opened, and the handle.
@@ -40,11 +41,12 @@ impl DataFile {
         self.size
     }
 
-    /// The SHA-1 of the whole file as opened, lowercase hex (the spec's `checksum`).
+    /// The SHA-1 of the whole file as opened, lowercase hex (the spec's `checksum`),
+    /// each chunk read told to `progress` (which the file's size was announced to).
     ///
     /// # Errors
     /// I/O errors naming the file (one that shrank since it was opened among them).
-    pub(crate) fn sha1(&self) -> Result<String> {
+    pub(crate) fn sha1(&self, progress: Option<&SharedProgress>) -> Result<String> {
         use sha1::{Digest, Sha1};
         use std::os::unix::fs::FileExt;
         let mut hasher = Sha1::new();
@@ -56,6 +58,7 @@ impl DataFile {
                 .read_exact_at(&mut buf[..n], at)
                 .map_err(|e| Error::io(e, Some(&self.path)))?;
             hasher.update(&buf[..n]);
+            progress::advance(progress, n as u64);
             at += n as u64;
         }
         Ok(hasher

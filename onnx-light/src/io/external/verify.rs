@@ -14,6 +14,7 @@ use super::resolve::{resolve_tensor, DataFile, Resolver};
 use crate::error::{Error, ErrorKind, ExternalDataRule, Result};
 use crate::io::location::validate_location;
 use crate::io::open::FileId;
+use crate::io::progress::{Progress, SharedProgress};
 use crate::onnx::{ModelProto, TensorProto};
 
 /// Options of [`verify`]. Start from `VerifyOptions::default()`:
@@ -38,6 +39,9 @@ pub struct VerifyOptions {
     /// How many overlapping pairs [`Verification::overlaps`] lists (all are counted;
     /// default 20).
     pub overlaps_listed: usize,
+    /// Told the bytes of the data files read to compute their checksums (default none);
+    /// see [`Progress`].
+    pub progress: Option<SharedProgress>,
 }
 
 impl Default for VerifyOptions {
@@ -47,6 +51,7 @@ impl Default for VerifyOptions {
             location: None,
             allow_aliasing: false,
             overlaps_listed: 20,
+            progress: None,
         }
     }
 }
@@ -70,6 +75,11 @@ impl VerifyOptions {
     /// Sets `overlaps_listed`.
     pub fn overlaps_listed(mut self, pairs: usize) -> Self {
         self.overlaps_listed = pairs;
+        self
+    }
+    /// Sets `progress`: `progress` is told the bytes hashed (see [`Progress`]).
+    pub fn progress(mut self, progress: Arc<dyn Progress>) -> Self {
+        self.progress = Some(SharedProgress::new(progress));
         self
     }
 }
@@ -266,7 +276,7 @@ pub fn verify(
         return Err(e);
     }
     if options.checksums {
-        verify_checksums(&mut report, &opened, checksums);
+        verify_checksums(&mut report, &opened, checksums, options.progress.as_ref());
     }
     report.overlaps = overlapping_ranges(&ranges, options.overlaps_listed);
     if !options.allow_aliasing {
@@ -285,14 +295,19 @@ fn verify_checksums(
     report: &mut Verification,
     opened: &[Arc<DataFile>],
     checksums: Vec<(String, String, usize)>,
+    progress: Option<&SharedProgress>,
 ) {
+    if let Some(progress) = progress {
+        let files: std::collections::HashSet<usize> = checksums.iter().map(|c| c.2).collect();
+        progress.expect(files.iter().map(|&i| opened[i].size()).sum());
+    }
     let mut digests: HashMap<usize, Option<String>> = HashMap::new();
     for (tensor, expected, index) in checksums {
         let file = &opened[index];
         let digest = match digests.get(&index) {
             Some(d) => d.clone(),
             None => {
-                let d = match file.sha1() {
+                let d = match file.sha1(progress) {
                     Ok(d) => Some(d),
                     Err(e) => {
                         report.problems.push(problem(&tensor, e.in_tensor(&tensor)));
