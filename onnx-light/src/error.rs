@@ -449,7 +449,8 @@ impl Error {
     /// [`ErrorKind::RecursionLimitExceeded`], [`Limit::Aliasing`] for external tensors
     /// refused because their ranges alias each other (an
     /// [`ErrorKind::InvalidExternalData`]). Tells a caller which option would let the
-    /// input through, whatever the message says.
+    /// input through, whatever the message says. (The message of an aliasing refusal
+    /// names `ParseOptions::allow_aliasing` after the kind's reason, which does not.)
     ///
     /// ```
     /// use onnx_light::io::{self, ParseOptions};
@@ -622,6 +623,13 @@ impl Error {
             (ErrorKind::Io(_), Some(src)) => write!(f, "I/O error: {src}")?,
             (kind, _) => write!(f, "{kind}")?,
         }
+        // The option that lifts an aliasing refusal is said here rather than in its
+        // reason, so that a tool with its own flag for it can word the error without it.
+        if self.inner.limit == Some(Limit::Aliasing)
+            && matches!(self.inner.kind, ErrorKind::InvalidExternalData { .. })
+        {
+            f.write_str("; set ParseOptions::allow_aliasing to load it anyway")?;
+        }
         if let Some(t) = self.inner.tensor.as_ref().filter(|_| with_tensor) {
             write!(f, " (tensor `{t}`)")?;
         }
@@ -717,6 +725,12 @@ mod tests {
         assert_eq!(external("set allow_aliasing").limit(), None);
         let aliased = external("reworded").refused_by(Limit::Aliasing);
         assert_eq!(aliased.limit(), Some(Limit::Aliasing));
+        // The option is said by the message, not in the reason a tool may reuse.
+        assert_eq!(
+            aliased.to_string(),
+            "invalid external data: reworded; set ParseOptions::allow_aliasing to load it anyway"
+        );
+        assert!(!aliased.kind().to_string().contains("allow_aliasing"));
         assert_eq!(Error::new(ErrorKind::InvalidUtf8).limit(), None);
         assert_eq!(
             Error::new(exceeded(Limit::MaxMemory)).to_string(),

@@ -192,8 +192,7 @@ pub(crate) fn check_aliasing(ranges: &[ExternalRange]) -> Result<()> {
         ExternalDataRule::Aliasing,
         format!(
             "tensors `{}` and `{}` share bytes {}..{} of their data file ({} overlapping pairs in all): \
-             the model references {referenced} external bytes, more than the {files} bytes its data files hold; \
-             set ParseOptions::allow_aliasing to load it anyway",
+             the model references {referenced} external bytes, more than the {files} bytes its data files hold",
             o.first, o.second, o.start, o.end, found.total
         ),
     )
