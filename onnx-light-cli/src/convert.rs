@@ -11,6 +11,7 @@ use onnx_light::io::external::{self, ExternalDataOptions, VerifyOptions};
 use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::Model;
 
+use crate::failure::usage;
 use crate::progress::Progress;
 
 /// What `convert` was asked to do.
@@ -105,12 +106,11 @@ fn refuse_destructive(
     let target = io::resolve_links(output)?;
     let output_id = entry_id(&target);
     if let Some((_, name)) = input_data.iter().find(|(id, _)| Some(*id) == output_id) {
-        return Err(format!(
+        return Err(usage(format!(
             "{} is the external data file {name} of {}: writing the model there would destroy its weights",
             output.display(),
             input.display()
-        )
-        .into());
+        )));
     }
     let Some(name) = external_data else {
         return Ok(());
@@ -122,25 +122,22 @@ fn refuse_destructive(
         id(a).is_some() && id(a) == id(b)
     };
     if Some(bare) == target.file_name() && same_dir(parent(&target), parent(&data_path)) {
-        return Err(format!(
+        return Err(usage(format!(
             "--external-data {name} names the output model itself; choose another name for the data file"
-        )
-        .into());
+        )));
     }
     let data_id = entry_id(&data_path);
     if data_id.is_some() && data_id == input_id {
-        return Err(format!(
+        return Err(usage(format!(
             "--external-data {name} names the input model {}; choose another name for the data file",
             input.display()
-        )
-        .into());
+        )));
     }
     if data_id.is_some() && data_id == output_id {
-        return Err(format!(
+        return Err(usage(format!(
             "--external-data {name} is another name (a hard link) of the output model {}",
             output.display()
-        )
-        .into());
+        )));
     }
     Ok(())
 }
@@ -225,20 +222,41 @@ fn report(output: &Path, in_place: bool, old_data: &[(FileId, String)]) -> Strin
     said
 }
 
+/// The external data options `--external-data` and its companions ask for, checked as
+/// the save will check them (a bad value is a usage error, said with its flag).
+fn external_data_options(c: &Convert) -> Result<Option<ExternalDataOptions>, Failure> {
+    let Some(name) = &c.external_data else {
+        if c.size_threshold.is_some() || c.align.is_some() || c.max_file_size.is_some() {
+            return Err(usage(
+                "--size-threshold, --align and --max-file-size need --external-data NAME",
+            ));
+        }
+        return Ok(None);
+    };
+    let mut ext = ExternalDataOptions::new(name.clone());
+    if let Some(t) = c.size_threshold {
+        let t = usize::try_from(t).map_err(|_| usage("--size-threshold is too large"))?;
+        ext = ext.size_threshold(t);
+    }
+    if let Some(a) = c.align {
+        ext = ext.alignment(usize::try_from(a).map_err(|_| usage("--align is too large"))?);
+    }
+    if let Some(m) = c.max_file_size {
+        ext = ext.max_file_size(m);
+    }
+    ext.validate()?;
+    Ok(Some(ext))
+}
+
 pub fn run(
     input: &Path,
     output: &Path,
     c: &Convert,
     progress: &Progress,
 ) -> Result<String, Failure> {
+    // The arguments first: a usage error is said before anything is read.
+    let ext = external_data_options(c)?;
     crate::refuse_existing_output(output, c.force)?;
-    if c.external_data.is_none()
-        && (c.size_threshold.is_some() || c.align.is_some() || c.max_file_size.is_some())
-    {
-        return Err(
-            "--size-threshold, --align and --max-file-size need --external-data NAME".into(),
-        );
-    }
     let probe = io::load_with(
         input,
         &ParseOptions::clone(&c.load)
@@ -276,23 +294,13 @@ pub fn run(
         .num_threads(c.threads)
         .sync(c.sync)
         .replace_data_files(c.force);
-    if let Some(name) = &c.external_data {
-        let mut ext = ExternalDataOptions::new(name.clone());
-        if let Some(t) = c.size_threshold {
-            ext = ext
-                .size_threshold(usize::try_from(t).map_err(|_| "--size-threshold is too large")?);
-        }
-        if let Some(a) = c.align {
-            ext = ext.alignment(usize::try_from(a).map_err(|_| "--align is too large")?);
-        }
-        if let Some(m) = c.max_file_size {
-            ext = ext.max_file_size(m);
-        }
+    if let Some(ext) = ext {
         progress.step(format!("reading the structure of {}", input.display()));
         let model = load_structure()?;
         progress.step(format!(
-            "writing {} with external data {name}",
-            output.display()
+            "writing {} with external data {}",
+            output.display(),
+            ext.location
         ));
         io::save(&model, output, &save.external_data(ext))?;
         return Ok(report(output, in_place, &old_data));

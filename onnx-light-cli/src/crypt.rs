@@ -13,6 +13,7 @@ use onnx_light::crypto::{self, DecryptOptions, EncryptOptions, EncryptionFormat,
 use onnx_light::io::external::ExternalDataOptions;
 use onnx_light::io::{self, ParseOptions, SerializeOptions};
 
+use crate::failure::usage;
 use crate::progress::Progress;
 
 /// The environment variable a passphrase may come from.
@@ -37,20 +38,19 @@ fn passphrase(file: Option<&Path>, confirm: bool) -> Result<Passphrase, Failure>
         std::env::remove_var(PASSPHRASE_ENV);
         let text = value
             .into_string()
-            .map_err(|_| format!("{PASSPHRASE_ENV} is not valid UTF-8"))?;
+            .map_err(|_| usage(format!("{PASSPHRASE_ENV} is not valid UTF-8")))?;
         return Ok(Passphrase::new(text));
     }
     if !std::io::stdin().is_terminal() {
-        return Err(format!(
+        return Err(usage(format!(
             "no passphrase: pass --passphrase-file FILE or set {PASSPHRASE_ENV} (there is no terminal to ask on)"
-        )
-        .into());
+        )));
     }
     let first = rpassword::prompt_password("passphrase: ")?;
     if confirm {
         let second = rpassword::prompt_password("passphrase again: ")?;
         if first != second {
-            return Err("the two passphrases differ".into());
+            return Err(usage("the two passphrases differ"));
         }
     }
     Ok(Passphrase::new(first))
@@ -79,9 +79,9 @@ pub fn encrypt(
         "onnxcry1" => EncryptionFormat::OnnxCry1,
         "onnxcry2" => EncryptionFormat::OnnxCry2,
         other => {
-            return Err(
-                format!("unknown format {other:?} (use onnxae01, onnxcry2 or onnxcry1)").into(),
-            )
+            return Err(usage(format!(
+                "unknown --format {other:?} (use onnxae01, onnxcry2 or onnxcry1)"
+            )))
         }
     };
     crate::refuse_existing_output(output, force)?;

@@ -4,6 +4,7 @@ mod bench;
 mod check;
 mod convert;
 mod crypt;
+mod failure;
 mod info;
 mod mapped;
 mod progress;
@@ -20,6 +21,8 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use onnx_light::io::ParseOptions;
 
+// `check` words the hint of a model that did not load as the other commands do.
+use failure::hint;
 use progress::Progress;
 
 /// The most layers `sample` builds: about 40 GB of weights, all in memory.
@@ -241,32 +244,6 @@ fn load_options(memory: &MemoryLimit, aliasing: &Aliasing) -> ParseOptions {
     memory.options().allow_aliasing(aliasing.allow_aliasing)
 }
 
-/// What to try when a load is refused by a default limit the user can raise, or
-/// given an encrypted model. Chosen from the error's kind and limit, never its words.
-fn hint(e: &(dyn std::error::Error + 'static)) -> Option<String> {
-    use onnx_light::{ErrorKind, Limit};
-    let e = e.downcast_ref::<onnx_light::Error>()?;
-    let text = match (e.limit(), e.kind()) {
-        (Some(Limit::MaxMemory), _) => {
-            "the model needs more memory than its size warrants; if you trust it, pass --max-memory BYTES (or none)"
-        }
-        (Some(Limit::Aliasing), _) => {
-            "if the model shares bytes between tensors on purpose, pass --allow-aliasing"
-        }
-        (_, ErrorKind::EncryptedInput { .. }) => {
-            let file = e.file().map_or("IN".into(), |f| f.display().to_string());
-            return Some(format!(
-                "for a plain model: onnx-light decrypt {file} OUT.onnx"
-            ));
-        }
-        (_, ErrorKind::Io(std::io::ErrorKind::AlreadyExists)) => {
-            "to replace that file (and break the model that uses it, if any), pass --force"
-        }
-        _ => return None,
-    };
-    Some(text.to_string())
-}
-
 type Failure = Box<dyn std::error::Error>;
 
 /// Refuses an OUTPUT that is a directory, or that exists when `--force` was not given.
@@ -472,57 +449,6 @@ fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(code) => code,
-        Err(e) => {
-            let message = e.to_string();
-            eprintln!("error: {message}");
-            let mut source = e.source();
-            while let Some(s) = source {
-                // A cause the message already says (an I/O error's text) is not repeated.
-                let cause = s.to_string();
-                if !message.contains(&cause) {
-                    eprintln!("  caused by: {cause}");
-                }
-                source = s.source();
-            }
-            if let Some(h) = hint(e.as_ref()) {
-                eprintln!("hint: {h}");
-            }
-            ExitCode::FAILURE
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use onnx_light::{Error, ErrorKind, ExternalDataRule, Limit};
-
-    fn external(reason: &str) -> Error {
-        Error::new(ErrorKind::InvalidExternalData {
-            location: None,
-            reason: reason.into(),
-            rule: ExternalDataRule::Location,
-        })
-    }
-
-    #[test]
-    fn hints_follow_the_limit_not_the_message() {
-        let memory = Error::new(ErrorKind::LimitExceeded {
-            which: Limit::MaxMemory,
-            limit: 1,
-            actual: 2,
-        });
-        assert!(hint(&memory).unwrap().contains("--max-memory"));
-        // Reworded or not, an aliasing refusal gets its hint; a message that merely
-        // names the option does not.
-        let aliased = external("tensors share bytes").refused_by(Limit::Aliasing);
-        assert!(hint(&aliased).unwrap().contains("--allow-aliasing"));
-        assert_eq!(hint(&external("see allow_aliasing")), None);
-        let size = Error::new(ErrorKind::LimitExceeded {
-            which: Limit::MaxModelSize,
-            limit: 1,
-            actual: 2,
-        });
-        assert_eq!(hint(&size), None);
+        Err(e) => failure::report(e.as_ref()),
     }
 }

@@ -680,6 +680,150 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
+fn usage_errors_found_after_parsing_exit_2_and_name_the_flag() {
+    let dir = Scratch::new("usage-late");
+    let p = write_model(&dir, "m.onnx");
+    let out = dir.path("out.onnx");
+    let convert = |args: &[&str]| {
+        let mut c = cli();
+        c.arg("convert").arg(&p).arg(&out).args(args);
+        c
+    };
+    for (args, said) in [
+        (
+            vec!["--external-data", "w.bin", "--align", "100"],
+            "invalid --align: 100 is not a power of two",
+        ),
+        (
+            vec!["--external-data", "w.bin", "--max-file-size", "0"],
+            "invalid --max-file-size: must be at least 1 byte",
+        ),
+        (vec!["--align", "4k"], "need --external-data NAME"),
+        (
+            vec!["--external-data", "out.onnx"],
+            "names the output model itself",
+        ),
+        (vec!["--external-data", "m.onnx"], "names the input model"),
+    ] {
+        let assert = convert(&args).assert().code(2);
+        let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+        assert!(
+            stderr.starts_with(&format!("error: {said}")) || stderr.contains(said),
+            "{args:?}: {stderr}"
+        );
+        // The library's names of the options never reach the user.
+        for name in ["alignment", "max_file_size", "external_data.location"] {
+            assert!(!stderr.contains(name), "{args:?}: {stderr}");
+        }
+        assert!(!out.exists() && !dir.path("w.bin").exists(), "{args:?}");
+    }
+    // Checked before anything else, an existing output included.
+    std::fs::write(&out, "x").unwrap();
+    convert(&["--external-data", "w.bin", "--align", "3"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--align"));
+    std::fs::remove_file(&out).unwrap();
+    let key = dir.path("key.txt");
+    std::fs::write(&key, "k").unwrap();
+    cli()
+        .args(["encrypt", "--format", "rot13", "--passphrase-file"])
+        .arg(&key)
+        .arg(&p)
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown --format \"rot13\""));
+    let empty = dir.path("empty.txt");
+    std::fs::write(&empty, "\n").unwrap();
+    cli()
+        .arg("encrypt")
+        .arg(&p)
+        .arg(&out)
+        .arg("--passphrase-file")
+        .arg(&empty)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(
+            "error: invalid passphrase: is empty",
+        ));
+    use std::os::unix::ffi::OsStrExt;
+    cli()
+        .arg("encrypt")
+        .arg(&p)
+        .arg(&out)
+        .env(
+            "ONNX_LIGHT_PASSPHRASE",
+            std::ffi::OsStr::from_bytes(b"\xff\xfe"),
+        )
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not valid UTF-8"));
+    assert!(!out.exists());
+}
+
+#[test]
+fn runtime_failures_exit_1_in_the_tools_words() {
+    let dir = Scratch::new("runtime");
+    let p = write_model(&dir, "m.onnx");
+    let out = dir.path("out.onnx");
+    // A missing input, a missing passphrase file, an existing output.
+    cli()
+        .arg("convert")
+        .arg(dir.path("missing.onnx"))
+        .arg(&out)
+        .assert()
+        .code(1);
+    cli()
+        .arg("encrypt")
+        .arg(&p)
+        .arg(&out)
+        .arg("--passphrase-file")
+        .arg(dir.path("missing.txt"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("cannot read the passphrase file"));
+    std::fs::write(&out, "x").unwrap();
+    cli()
+        .arg("convert")
+        .arg(&p)
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("pass --force"));
+    std::fs::remove_file(&out).unwrap();
+    // A limit is named by its flag, not by the library's option.
+    cli()
+        .args(["info", "--max-memory", "100"])
+        .arg(&p)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("decoded size (--max-memory) of"))
+        .stderr(predicate::str::contains("max_memory").not());
+    // An encrypted model: what to run, not the library function to call.
+    let enc = dir.path("m.enc");
+    cli()
+        .arg("encrypt")
+        .arg(&p)
+        .arg(&enc)
+        .env("ONNX_LIGHT_PASSPHRASE", "k")
+        .assert()
+        .success();
+    cli()
+        .arg("info")
+        .arg(&enc)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "the input is an encrypted model (ONNXAE01); decrypt it first",
+        ))
+        .stderr(predicate::str::contains("load_encrypted").not())
+        .stderr(predicate::str::contains(
+            "hint: for a plain model: onnx-light decrypt",
+        ));
+}
+
+#[test]
 fn quiet_silences_everything_but_errors() {
     let dir = Scratch::new("quiet");
     let p = write_model(&dir, "m.onnx");
@@ -835,7 +979,7 @@ fn a_wrong_passphrase_fails_cleanly_and_leaves_no_output() {
         .env_remove("ONNX_LIGHT_PASSPHRASE")
         .write_stdin("")
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains("no passphrase"));
     // The passphrase is never an argument.
     cli()
