@@ -272,9 +272,11 @@ pub fn run(
         Some(model) => Ok(model),
         None => io::load_with(
             input,
-            &ParseOptions::clone(&c.load)
-                .structure_only(true)
-                .num_threads(c.threads),
+            &progress.load(
+                ParseOptions::clone(&c.load)
+                    .structure_only(true)
+                    .num_threads(c.threads),
+            ),
         ),
     };
     refuse_destructive(input, output, c.external_data.as_deref(), &input_data)?;
@@ -290,10 +292,12 @@ pub fn run(
         refuse_existing_data_file(output, name, split, c.force, replaced)?;
     }
     let old_data = if in_place { input_data } else { Vec::new() };
-    let save = SerializeOptions::default()
-        .num_threads(c.threads)
-        .sync(c.sync)
-        .replace_data_files(c.force);
+    let save = progress.save(
+        SerializeOptions::default()
+            .num_threads(c.threads)
+            .sync(c.sync)
+            .replace_data_files(c.force),
+    );
     if let Some(ext) = ext {
         progress.step(format!("reading the structure of {}", input.display()));
         let model = load_structure()?;
@@ -315,7 +319,8 @@ pub fn run(
         return Ok(report(output, in_place, &old_data));
     }
     if c.inline {
-        let model = io::load_with(input, &ParseOptions::clone(&c.load).num_threads(c.threads))?;
+        let load = progress.load(ParseOptions::clone(&c.load).num_threads(c.threads));
+        let model = io::load_with(input, &load)?;
         progress.step(format!("writing {}", output.display()));
         io::save(&model, output, &save)?;
         return Ok(report(output, in_place, &old_data));
@@ -324,9 +329,11 @@ pub fn run(
     // the output, inline ones into the model file, all copied from their files.
     let model = io::load_with(
         input,
-        &ParseOptions::clone(&c.load)
-            .structure_only(true)
-            .num_threads(c.threads),
+        &progress.load(
+            ParseOptions::clone(&c.load)
+                .structure_only(true)
+                .num_threads(c.threads),
+        ),
     )?;
     progress.step(format!(
         "writing {} and its external data",

@@ -88,12 +88,11 @@ pub fn encrypt(
     let pass = passphrase(passphrase_file.map(PathBuf::as_path), true)?;
     let progress = Progress::new(quiet);
     progress.step(format!("encrypting {}", input.display()));
-    crypto::encrypt_file(
-        input,
-        output,
-        &pass,
-        &EncryptOptions::default().format(format),
-    )?;
+    let mut options = EncryptOptions::default().format(format);
+    if let Some(p) = progress.bytes() {
+        options = options.progress(p);
+    }
+    crypto::encrypt_file(input, output, &pass, &options)?;
     drop(progress);
     let note = if format.is_authenticated() {
         ""
@@ -126,19 +125,25 @@ pub fn decrypt(
     progress.step(format!("decrypting {}", input.display()));
     let strict = DecryptOptions::default();
     let format = if external_data.is_none() && format.is_authenticated() {
-        crypto::decrypt_file(input, output, &pass, &strict)?
+        let options = match progress.bytes() {
+            Some(p) => strict.progress(p),
+            None => strict,
+        };
+        crypto::decrypt_file(input, output, &pass, &options)?
     } else {
         let opened = crypto::load_encrypted_with(
             input,
             &pass,
             &strict.allow_unauthenticated(true),
-            &ParseOptions::default(),
+            &progress.load(ParseOptions::default()),
         )?;
         progress.step(format!("writing {}", output.display()));
         // Decrypted output stays private (0600), like the temporary files it is written to.
-        let mut save = SerializeOptions::default()
-            .owner_only(true)
-            .replace_data_files(force);
+        let mut save = progress.save(
+            SerializeOptions::default()
+                .owner_only(true)
+                .replace_data_files(force),
+        );
         if let Some(name) = external_data {
             save = save.external_data(ExternalDataOptions::new(name));
         }

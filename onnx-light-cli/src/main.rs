@@ -305,7 +305,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             onnx_light::io::save(
                 &model,
                 &output,
-                &onnx_light::io::SerializeOptions::default(),
+                &progress.save(onnx_light::io::SerializeOptions::default()),
             )?;
             drop(progress);
             say(&format!("wrote {} ({} layers)", output.display(), layers));
@@ -356,7 +356,10 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             checksums,
             memory,
         }) => {
-            let report = check::run(&model, checksums, &memory.options());
+            let progress = Progress::new(cli.quiet || json);
+            progress.step(format!("checking {}", model.display()));
+            let report = check::run(&model, checksums, &progress.load(memory.options()));
+            drop(progress);
             let failed = report.failed();
             if json {
                 println!("{:#}", report.to_json(&model));

@@ -844,6 +844,48 @@ fn quiet_silences_everything_but_errors() {
 }
 
 #[test]
+fn progress_never_reaches_a_stderr_that_is_not_a_terminal() {
+    // Every command that shows progress on a terminal, each kind of long step: stderr is
+    // a pipe here, so it stays empty (and so it does with --quiet).
+    let dir = Scratch::new("no-progress");
+    let p = write_model(&dir, "m.onnx");
+    let steps: Vec<Vec<&str>> = vec![
+        vec!["sample", "--layers", "0", "s.onnx"],
+        vec!["convert", "m.onnx", "x.onnx", "--external-data", "x.bin"],
+        vec!["convert", "x.onnx", "kept.onnx"],
+        vec!["convert", "x.onnx", "inline.onnx", "--inline"],
+        vec!["check", "x.onnx", "--checksums"],
+        vec!["encrypt", "m.onnx", "m.enc"],
+        vec!["decrypt", "m.enc", "d.onnx"],
+        vec!["decrypt", "m.enc", "e.onnx", "--external-data", "e.bin"],
+    ];
+    for quiet in [false, true] {
+        // Quiet, the steps that take no time in a test build: not the sample, a hundred
+        // megabytes built in memory, nor the key derivations.
+        let cheap = |args: &&Vec<&str>| !["sample", "encrypt", "decrypt"].contains(&args[0]);
+        for args in steps.iter().filter(|a| !quiet || cheap(a)) {
+            let mut c = cli();
+            c.current_dir(dir.dir())
+                .env("ONNX_LIGHT_PASSPHRASE", "k")
+                .args(args);
+            if args[0] != "check" {
+                c.arg("--force");
+            }
+            if quiet {
+                c.arg("--quiet");
+            }
+            let out = c.assert().success();
+            assert_eq!(
+                String::from_utf8_lossy(&out.get_output().stderr),
+                "",
+                "{args:?}"
+            );
+        }
+    }
+    assert_eq!(io::load(dir.path("d.onnx")).unwrap(), io::load(&p).unwrap());
+}
+
+#[test]
 fn bench_runs_on_a_given_model() {
     let dir = Scratch::new("bench");
     let p = write_model(&dir, "m.onnx");
