@@ -92,12 +92,9 @@ pub fn run(
             .iter()
             .map(|(n, med, min)| json!({"step": n, "median_seconds": med.as_secs_f64(), "min_seconds": min.as_secs_f64(), "bytes": size}))
             .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &json!({"model": path.display().to_string(), "runs": runs, "results": v})
-            )?
-        );
+        crate::print_line(&serde_json::to_string_pretty(
+            &json!({"model": path.display().to_string(), "runs": runs, "results": v}),
+        )?);
         return Ok(());
     }
     let mut t = Table::new(&["step", "median", "min", "throughput"]);
@@ -109,12 +106,11 @@ pub fn run(
             table::throughput(size, *med),
         ]);
     }
-    println!(
-        "{} ({}), median of {runs} runs",
+    crate::print_text(&format!(
+        "{} ({}), median of {runs} runs\n\n{}",
         path.display(),
-        table::bytes(size)
-    );
-    println!();
-    print!("{}", t.render());
+        table::bytes(size),
+        t.render()
+    ));
     Ok(())
 }

@@ -468,8 +468,10 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
         match io::load_with(path, &ParseOptions::clone(load).load_external_data(false)) {
             Ok(m) => m,
             Err(e) => {
-                r.problems
-                    .push(Listed::new(format!("cannot parse the model: {e}")));
+                r.problems.push(Listed::new(format!(
+                    "cannot parse the model: {}",
+                    crate::failure::message(&e)
+                )));
                 r.hint = crate::hint(&e);
                 return r;
             }
@@ -497,10 +499,12 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
 
     // External references, with the rules of a load: paths, bounds, length vs shape,
     // checksums on request, overlapping ranges.
-    let verify = VerifyOptions::default()
+    let mut verify = VerifyOptions::default()
         .checksums(checksums)
         .allow_aliasing(load.allow_aliasing)
         .overlaps_listed(OVERLAPS_SHOWN);
+    // Hashing data files for checksums is the long step: the same bar as the load.
+    verify.progress = load.progress.clone();
     match external::verify(&model, dir, &verify) {
         Ok(v) => {
             report_external(&v, &mut r.problems);

@@ -261,10 +261,30 @@ fn refuse_existing_output(output: &std::path::Path, force: bool) -> Result<(), F
     Ok(())
 }
 
+/// Writes `text` to standard output. A reader that went away (`onnx-light ... | head`)
+/// ends the program quietly, as it ends other command-line tools; any other write
+/// error ends it with that error (`println!` would panic on either).
+pub fn print_text(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to standard output: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// [`print_text`] of one line.
+pub fn print_line(line: &str) {
+    print_text(&format!("{line}\n"));
+}
+
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
     let say = |s: &str| {
         if !cli.quiet {
-            println!("{s}");
+            print_line(s);
         }
     };
     match cli.command {
@@ -362,7 +382,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             drop(progress);
             let failed = report.failed();
             if json {
-                println!("{:#}", report.to_json(&model));
+                print_line(&format!("{:#}", report.to_json(&model)));
                 return Ok(if failed {
                     ExitCode::FAILURE
                 } else {

@@ -142,7 +142,7 @@ struct Page {
 impl Page {
     fn line(&self, text: &str) {
         if !self.quiet {
-            println!("{text}");
+            crate::print_line(text);
         }
     }
 
@@ -421,7 +421,7 @@ impl Tour<'_> {
         let mut said = report.lines.clone();
         said.extend(report.problem_lines());
         if !report.failed() {
-            said.push(format!("{MODEL}: valid"));
+            said.push(report.verdict());
         }
         self.page.output(&said.join("\n"), 8);
         if report.failed() {

@@ -210,3 +210,27 @@ fn json_lists_each_use_with_the_node_that_produces_it() {
          (the nodes are not in topological order)"
     );
 }
+
+/// `check --json | head -1`: the reader goes away before the report is written; the
+/// tool ends quietly instead of panicking on the broken pipe.
+#[test]
+fn a_reader_that_goes_away_ends_the_output_quietly() {
+    let dir = Scratch::new("check-pipe");
+    let path = save(&dir, "r.onnx", &reversed(model()));
+    for args in [&["check", "--json"][..], &["check"], &["info"]] {
+        let bin = assert_cmd::cargo::cargo_bin("onnx-light");
+        let mut child = std::process::Command::new(bin)
+            .args(args)
+            .arg(&path)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The read end is closed before anything was read.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {stderr}");
+    }
+}

@@ -112,7 +112,7 @@ fn the_tour_shows_each_step_in_80_columns_and_ends_with_next_steps() {
     assert!(stdout.contains("unsafe { io::load_mapped(\"model.onnx\", &options)? }"));
     // Excerpts of the real outputs.
     for said in [
-        "    model.onnx: valid",
+        "    verdict: the model is valid",
         "       <float[16384,1024] embed =  {",
         "    wrote external.onnx with 1 external data file: weights.bin",
         "    wrote decrypted.onnx (authenticated)",
