@@ -12,7 +12,7 @@ const RED_ZONE: usize = 256 * 1024;
 /// Size of each extra stack segment.
 const SEGMENT: usize = 4 * 1024 * 1024;
 
-/// Runs `f`, on a new stack segment when less than [`RED_ZONE`] is left: what the
+/// Runs `f`, on a new stack segment when less than 256 KiB of stack is left: what the
 /// recursive walks of the nesting messages (`#[proto(nests)]`) call at each level.
 #[inline]
 pub fn guarded<R>(f: impl FnOnce() -> R) -> R {
