@@ -705,3 +705,63 @@ fn saves_without_sync_write_the_same_files_and_stay_atomic() {
         }
     }
 }
+
+/// Records the length of every write a save announces.
+#[derive(Default)]
+struct Writes(std::sync::Mutex<Vec<u64>>);
+
+impl SaveHook for Writes {
+    fn before(&self, step: SaveStep) -> std::io::Result<()> {
+        if let SaveStep::Write { len, .. } = step {
+            self.0.lock().unwrap().push(len);
+        }
+        Ok(())
+    }
+}
+
+/// A 200 MiB tensor is written (or copied from its file) in steps of at most 64 MiB,
+/// each announced first: progress moves, and a failure can land, within it.
+#[test]
+fn a_large_payload_is_written_in_steps_whatever_the_save() {
+    const BIG: usize = 200 << 20;
+    let dir = Scratch::new("steps");
+    let mut g = GraphProto::named("g");
+    g.initializer.push(TensorProto::from_raw(
+        "big",
+        DataType::Uint8,
+        [BIG as i64],
+        vec![5u8; BIG],
+    ));
+    let m = ModelProto::new(g, vec![]);
+    let external = SerializeOptions::default()
+        .external_data(io::external::ExternalDataOptions::new("big.bin"));
+    let lazy_source = dir.path("source.onnx");
+    io::save(&m, &lazy_source, &SerializeOptions::default()).unwrap();
+    let lazy = io::load_with(&lazy_source, &ParseOptions::default().structure_only(true)).unwrap();
+    for (i, (what, model, options)) in [
+        ("single file", &m, SerializeOptions::default()),
+        ("external data", &m, external.clone()),
+        ("copied, single file", &lazy, SerializeOptions::default()),
+        ("copied, external data", &lazy, external),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let writes = Writes::default();
+        let sub = dir.path(&format!("out{i}"));
+        std::fs::create_dir(&sub).unwrap();
+        let path = sub.join("out.onnx");
+        io::save_with_hook(model, &path, &options, &writes).unwrap();
+        let writes = writes.0.into_inner().unwrap();
+        let big: Vec<u64> = writes.iter().copied().filter(|&l| l >= 1 << 20).collect();
+        assert_eq!(big.iter().sum::<u64>(), BIG as u64, "{what}: {writes:?}");
+        assert_eq!(big.len(), 4, "{what}: {writes:?}");
+        assert!(big.iter().all(|&l| l <= 64 << 20), "{what}: {writes:?}");
+        let mut back = io::load(&path).unwrap();
+        back.visit_tensors_mut(|_, t| {
+            t.external_data.clear();
+            t.data_location = None;
+        });
+        assert!(back == m, "{what}");
+    }
+}

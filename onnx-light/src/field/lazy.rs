@@ -99,6 +99,20 @@ impl LazyPayload {
     pub fn copy_into(&self, out: &File, at: u64) -> Result<()> {
         self.source.copy_into(self.offset, self.len, out, at)
     }
+
+    /// Writes `len` bytes of the payload from `start` on into `out` at `at`, as
+    /// [`copy_into`](Self::copy_into) does the whole (for copies in steps).
+    ///
+    /// # Errors
+    /// As `copy_into`; a range past the payload's end is an error.
+    pub(crate) fn copy_part_into(&self, start: u64, len: u64, out: &File, at: u64) -> Result<()> {
+        if start.checked_add(len).is_none_or(|end| end > self.len) {
+            return Err(crate::Error::new(crate::ErrorKind::ValueOutOfRange {
+                what: "part of a payload",
+            }));
+        }
+        self.source.copy_into(self.offset + start, len, out, at)
+    }
 }
 
 impl PartialEq for LazyPayload {

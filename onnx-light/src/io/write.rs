@@ -361,26 +361,75 @@ fn write_encoded(
     with_threads(options.num_threads, || {
         jobs.into_par_iter()
             .try_for_each(|(offset, key)| -> Result<()> {
-                let src = payloads.by_key[&key];
-                hook.before(SaveStep::Write {
-                    offset,
-                    len: src.len() as u64,
-                })?;
-                file.write_all_at(src, offset)?;
-                Ok(())
+                write_in_steps(hook, file, payloads.by_key[&key], offset)
             })
     })??;
     // File-to-file copies run one after another: writers of one file take its lock in
     // turn, so more threads only add contention.
     for (offset, key) in copies {
-        let source = lazy[&key];
-        hook.before(SaveStep::Write {
-            offset,
-            len: source.len(),
-        })?;
-        source.copy_into(file, offset)?;
+        copy_in_steps(hook, file, lazy[&key], offset)?;
     }
     Ok(())
+}
+
+/// The most bytes one save step writes or copies: a large payload goes in several, each
+/// seen by the save's hook first, so that progress moves (and fault injection can land)
+/// within it.
+const STEP: u64 = 64 << 20;
+
+/// Writes `bytes` into `file` at `offset`, in steps of at most [`STEP`] bytes.
+///
+/// # Errors
+/// The hook's errors, I/O errors.
+pub(crate) fn write_in_steps(
+    hook: &dyn SaveHook,
+    file: &File,
+    bytes: &[u8],
+    offset: u64,
+) -> Result<()> {
+    in_steps(hook, offset, bytes.len() as u64, |start, len| {
+        let part = &bytes[start as usize..(start + len) as usize];
+        Ok(file.write_all_at(part, offset + start)?)
+    })
+}
+
+/// Copies the payload `source` left on disk into `file` at `offset`, in steps of at
+/// most [`STEP`] bytes.
+///
+/// # Errors
+/// The hook's errors, the source's errors.
+pub(crate) fn copy_in_steps(
+    hook: &dyn SaveHook,
+    file: &File,
+    source: &LazyPayload,
+    offset: u64,
+) -> Result<()> {
+    in_steps(hook, offset, source.len(), |start, len| {
+        source.copy_part_into(start, len, file, offset + start)
+    })
+}
+
+/// Runs `step(start, len)` over `total` bytes in parts of at most [`STEP`] (one part
+/// for none), each announced to the hook as a write at `offset + start` first.
+fn in_steps(
+    hook: &dyn SaveHook,
+    offset: u64,
+    total: u64,
+    mut step: impl FnMut(u64, u64) -> Result<()>,
+) -> Result<()> {
+    let mut done = 0;
+    loop {
+        let len = STEP.min(total - done);
+        hook.before(SaveStep::Write {
+            offset: offset + done,
+            len,
+        })?;
+        step(done, len)?;
+        done += len;
+        if done >= total {
+            return Ok(());
+        }
+    }
 }
 
 /// The body of `io::save_to_vec`.

@@ -14,7 +14,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -24,13 +23,13 @@ use super::names::{left_by_crashed_saves, names_in_use};
 use super::reference::ExternalDataRef;
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::Bytes;
-use crate::io::atomic::{AtomicTarget, Displaced, SaveHook, SaveStep, TargetDir};
+use crate::io::atomic::{AtomicTarget, Displaced, SaveHook, TargetDir};
 use crate::io::buffer::align_up;
 use crate::io::location::save_location;
 use crate::io::open::FileId;
 use crate::io::options::{ExternalDataOptions, SerializeOptions};
 use crate::io::saved::{Saved, SavedFile};
-use crate::io::write::write_model_file;
+use crate::io::write::{copy_in_steps, write_in_steps, write_model_file};
 use crate::message::Reborrow;
 use crate::onnx::{DataLocation, ModelProto, StringStringEntryProto, TensorProto, TensorSite};
 use crate::pool::with_threads;
@@ -493,21 +492,11 @@ fn write_and_commit(
                     let target = &targets[*file];
                     match source {
                         TensorSource::Memory(bytes) => {
-                            hook.before(SaveStep::Write {
-                                offset: *offset,
-                                len: bytes.len() as u64,
-                            })?;
-                            target
-                                .file
-                                .write_all_at(bytes, *offset)
-                                .map_err(|e| Error::io(e, Some(&file_path(&files[*file]))))?;
+                            write_in_steps(hook, &target.file, bytes, *offset)
+                                .map_err(|e| e.in_file(&file_path(&files[*file])))?;
                         }
                         TensorSource::Lazy(lazy, name) => {
-                            hook.before(SaveStep::Write {
-                                offset: *offset,
-                                len: lazy.len(),
-                            })?;
-                            lazy.copy_into(&target.file, *offset).map_err(|e| {
+                            copy_in_steps(hook, &target.file, lazy, *offset).map_err(|e| {
                                 e.in_file(&file_path(&files[*file])).in_tensor(name)
                             })?;
                         }
