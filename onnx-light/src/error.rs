@@ -280,6 +280,19 @@ pub enum ErrorKind {
         /// The `location` entry of its `external_data` (empty when missing).
         location: String,
     },
+    /// Type and shape inference refused a node (`onnx`'s `InferenceError`, strict mode):
+    /// its types conflict with the declared ones or break its operator's rules.
+    #[error("[ShapeInferenceError] ({op_type}, node {node_index} {node_name:?}): {reason}")]
+    Inference {
+        /// The node's index in its graph.
+        node_index: usize,
+        /// The node's name (may be empty).
+        node_name: String,
+        /// Its operator.
+        op_type: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// An operating-system I/O error (see [`Error::io_error`]).
     #[error("I/O error ({0})")]
     Io(io::ErrorKind),

@@ -186,6 +186,7 @@ mod message;
 pub mod onnx;
 mod par;
 mod pool;
+pub mod shape;
 pub mod tensor;
 pub mod text;
 #[doc(hidden)]

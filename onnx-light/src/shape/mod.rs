@@ -1,0 +1,579 @@
+//! Type and shape inference: the types of the values a graph computes, from the types
+//! of its inputs and initializers and the rules of each operator, as
+//! `onnx.shape_inference.infer_shapes` gives them.
+//!
+//! [`infer_shapes`] walks the nodes of the main graph in order. Each node's output types
+//! come from its operator's rule (`rules`); each is merged into what the graph already
+//! declares for that name (a `value_info` entry or a graph output), or appended to
+//! `value_info` in the order the nodes produce them, exactly as `onnx` merges and orders
+//! them: a declared dimension with no value and no name takes the inferred one, an
+//! inferred size replaces a declared name, conflicting sizes, ranks or element types are
+//! errors. An inferred dimension that is neither a size nor a name gets a fresh name
+//! (`unk__0`, `unk__1`, ...) that no dimension of the graph uses, as in `onnx`.
+//!
+//! Operators without a rule here (yet) infer nothing, as an operator `onnx` has no
+//! schema for: their outputs stay without a type. Weights are not needed: a rule reads
+//! the values of small integer constants (the `shape` of a `Reshape`, the `axes` of an
+//! `Unsqueeze`) from initializers and `Constant` nodes, and nothing else.
+//!
+//! ```
+//! use onnx_light::onnx::*;
+//! use onnx_light::shape::{infer_shapes, InferOptions};
+//!
+//! let mut g = GraphProto::named("g");
+//! g.input.push(ValueInfoProto::tensor("x", DataType::Float, [Dimension::param("n"), 3.into()]));
+//! g.input.push(ValueInfoProto::tensor("b", DataType::Float, [3]));
+//! g.node.push(NodeProto::new("Add", ["x", "b"], ["y"]));
+//! g.node.push(NodeProto::new("Relu", ["y"], ["z"]));
+//! g.output.push(ValueInfoProto { name: Some("z".into()), ..Default::default() });
+//! let mut model = ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)]);
+//! infer_shapes(&mut model, &InferOptions::default())?;
+//! let g = model.graph.as_ref().unwrap();
+//! assert_eq!(g.value_info[0].name(), "y");
+//! assert_eq!(g.value_info[0].r#type.as_ref().unwrap().to_string(), "float[n,3]");
+//! assert_eq!(g.output[0].r#type.as_ref().unwrap().to_string(), "float[n,3]");
+//! # Ok::<(), onnx_light::Error>(())
+//! ```
+
+mod broadcast;
+mod rules;
+mod types;
+
+use types::{small_ints, with_raw_elem_type};
+
+use std::collections::{HashMap, HashSet};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::onnx::{
+    DataType, DimensionValue, GraphProto, ModelProto, TensorShapeProto, TypeProto, TypeValue,
+    ValueInfoProto,
+};
+use crate::ProtoEnum;
+
+/// What [`infer_shapes`] checks and how it reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InferOptions {
+    /// An inference error fails the call (`onnx`'s `strict_mode`); without, the node
+    /// whose inference failed is skipped and the walk goes on.
+    pub strict_mode: bool,
+}
+
+impl InferOptions {
+    /// Sets [`strict_mode`](Self::strict_mode).
+    pub fn strict_mode(mut self, yes: bool) -> Self {
+        self.strict_mode = yes;
+        self
+    }
+}
+
+/// Why the types of one node could not be inferred or merged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct InferenceError {
+    node_index: usize,
+    node_name: String,
+    op_type: String,
+    reason: String,
+}
+
+impl From<InferenceError> for Error {
+    fn from(e: InferenceError) -> Self {
+        Error::new(ErrorKind::Inference {
+            node_index: e.node_index,
+            node_name: e.node_name,
+            op_type: e.op_type,
+            reason: e.reason,
+        })
+    }
+}
+
+/// Infers the types of the values `model`'s main graph computes and records them in the
+/// graph (see the module documentation).
+///
+/// # Errors
+/// With [`InferOptions::strict_mode`], the first node whose types conflict with the
+/// declared ones or break its operator's rules: [`ErrorKind::Inference`] with the
+/// node's index, name, operator and the reason.
+pub fn infer_shapes(model: &mut ModelProto<'_>, options: &InferOptions) -> Result<()> {
+    let opsets: HashMap<String, i64> = model
+        .opset_import
+        .iter()
+        .map(|o| (o.domain().to_string(), o.version()))
+        .collect();
+    let ir_version = model.ir_version();
+    let Some(graph) = model.graph.as_mut() else {
+        return Ok(());
+    };
+    let errors = infer_graph(graph, &opsets, ir_version);
+    match errors.into_iter().next() {
+        Some(e) if options.strict_mode => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+/// A type with nothing in it (no tensor, sequence, ... set).
+fn is_unset(t: &TypeProto<'_>) -> bool {
+    t.value.is_none()
+}
+
+/// Where the known type of a value lives while a graph is walked.
+#[derive(Clone, Copy)]
+enum Home {
+    ValueInfo(usize),
+    Input(usize),
+    Output(usize),
+    /// An initializer that is not a graph input: its type is kept aside.
+    Initializer(usize),
+}
+
+/// The types known by value name, and the small integer constants rules may read.
+struct Known {
+    homes: HashMap<String, Home>,
+    initializer_types: Vec<TypeProto<'static>>,
+    /// Graph outputs declared without a type: their value_info is made when inferred,
+    /// and the output takes the inferred type too.
+    untyped_outputs: HashMap<String, usize>,
+    constants: HashMap<String, Vec<i64>>,
+}
+
+/// Infers the types of `graph`'s nodes; returns the errors met, in node order.
+fn infer_graph(
+    graph: &mut GraphProto<'_>,
+    opsets: &HashMap<String, i64>,
+    ir_version: i64,
+) -> Vec<InferenceError> {
+    let mut known = Known {
+        homes: HashMap::new(),
+        initializer_types: Vec::new(),
+        untyped_outputs: HashMap::new(),
+        constants: HashMap::new(),
+    };
+    let mut symbols = Symbols::of(graph);
+    for (i, vi) in graph.value_info.iter().enumerate() {
+        if vi.r#type.as_ref().is_some_and(|t| !is_unset(t)) {
+            known
+                .homes
+                .insert(vi.name().to_string(), Home::ValueInfo(i));
+        }
+    }
+    for (i, vi) in graph.input.iter().enumerate() {
+        if vi.r#type.as_ref().is_some_and(|t| !is_unset(t)) {
+            known.homes.insert(vi.name().to_string(), Home::Input(i));
+        }
+    }
+    for (i, vi) in graph.output.iter().enumerate() {
+        if vi.r#type.as_ref().is_some_and(|t| !is_unset(t)) {
+            known.homes.insert(vi.name().to_string(), Home::Output(i));
+        } else {
+            known.untyped_outputs.insert(vi.name().to_string(), i);
+        }
+    }
+    for t in &graph.initializer {
+        if let Some(values) = small_ints(t) {
+            known.constants.insert(t.name().to_string(), values);
+        }
+        if known.homes.contains_key(t.name()) || ir_version < 4 {
+            continue;
+        }
+        let ty = TypeProto::tensor(
+            DataType::Undefined,
+            Some(TensorShapeProto::from_dims(&t.dims)),
+        );
+        let ty = with_raw_elem_type(ty, t.data_type());
+        known.homes.insert(
+            t.name().to_string(),
+            Home::Initializer(known.initializer_types.len()),
+        );
+        known.initializer_types.push(ty);
+    }
+
+    let mut errors = Vec::new();
+    for index in 0..graph.node.len() {
+        let node = &graph.node[index];
+        let (node_name, op_type) = (node.name().to_string(), node.op_type().to_string());
+        let error = |reason: String| InferenceError {
+            node_index: index,
+            node_name: node_name.clone(),
+            op_type: op_type.clone(),
+            reason,
+        };
+        let domain = match node.domain() {
+            "ai.onnx" => "",
+            d => d,
+        };
+        let Some(&version) = opsets.get(domain) else {
+            continue;
+        };
+        let inputs: Vec<Option<TypeProto<'static>>> = node
+            .input
+            .iter()
+            .map(|name| {
+                (!name.is_empty())
+                    .then(|| type_of(graph, &known, name))
+                    .flatten()
+            })
+            .collect();
+        let outcome = rules::infer(&rules::Node {
+            node,
+            domain,
+            version,
+            inputs: &inputs,
+            constants: &known.constants,
+        });
+        let outputs = match outcome {
+            Ok(Some(outputs)) => outputs,
+            Ok(None) => continue,
+            Err(reason) => {
+                errors.push(error(reason));
+                continue;
+            }
+        };
+        if let Some(values) = rules::constant_values(node, version) {
+            if let Some(out) = node.output.first() {
+                known.constants.insert(out.to_string(), values);
+            }
+        }
+        let names: Vec<String> = node.output.iter().map(|s| s.to_string()).collect();
+        for (name, inferred) in names.iter().zip(outputs) {
+            let Some(mut inferred) = inferred else {
+                continue;
+            };
+            if name.is_empty() || is_unset(&inferred) {
+                continue;
+            }
+            symbols.materialize(&mut inferred);
+            // As in `onnx`, a conflict ends the node: its later outputs are not merged.
+            if let Err(reason) = update_type(graph, &mut known, name, inferred) {
+                errors.push(error(reason));
+                break;
+            }
+        }
+    }
+    errors
+}
+
+/// The known type of `name`, copied out.
+fn type_of(graph: &GraphProto<'_>, known: &Known, name: &str) -> Option<TypeProto<'static>> {
+    let t = match *known.homes.get(name)? {
+        Home::ValueInfo(i) => graph.value_info[i].r#type.as_ref(),
+        Home::Input(i) => graph.input[i].r#type.as_ref(),
+        Home::Output(i) => graph.output[i].r#type.as_ref(),
+        Home::Initializer(i) => Some(&known.initializer_types[i]),
+    }?;
+    Some(crate::IntoOwned::into_owned(crate::Reborrow::reborrow(t)))
+}
+
+/// Records `inferred` for `name`: merged into its known type, or as a new `value_info`.
+fn update_type(
+    graph: &mut GraphProto<'_>,
+    known: &mut Known,
+    name: &str,
+    inferred: TypeProto<'static>,
+) -> std::result::Result<(), String> {
+    fn check_and_merge(
+        inferred: &TypeProto<'_>,
+        existing: &mut TypeProto<'_>,
+    ) -> std::result::Result<(), String> {
+        check_types(inferred, existing)?;
+        merge_types(inferred, existing);
+        Ok(())
+    }
+    let slot = |t: &mut Option<TypeProto<'_>>| {
+        let existing = t.get_or_insert_with(Default::default);
+        check_and_merge(&inferred, existing)
+    };
+    match known.homes.get(name).copied() {
+        Some(Home::ValueInfo(i)) => slot(&mut graph.value_info[i].r#type),
+        Some(Home::Input(i)) => slot(&mut graph.input[i].r#type),
+        Some(Home::Output(i)) => slot(&mut graph.output[i].r#type),
+        Some(Home::Initializer(i)) => check_and_merge(&inferred, &mut known.initializer_types[i]),
+        None => {
+            if let Some(&o) = known.untyped_outputs.get(name) {
+                graph.output[o].r#type = Some(inferred.clone());
+            }
+            graph.value_info.push(ValueInfoProto {
+                name: Some(name.to_string().into()),
+                r#type: Some(TypeProto::default()),
+                ..ValueInfoProto::default()
+            });
+            let i = graph.value_info.len() - 1;
+            known.homes.insert(name.to_string(), Home::ValueInfo(i));
+            slot(&mut graph.value_info[i].r#type)
+        }
+    }
+}
+
+/// `onnx`'s compatibility check of an inferred type against a declared one.
+fn check_types(
+    inferred: &TypeProto<'_>,
+    existing: &TypeProto<'_>,
+) -> std::result::Result<(), String> {
+    match (&inferred.value, &existing.value) {
+        (_, None) | (None, _) => Ok(()),
+        (Some(TypeValue::TensorType(i)), Some(TypeValue::TensorType(e))) => check_tensor(
+            i.elem_type_raw(),
+            i.shape.as_ref(),
+            e.elem_type_raw(),
+            e.shape.as_ref(),
+        ),
+        (Some(TypeValue::SparseTensorType(i)), Some(TypeValue::SparseTensorType(e))) => {
+            check_tensor(
+                i.elem_type_raw(),
+                i.shape.as_ref(),
+                e.elem_type_raw(),
+                e.shape.as_ref(),
+            )
+        }
+        (Some(TypeValue::SequenceType(i)), Some(TypeValue::SequenceType(e))) => {
+            match (i.elem_type.as_deref(), e.elem_type.as_deref()) {
+                (Some(i), Some(e)) => check_types(i, e),
+                _ => Ok(()),
+            }
+        }
+        (Some(TypeValue::OptionalType(i)), Some(TypeValue::OptionalType(e))) => {
+            match (i.elem_type.as_deref(), e.elem_type.as_deref()) {
+                (Some(i), Some(e)) => check_types(i, e),
+                _ => Ok(()),
+            }
+        }
+        (Some(TypeValue::MapType(i)), Some(TypeValue::MapType(e))) => {
+            if i.key_type_raw() != e.key_type_raw() {
+                return Err(format!(
+                    "key type mismatch from MapProto. existing={} inferred={}",
+                    e.key_type_raw(),
+                    i.key_type_raw()
+                ));
+            }
+            match (i.value_type.as_deref(), e.value_type.as_deref()) {
+                (Some(i), Some(e)) => check_types(i, e),
+                _ => Ok(()),
+            }
+        }
+        _ => Err(format!(
+            "type case mismatch. existing={} inferred={}",
+            type_case(existing),
+            type_case(inferred)
+        )),
+    }
+}
+
+fn type_case(t: &TypeProto<'_>) -> u32 {
+    match &t.value {
+        None => 0,
+        Some(TypeValue::TensorType(_)) => 1,
+        Some(TypeValue::SequenceType(_)) => 4,
+        Some(TypeValue::MapType(_)) => 5,
+        Some(TypeValue::OpaqueType(_)) => 7,
+        Some(TypeValue::SparseTensorType(_)) => 8,
+        Some(TypeValue::OptionalType(_)) => 9,
+    }
+}
+
+fn check_tensor(
+    inferred_elem: i32,
+    inferred_shape: Option<&TensorShapeProto<'_>>,
+    existing_elem: i32,
+    existing_shape: Option<&TensorShapeProto<'_>>,
+) -> std::result::Result<(), String> {
+    if inferred_elem != 0 && existing_elem != 0 && inferred_elem != existing_elem {
+        return Err(format!(
+            "Inferred elem type differs from existing elem type: ({}) vs ({})",
+            elem_name(inferred_elem),
+            elem_name(existing_elem)
+        ));
+    }
+    let (Some(i), Some(e)) = (inferred_shape, existing_shape) else {
+        return Ok(());
+    };
+    if i.dim.len() != e.dim.len() {
+        return Err(format!(
+            "Inferred shape and existing shape differ in rank: ({}) vs ({})",
+            i.dim.len(),
+            e.dim.len()
+        ));
+    }
+    for (k, (a, b)) in i.dim.iter().zip(&e.dim).enumerate() {
+        if let (Some(a), Some(b)) = (a.as_value(), b.as_value()) {
+            if a != b {
+                return Err(format!(
+                    "Inferred shape and existing shape differ in dimension {k}: ({a}) vs ({b})"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The name `onnx` uses for an element type in messages (`FLOAT`, ...).
+fn elem_name(raw: i32) -> String {
+    match DataType::from_i32(raw) {
+        Some(dt) => format!("{dt:?}").to_uppercase(),
+        None => raw.to_string(),
+    }
+}
+
+/// `onnx`'s merge of an inferred type into a declared one (after [`check_types`]).
+fn merge_types(inferred: &TypeProto<'_>, existing: &mut TypeProto<'_>) {
+    let Some(value) = &inferred.value else {
+        return;
+    };
+    if existing.value.is_none() {
+        *existing = crate::IntoOwned::into_owned(crate::Reborrow::reborrow(inferred));
+        return;
+    }
+    match (value, existing.value.as_mut()) {
+        (TypeValue::TensorType(i), Some(TypeValue::TensorType(e))) => merge_tensor(
+            i.elem_type_raw(),
+            i.shape.as_ref(),
+            &mut e.elem_type_raw,
+            &mut e.shape,
+        ),
+        (TypeValue::SparseTensorType(i), Some(TypeValue::SparseTensorType(e))) => merge_tensor(
+            i.elem_type_raw(),
+            i.shape.as_ref(),
+            &mut e.elem_type_raw,
+            &mut e.shape,
+        ),
+        (TypeValue::SequenceType(i), Some(TypeValue::SequenceType(e))) => {
+            if let Some(i) = i.elem_type.as_deref() {
+                merge_types(i, e.elem_type.get_or_insert_with(Default::default));
+            }
+        }
+        (TypeValue::OptionalType(i), Some(TypeValue::OptionalType(e))) => {
+            if let Some(i) = i.elem_type.as_deref() {
+                merge_types(i, e.elem_type.get_or_insert_with(Default::default));
+            }
+        }
+        (TypeValue::MapType(i), Some(TypeValue::MapType(e))) => {
+            if let Some(i) = i.value_type.as_deref() {
+                merge_types(i, e.value_type.get_or_insert_with(Default::default));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn merge_tensor(
+    inferred_elem: i32,
+    inferred_shape: Option<&TensorShapeProto<'_>>,
+    existing_elem: &mut Option<i32>,
+    existing_shape: &mut Option<TensorShapeProto<'_>>,
+) {
+    if existing_elem.unwrap_or(0) == 0 {
+        *existing_elem = Some(inferred_elem);
+    }
+    let Some(inferred) = inferred_shape else {
+        return;
+    };
+    let Some(existing) = existing_shape else {
+        *existing_shape = Some(crate::IntoOwned::into_owned(crate::Reborrow::reborrow(
+            inferred,
+        )));
+        return;
+    };
+    for (i, e) in inferred.dim.iter().zip(existing.dim.iter_mut()) {
+        if e.value.is_none() || i.as_value().is_some() {
+            *e = crate::IntoOwned::into_owned(crate::Reborrow::reborrow(i));
+        }
+    }
+}
+
+/// The symbolic dimension names a graph uses, and fresh ones for unknown dimensions.
+struct Symbols {
+    used: HashSet<String>,
+    next: u64,
+}
+
+impl Symbols {
+    fn of(graph: &GraphProto<'_>) -> Self {
+        let mut used = HashSet::new();
+        for vi in graph
+            .input
+            .iter()
+            .chain(&graph.output)
+            .chain(&graph.value_info)
+        {
+            if let Some(t) = &vi.r#type {
+                collect_params(t, &mut used);
+            }
+        }
+        Symbols { used, next: 0 }
+    }
+
+    /// Names every dimension of `t` that has neither a size nor a name.
+    fn materialize(&mut self, t: &mut TypeProto<'_>) {
+        match t.value.as_mut() {
+            Some(TypeValue::TensorType(tt)) => self.materialize_shape(tt.shape.as_mut()),
+            Some(TypeValue::SparseTensorType(tt)) => self.materialize_shape(tt.shape.as_mut()),
+            Some(TypeValue::SequenceType(s)) => {
+                if let Some(e) = s.elem_type.as_deref_mut() {
+                    self.materialize(e)
+                }
+            }
+            Some(TypeValue::OptionalType(s)) => {
+                if let Some(e) = s.elem_type.as_deref_mut() {
+                    self.materialize(e)
+                }
+            }
+            Some(TypeValue::MapType(m)) => {
+                if let Some(e) = m.value_type.as_deref_mut() {
+                    self.materialize(e)
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn materialize_shape(&mut self, shape: Option<&mut TensorShapeProto<'_>>) {
+        let Some(shape) = shape else {
+            return;
+        };
+        for d in &mut shape.dim {
+            if d.value.is_none() {
+                let name = loop {
+                    let candidate = format!("unk__{}", self.next);
+                    self.next += 1;
+                    if !self.used.contains(&candidate) {
+                        break candidate;
+                    }
+                };
+                self.used.insert(name.clone());
+                d.value = Some(DimensionValue::DimParam(name.into()));
+            }
+        }
+    }
+}
+
+fn collect_params(t: &TypeProto<'_>, used: &mut HashSet<String>) {
+    let shape = match &t.value {
+        Some(TypeValue::TensorType(tt)) => tt.shape.as_ref(),
+        Some(TypeValue::SparseTensorType(tt)) => tt.shape.as_ref(),
+        Some(TypeValue::SequenceType(s)) => {
+            if let Some(e) = s.elem_type.as_deref() {
+                collect_params(e, used);
+            }
+            None
+        }
+        Some(TypeValue::OptionalType(s)) => {
+            if let Some(e) = s.elem_type.as_deref() {
+                collect_params(e, used);
+            }
+            None
+        }
+        Some(TypeValue::MapType(m)) => {
+            if let Some(e) = m.value_type.as_deref() {
+                collect_params(e, used);
+            }
+            None
+        }
+        _ => None,
+    };
+    for d in shape.map(|s| s.dim.as_slice()).unwrap_or_default() {
+        if let Some(p) = d.as_param() {
+            used.insert(p.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,558 @@
+//! The inference rules of the operators, by family: each takes the types of a node's
+//! inputs (and small integer constants among them) and gives the types of its outputs,
+//! as the operator's `onnx` inference function does.
+
+use std::collections::HashMap;
+
+use super::broadcast::broadcast;
+use super::types::{shape_of, small_ints, tensor_type};
+use crate::onnx::{
+    AttributeProto, DataType, Dimension, NodeProto, TensorShapeProto, TypeProto, TypeValue,
+};
+use crate::ProtoEnum;
+
+/// A node as its rule sees it.
+pub(super) struct Node<'n, 'a> {
+    pub node: &'n NodeProto<'a>,
+    /// `""` for `ai.onnx`.
+    pub domain: &'n str,
+    /// The opset version of the node's domain the model imports.
+    pub version: i64,
+    /// The known type of each input; `None` for an absent input or an unknown type.
+    pub inputs: &'n [Option<TypeProto<'static>>],
+    /// The values of small integer constants, by name.
+    pub constants: &'n HashMap<String, Vec<i64>>,
+}
+
+/// The types of each output (`None` for one not inferred).
+pub(super) type Outputs = Vec<Option<TypeProto<'static>>>;
+
+/// The rule's outcome: `Ok(None)` when no rule knows the operator.
+pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
+    if !n.domain.is_empty() {
+        return Ok(None);
+    }
+    let op = n.node.op_type();
+    let outputs = match op {
+        // Same type and shape as the first input.
+        "Abs" | "Acos" | "Acosh" | "Asin" | "Asinh" | "Atan" | "Atanh" | "Ceil" | "Celu"
+        | "Cos" | "Cosh" | "Elu" | "Erf" | "Exp" | "Floor" | "Gelu" | "HardSigmoid"
+        | "HardSwish" | "Hardmax" | "LeakyRelu" | "Log" | "LogSoftmax" | "Mish" | "Neg" | "Not"
+        | "Reciprocal" | "Relu" | "Round" | "Selu" | "Shrink" | "Sigmoid" | "Sign" | "Sin"
+        | "Sinh" | "Softmax" | "Softplus" | "Softsign" | "Sqrt" | "Tan" | "Tanh"
+        | "ThresholdedRelu" | "BitwiseNot" => same_as_input(n, 0)?,
+        "IsNaN" | "IsInf" => bool_like(n, 0..1)?,
+        // Any type (tensor, sequence, optional), copied whole.
+        "Identity" => match n.inputs.first().cloned().flatten() {
+            Some(t) => vec![Some(t)],
+            None => return Err("Input 0 expected to have type but instead is null".into()),
+        },
+        // Broadcast, the element type of the first input.
+        "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" | "BitShift" | "BitwiseAnd" | "BitwiseOr"
+        | "BitwiseXor" | "PRelu" | "Max" | "Min" | "Sum" | "Mean" => {
+            broadcast_inputs(n, 0..n.inputs.len(), 0)?
+        }
+        // Broadcast, a boolean result whatever the inputs' types.
+        "Equal" | "Greater" | "GreaterOrEqual" | "Less" | "LessOrEqual" | "And" | "Or" | "Xor" => {
+            bool_like(n, 0..n.inputs.len())?
+        }
+        "Where" => broadcast_inputs(n, 0..n.inputs.len(), 1)?,
+        "Cast" => cast(n),
+        "CastLike" => {
+            let elem = elem_of(n.inputs.get(1));
+            match elem {
+                Some(e) => set_elem(same_as_input(n, 0)?, e),
+                None => vec![None],
+            }
+        }
+        "Shape" => shape_op(n),
+        "Size" => vec![Some(tensor_type(
+            DataType::Int64.to_i32(),
+            Some(shape_of(vec![])),
+        ))],
+        "Transpose" => transpose(n)?,
+        "MatMul" => matmul(n)?,
+        "Constant" => constant(n)?,
+        "Reshape" => reshape(n)?,
+        "Flatten" => flatten(n)?,
+        "Unsqueeze" => unsqueeze(n)?,
+        "Squeeze" => squeeze(n)?,
+        "Concat" => concat(n)?,
+        _ => return Ok(None),
+    };
+    Ok(Some(outputs))
+}
+
+/// The values a node that makes a constant gives its output, when they are small
+/// integers (for rules downstream that read shapes and axes).
+pub(super) fn constant_values(node: &NodeProto<'_>, _version: i64) -> Option<Vec<i64>> {
+    if node.op_type() != "Constant" || !node.domain().is_empty() {
+        return None;
+    }
+    // Only a `value` tensor, as `onnx` makes only those available to later rules.
+    let a = node.attribute.iter().find(|a| a.name() == "value")?;
+    a.t.as_deref().and_then(small_ints)
+}
+
+fn attribute<'n, 'a>(n: &'n Node<'_, 'a>, name: &str) -> Option<&'n AttributeProto<'a>> {
+    n.node.attribute.iter().find(|a| a.name() == name)
+}
+
+fn elem_of(t: Option<&Option<TypeProto<'static>>>) -> Option<i32> {
+    match t?.as_ref()?.value.as_ref()? {
+        TypeValue::TensorType(tt) => tt.elem_type_raw,
+        _ => None,
+    }
+}
+
+fn shape_in<'n>(n: &'n Node<'_, '_>, i: usize) -> Option<&'n TensorShapeProto<'static>> {
+    match n.inputs.get(i)?.as_ref()?.value.as_ref()? {
+        TypeValue::TensorType(tt) => tt.shape.as_ref(),
+        _ => None,
+    }
+}
+
+/// The element type of input `i`, which the rule needs: an error when it is unknown,
+/// as `onnx`'s rules raise one.
+fn required_elem(n: &Node<'_, '_>, i: usize) -> Result<i32, String> {
+    elem_of(n.inputs.get(i))
+        .ok_or_else(|| format!("Input {i} expected to have type but instead is null"))
+}
+
+/// One output of the same type as input `i`: its element type, and its shape if known.
+fn same_as_input(n: &Node<'_, '_>, i: usize) -> Result<Outputs, String> {
+    let elem = required_elem(n, i)?;
+    Ok(vec![Some(tensor_type(elem, shape_in(n, i).cloned()))])
+}
+
+fn set_elem(mut outputs: Outputs, elem: i32) -> Outputs {
+    for t in outputs.iter_mut().flatten() {
+        if let Some(TypeValue::TensorType(tt)) = t.value.as_mut() {
+            tt.elem_type_raw = Some(elem);
+        }
+    }
+    outputs
+}
+
+/// The inputs' shapes broadcast; `None` unless every one is known.
+fn broadcast_shapes(
+    n: &Node<'_, '_>,
+    inputs: std::ops::Range<usize>,
+) -> Result<Option<TensorShapeProto<'static>>, String> {
+    let shapes: Option<Vec<&TensorShapeProto<'static>>> = inputs.map(|i| shape_in(n, i)).collect();
+    match shapes {
+        Some(shapes) if !shapes.is_empty() => Ok(Some(broadcast(&shapes)?)),
+        _ => Ok(None),
+    }
+}
+
+/// One output: the element type of input `elem_from`, the inputs' shapes broadcast.
+fn broadcast_inputs(
+    n: &Node<'_, '_>,
+    inputs: std::ops::Range<usize>,
+    elem_from: usize,
+) -> Result<Outputs, String> {
+    let elem = required_elem(n, elem_from)?;
+    Ok(vec![Some(tensor_type(elem, broadcast_shapes(n, inputs)?))])
+}
+
+/// One boolean output whatever the inputs' types, their shapes broadcast.
+fn bool_like(n: &Node<'_, '_>, inputs: std::ops::Range<usize>) -> Result<Outputs, String> {
+    let shape = broadcast_shapes(n, inputs)?;
+    Ok(vec![Some(tensor_type(DataType::Bool.to_i32(), shape))])
+}
+
+fn cast(n: &Node<'_, '_>) -> Outputs {
+    let Some(to) = attribute(n, "to").and_then(|a| a.i) else {
+        return vec![None];
+    };
+    let shape = shape_in(n, 0).cloned();
+    let known = n.inputs.first().is_some_and(|t| t.is_some());
+    vec![Some(tensor_type(
+        to as i32,
+        if known { shape } else { None },
+    ))]
+}
+
+fn shape_op(n: &Node<'_, '_>) -> Outputs {
+    let Some(shape) = shape_in(n, 0) else {
+        return vec![Some(tensor_type(
+            DataType::Int64.to_i32(),
+            Some(shape_of(vec![Dimension::unknown()])),
+        ))];
+    };
+    let rank = shape.dim.len() as i64;
+    let clamp = |v: i64| {
+        let v = if v < 0 { v + rank } else { v };
+        v.clamp(0, rank)
+    };
+    let (start, end) = if n.version >= 15 {
+        let start = attribute(n, "start").and_then(|a| a.i).unwrap_or(0);
+        let end = attribute(n, "end").and_then(|a| a.i).unwrap_or(rank);
+        (clamp(start), clamp(end))
+    } else {
+        (0, rank)
+    };
+    let len = (end - start).max(0);
+    vec![Some(tensor_type(
+        DataType::Int64.to_i32(),
+        Some(shape_of(vec![Dimension::value(len)])),
+    ))]
+}
+
+fn transpose(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let Some(shape) = shape_in(n, 0) else {
+        return Ok(vec![Some(tensor_type(elem, None))]);
+    };
+    let rank = shape.dim.len();
+    let perm: Vec<i64> = match attribute(n, "perm") {
+        Some(a) => a.ints.clone(),
+        None => (0..rank as i64).rev().collect(),
+    };
+    if perm.len() != rank {
+        return Err(format!(
+            "Number of elements of attribute 'perm' ({}) must be equal to the rank of the input ({rank}).",
+            perm.len()
+        ));
+    }
+    let mut seen = vec![false; rank];
+    let mut dims = Vec::with_capacity(rank);
+    for &p in &perm {
+        let i = if p < 0 { p + rank as i64 } else { p };
+        if i < 0 || i >= rank as i64 || seen[i as usize] {
+            return Err(format!(
+                "Attribute perm has an invalid or repeated axis {p}"
+            ));
+        }
+        seen[i as usize] = true;
+        dims.push(crate::IntoOwned::into_owned(crate::Reborrow::reborrow(
+            &shape.dim[i as usize],
+        )));
+    }
+    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+}
+
+fn matmul(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let (Some(a), Some(b)) = (shape_in(n, 0), shape_in(n, 1)) else {
+        return Ok(vec![Some(tensor_type(elem, None))]);
+    };
+    if a.dim.is_empty() || b.dim.is_empty() {
+        return Err("Input tensors of wrong rank (0).".to_string());
+    }
+    // 1-D operands are promoted (a row for the first, a column for the second) and the
+    // added dimension removed from the result.
+    let mut a_dims = a.dim.clone();
+    let mut b_dims = b.dim.clone();
+    if a_dims.len() == 1 {
+        a_dims.insert(0, Dimension::value(1));
+    }
+    if b_dims.len() == 1 {
+        b_dims.push(Dimension::value(1));
+    }
+    let (k_a, k_b) = (&a_dims[a_dims.len() - 1], &b_dims[b_dims.len() - 2]);
+    if let (Some(x), Some(y)) = (k_a.as_value(), k_b.as_value()) {
+        if x != y {
+            return Err("Incompatible dimensions for matrix multiplication".to_string());
+        }
+    }
+    let batch_a = shape_of(a_dims[..a_dims.len() - 2].to_vec());
+    let batch_b = shape_of(b_dims[..b_dims.len() - 2].to_vec());
+    let mut dims = broadcast(&[&batch_a, &batch_b])?.dim;
+    if a.dim.len() != 1 {
+        dims.push(crate::IntoOwned::into_owned(crate::Reborrow::reborrow(
+            &a_dims[a_dims.len() - 2],
+        )));
+    }
+    if b.dim.len() != 1 {
+        dims.push(crate::IntoOwned::into_owned(crate::Reborrow::reborrow(
+            &b_dims[b_dims.len() - 1],
+        )));
+    }
+    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+}
+
+/// The values of input `i` when it is a small integer constant (an initializer or a
+/// `Constant` node's output).
+fn input_values<'n>(n: &'n Node<'_, '_>, i: usize) -> Option<&'n [i64]> {
+    let name = n.node.input.get(i)?;
+    if name.is_empty() {
+        return None;
+    }
+    n.constants.get(name.as_ref() as &str).map(Vec::as_slice)
+}
+
+fn owned_dim(d: &Dimension<'_>) -> Dimension<'static> {
+    crate::IntoOwned::into_owned(crate::Reborrow::reborrow(d))
+}
+
+fn constant(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    if n.node.attribute.len() != 1 {
+        return Err("Constant node must have exactly one of the value attributes set".to_string());
+    }
+    let a = &n.node.attribute[0];
+    let scalar = |elem: DataType| Some(tensor_type(elem.to_i32(), Some(shape_of(vec![]))));
+    let vector = |elem: DataType, len: usize| {
+        Some(tensor_type(
+            elem.to_i32(),
+            Some(shape_of(vec![Dimension::value(len as i64)])),
+        ))
+    };
+    let t = match a.name() {
+        "value" => {
+            let Some(t) = a.t.as_deref() else {
+                return Err("Attribute 'value' of Constant node must be a tensor".to_string());
+            };
+            Some(tensor_type(
+                t.data_type(),
+                Some(TensorShapeProto::from_dims(&t.dims)),
+            ))
+        }
+        "value_float" => scalar(DataType::Float),
+        "value_floats" => vector(DataType::Float, a.floats.len()),
+        "value_int" => scalar(DataType::Int64),
+        "value_ints" => vector(DataType::Int64, a.ints.len()),
+        "value_string" => scalar(DataType::String),
+        "value_strings" => vector(DataType::String, a.strings.len()),
+        "sparse_value" => {
+            let Some(t) = a.sparse_tensor.as_deref() else {
+                return Err(
+                    "Attribute 'sparse_value' of Constant node must be a sparse tensor".to_string(),
+                );
+            };
+            let elem = t.values.as_ref().map_or(0, |v| v.data_type());
+            Some(tensor_type(
+                elem,
+                Some(TensorShapeProto::from_dims(&t.dims)),
+            ))
+        }
+        other => return Err(format!("Constant node has an unexpected attribute {other}")),
+    };
+    Ok(vec![t])
+}
+
+fn reshape(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let Some(target) = input_values(n, 1) else {
+        // The values are not known, their count may be: the output's rank.
+        let rank = shape_in(n, 1)
+            .filter(|s| s.dim.len() == 1)
+            .and_then(|s| s.dim[0].as_value());
+        let shape = rank.map(|r| shape_of(vec![Dimension::unknown(); r.max(0) as usize]));
+        return Ok(vec![Some(tensor_type(elem, shape))]);
+    };
+    let allow_zero = attribute(n, "allowzero").and_then(|a| a.i).unwrap_or(0) != 0;
+    let input = shape_in(n, 0);
+    let mut dims = Vec::with_capacity(target.len());
+    let mut infer_at = None;
+    let mut known_product: i64 = 1;
+    for (i, &v) in target.iter().enumerate() {
+        match v {
+            -1 => {
+                if infer_at.is_some() {
+                    return Err("Target shape may not have multiple -1 dimensions.".to_string());
+                }
+                infer_at = Some(i);
+                dims.push(Dimension::unknown());
+            }
+            0 if !allow_zero => match input {
+                Some(s) if i < s.dim.len() => {
+                    let d = owned_dim(&s.dim[i]);
+                    match d.as_value() {
+                        Some(x) => known_product = known_product.saturating_mul(x),
+                        None => known_product = -1,
+                    }
+                    dims.push(d);
+                }
+                Some(_) => {
+                    return Err("Invalid position of 0.".to_string());
+                }
+                None => {
+                    known_product = -1;
+                    dims.push(Dimension::unknown());
+                }
+            },
+            v if v < 0 => {
+                return Err(format!("Invalid dimension value: {v}"));
+            }
+            v => {
+                if known_product >= 0 {
+                    known_product = known_product.saturating_mul(v);
+                }
+                dims.push(Dimension::value(v));
+            }
+        }
+    }
+    if let (Some(at), Some(s)) = (infer_at, input) {
+        let total: Option<i64> = s.dim.iter().map(Dimension::as_value).product();
+        if let Some(total) = total {
+            if known_product > 0 && total % known_product == 0 {
+                dims[at] = Dimension::value(total / known_product);
+            } else if known_product == 0 {
+                return Err("Invalid Target shape product of 0.".to_string());
+            } else if known_product > 0 {
+                return Err("Dimension could not be inferred: incompatible shapes".to_string());
+            }
+        }
+    }
+    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+}
+
+fn flatten(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let Some(s) = shape_in(n, 0) else {
+        return Ok(vec![Some(tensor_type(elem, None))]);
+    };
+    let rank = s.dim.len() as i64;
+    let mut axis = attribute(n, "axis").and_then(|a| a.i).unwrap_or(1);
+    if axis < 0 {
+        axis += rank;
+    }
+    if axis < 0 || axis > rank {
+        return Err(format!("Invalid value({axis}) for attribute 'axis'"));
+    }
+    let product = |ds: &[Dimension<'_>]| -> Dimension<'static> {
+        match ds.iter().map(Dimension::as_value).product::<Option<i64>>() {
+            Some(v) => Dimension::value(v),
+            None => Dimension::unknown(),
+        }
+    };
+    let (a, b) = s.dim.split_at(axis as usize);
+    Ok(vec![Some(tensor_type(
+        elem,
+        Some(shape_of(vec![product(a), product(b)])),
+    ))])
+}
+
+/// The axes of an `Unsqueeze`/`Squeeze`: the attribute before opset 13, the constant
+/// second input from 13 on (`None` when not known).
+fn axes(n: &Node<'_, '_>) -> Option<Vec<i64>> {
+    if n.version < 13 {
+        attribute(n, "axes").map(|a| a.ints.clone())
+    } else {
+        input_values(n, 1).map(<[i64]>::to_vec)
+    }
+}
+
+fn unsqueeze(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let (Some(s), Some(axes)) = (shape_in(n, 0), axes(n)) else {
+        return Ok(vec![Some(tensor_type(elem, None))]);
+    };
+    let rank = (s.dim.len() + axes.len()) as i64;
+    let mut normalized = Vec::with_capacity(axes.len());
+    for &a in &axes {
+        let a = if a < 0 { a + rank } else { a };
+        if a < 0 || a >= rank {
+            return Err(
+                "values in 'axes' are beyond the bounds of the computed output shape".to_string(),
+            );
+        }
+        if normalized.contains(&a) {
+            return Err("'axes' attribute must not contain any duplicates".to_string());
+        }
+        normalized.push(a);
+    }
+    let mut input = s.dim.iter();
+    let dims = (0..rank)
+        .map(|i| match normalized.contains(&i) {
+            true => Dimension::value(1),
+            false => input.next().map(owned_dim).unwrap_or_default(),
+        })
+        .collect();
+    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+}
+
+fn squeeze(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let Some(s) = shape_in(n, 0) else {
+        return Ok(vec![Some(tensor_type(elem, None))]);
+    };
+    let rank = s.dim.len() as i64;
+    let given = n.version < 13 && attribute(n, "axes").is_some()
+        || n.version >= 13 && n.node.input.get(1).is_some_and(|i| !i.is_empty());
+    let axes: Vec<i64> = match (given, axes(n)) {
+        (true, Some(axes)) => axes
+            .iter()
+            .map(|&a| if a < 0 { a + rank } else { a })
+            .collect(),
+        (true, None) => return Ok(vec![Some(tensor_type(elem, None))]),
+        (false, _) => {
+            // Every dimension of size 1; unknown when a dimension's size is unknown.
+            if s.dim.iter().any(|d| d.as_value().is_none()) {
+                return Ok(vec![Some(tensor_type(elem, None))]);
+            }
+            (0..rank)
+                .filter(|&i| s.dim[i as usize].as_value() == Some(1))
+                .collect()
+        }
+    };
+    for &a in &axes {
+        if a < 0 || a >= rank {
+            return Err("Squeeze axis is out of bounds".to_string());
+        }
+        if let Some(v) = s.dim[a as usize].as_value() {
+            if v != 1 {
+                return Err(format!("Dimension of input {a} must be 1 instead of {v}"));
+            }
+        }
+    }
+    let dims = s
+        .dim
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !axes.contains(&(*i as i64)))
+        .map(|(_, d)| owned_dim(d))
+        .collect();
+    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+}
+
+fn concat(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let shapes: Option<Vec<&TensorShapeProto<'static>>> =
+        (0..n.inputs.len()).map(|i| shape_in(n, i)).collect();
+    let Some(shapes) = shapes else {
+        return Ok(vec![Some(tensor_type(elem, None))]);
+    };
+    let rank = shapes[0].dim.len();
+    let Some(axis) = attribute(n, "axis").and_then(|a| a.i) else {
+        return Err("Required attribute axis is missing".to_string());
+    };
+    let axis = if axis < 0 { axis + rank as i64 } else { axis };
+    if axis < 0 || axis >= rank as i64 {
+        return Err("axis must be in [-rank, rank-1].".to_string());
+    }
+    let axis = axis as usize;
+    let mut dims: Vec<Dimension<'static>> = Vec::with_capacity(rank);
+    let mut along: Option<i64> = Some(0);
+    for (k, s) in shapes.iter().enumerate() {
+        if s.dim.len() != rank {
+            return Err("All inputs to Concat must have same rank".to_string());
+        }
+        along = along.zip(s.dim[axis].as_value()).map(|(a, b)| a + b);
+        for (i, d) in s.dim.iter().enumerate() {
+            if i == axis {
+                continue;
+            }
+            if k == 0 {
+                dims.push(owned_dim(d));
+                continue;
+            }
+            let slot = &mut dims[if i < axis { i } else { i - 1 }];
+            match (slot.as_value(), d.as_value()) {
+                (Some(a), Some(b)) if a != b => {
+                    return Err(format!("Dimension mismatch in Concat: {a} vs {b}"))
+                }
+                (None, Some(_)) => *slot = owned_dim(d),
+                (None, None) if slot.value.is_none() => *slot = owned_dim(d),
+                _ => {}
+            }
+        }
+    }
+    dims.insert(
+        axis,
+        along.map_or_else(Dimension::unknown, Dimension::value),
+    );
+    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+}

@@ -1,0 +1,129 @@
+use super::*;
+use crate::onnx::{Dimension, NodeProto, OperatorSetIdProto, TensorProto};
+
+fn model(
+    nodes: Vec<NodeProto<'static>>,
+    inputs: Vec<ValueInfoProto<'static>>,
+) -> ModelProto<'static> {
+    let mut g = GraphProto::named("g");
+    g.input = inputs;
+    g.node = nodes;
+    ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)])
+}
+
+fn types(m: &ModelProto<'_>) -> Vec<String> {
+    let g = m.graph.as_ref().unwrap();
+    g.value_info
+        .iter()
+        .map(|vi| format!("{}: {}", vi.name(), vi.r#type.as_ref().unwrap()))
+        .collect()
+}
+
+#[test]
+fn values_get_types_in_node_order_and_unknown_dimensions_fresh_names() {
+    let mut m = model(
+        vec![
+            NodeProto::new("Add", ["x", "y"], ["s"]),
+            NodeProto::new("Shape", ["s"], ["shape"]),
+            NodeProto::new("Relu", ["s"], ["r"]),
+        ],
+        vec![
+            ValueInfoProto::tensor("x", DataType::Float, [Dimension::param("n"), 3.into()]),
+            ValueInfoProto::tensor("y", DataType::Float, [Dimension::param("m"), 3.into()]),
+        ],
+    );
+    // `unk__0` is taken: the fresh names skip it.
+    m.graph
+        .as_mut()
+        .unwrap()
+        .value_info
+        .push(ValueInfoProto::tensor(
+            "taken",
+            DataType::Float,
+            [Dimension::param("unk__0")],
+        ));
+    infer_shapes(&mut m, &InferOptions::default()).unwrap();
+    assert_eq!(
+        types(&m),
+        [
+            "taken: float[unk__0]",
+            "s: float[unk__1,3]",
+            "shape: int64[2]",
+            "r: float[unk__1,3]"
+        ]
+    );
+}
+
+#[test]
+fn declared_types_are_merged_and_conflicts_refused_in_strict_mode() {
+    let x = ValueInfoProto::tensor("x", DataType::Float, [2, 3]);
+    let mut m = model(vec![NodeProto::new("Relu", ["x"], ["y"])], vec![x.clone()]);
+    // A declared name takes the inferred size; an unknown dimension too.
+    m.graph
+        .as_mut()
+        .unwrap()
+        .value_info
+        .push(ValueInfoProto::tensor(
+            "y",
+            DataType::Float,
+            [Dimension::param("a"), Dimension::unknown()],
+        ));
+    infer_shapes(&mut m, &InferOptions::default()).unwrap();
+    assert_eq!(types(&m), ["y: float[2,3]"]);
+    // A different size, rank or element type is an error (strict) or leaves the
+    // declaration (lax).
+    for declared in [
+        ValueInfoProto::tensor("y", DataType::Float, [2, 4]),
+        ValueInfoProto::tensor("y", DataType::Float, [2]),
+        ValueInfoProto::tensor("y", DataType::Int64, [2, 3]),
+    ] {
+        let mut m = model(vec![NodeProto::new("Relu", ["x"], ["y"])], vec![x.clone()]);
+        m.graph.as_mut().unwrap().value_info.push(declared.clone());
+        let err =
+            infer_shapes(&mut m.clone(), &InferOptions::default().strict_mode(true)).unwrap_err();
+        assert!(err.to_string().contains("(Relu, node 0"), "{err}");
+        infer_shapes(&mut m, &InferOptions::default()).unwrap();
+        assert_eq!(m.graph.as_ref().unwrap().value_info, [declared]);
+    }
+}
+
+#[test]
+fn a_node_without_input_types_is_an_error_only_in_strict_mode() {
+    let mut m = model(vec![NodeProto::new("Relu", ["x"], ["y"])], vec![]);
+    assert!(infer_shapes(&mut m.clone(), &InferOptions::default().strict_mode(true)).is_err());
+    infer_shapes(&mut m, &InferOptions::default()).unwrap();
+    assert!(m.graph.as_ref().unwrap().value_info.is_empty());
+}
+
+#[test]
+fn reshape_reads_its_shape_from_an_initializer_or_a_constant() {
+    let shape = TensorProto::from_vec("shape", [3], vec![0i64, -1, 2]).unwrap();
+    let mut m = model(
+        vec![
+            NodeProto::new("Reshape", ["x", "shape"], ["r"]),
+            NodeProto::new("Constant", Vec::<String>::new(), ["axes"]).with_attribute(
+                crate::onnx::AttributeProto::tensor(
+                    "value",
+                    TensorProto::from_vec("", [1], vec![0i64]).unwrap(),
+                ),
+            ),
+            NodeProto::new("Unsqueeze", ["r", "axes"], ["u"]),
+        ],
+        vec![ValueInfoProto::tensor(
+            "x",
+            DataType::Float,
+            [Dimension::param("n"), 6.into(), 4.into()],
+        )],
+    );
+    m.graph.as_mut().unwrap().initializer.push(shape);
+    infer_shapes(&mut m, &InferOptions::default()).unwrap();
+    // 0 keeps `n`; -1 cannot be computed with `n` unknown.
+    assert_eq!(
+        types(&m),
+        [
+            "r: float[n,unk__0,2]",
+            "axes: int64[1]",
+            "u: float[1,n,unk__0,2]"
+        ]
+    );
+}

@@ -1,0 +1,283 @@
+//! Shape inference against `onnx.shape_inference.infer_shapes` (the test venv's onnx),
+//! byte for byte, on the backend node-test models whose operators onnx-light infers,
+//! each in three variants: as shipped, with the graph outputs' types removed, and with
+//! their shapes removed; lax and strict.
+//!
+//! Models using an operator without a rule here yet are left out (and counted): the
+//! test grows as rules are added. Every model in reach must agree: the same model bytes,
+//! or both refuse in strict mode.
+
+mod onnx_support;
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::fs;
+use std::path::Path;
+
+use onnx_light::onnx::*;
+use onnx_light::prelude::*;
+use onnx_light::shape::{infer_shapes, InferOptions};
+use onnx_light_tests::python::{python_dir, run_python};
+use onnx_light_tests::scratch::Scratch;
+
+use onnx_support::corpus::corpus_dir;
+use onnx_support::first_diff;
+
+/// The operators (of `ai.onnx`) onnx-light has a rule for.
+const COVERED: &[&str] = &[
+    "Abs",
+    "Acos",
+    "Acosh",
+    "Asin",
+    "Asinh",
+    "Atan",
+    "Atanh",
+    "Ceil",
+    "Celu",
+    "Cos",
+    "Cosh",
+    "Elu",
+    "Erf",
+    "Exp",
+    "Floor",
+    "Gelu",
+    "HardSigmoid",
+    "HardSwish",
+    "Hardmax",
+    "Identity",
+    "LeakyRelu",
+    "Log",
+    "LogSoftmax",
+    "Mish",
+    "Neg",
+    "Not",
+    "Reciprocal",
+    "Relu",
+    "Round",
+    "Selu",
+    "Shrink",
+    "Sigmoid",
+    "Sign",
+    "Sin",
+    "Sinh",
+    "Softmax",
+    "Softplus",
+    "Softsign",
+    "Sqrt",
+    "Tan",
+    "Tanh",
+    "ThresholdedRelu",
+    "BitwiseNot",
+    "IsNaN",
+    "IsInf",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Pow",
+    "Mod",
+    "BitShift",
+    "BitwiseAnd",
+    "BitwiseOr",
+    "BitwiseXor",
+    "PRelu",
+    "Max",
+    "Min",
+    "Sum",
+    "Mean",
+    "Equal",
+    "Greater",
+    "GreaterOrEqual",
+    "Less",
+    "LessOrEqual",
+    "And",
+    "Or",
+    "Xor",
+    "Where",
+    "Cast",
+    "CastLike",
+    "Shape",
+    "Size",
+    "Transpose",
+    "MatMul",
+    "Constant",
+    "Reshape",
+    "Flatten",
+    "Unsqueeze",
+    "Squeeze",
+    "Concat",
+];
+
+/// Whether every node of `m` (no subgraphs, no functions) is covered.
+fn covered(m: &Model) -> bool {
+    let Some(g) = &m.graph else { return false };
+    m.functions.is_empty()
+        && !g.node.is_empty()
+        && g.node.iter().all(|n| {
+            (n.domain().is_empty() || n.domain() == "ai.onnx")
+                && COVERED.contains(&n.op_type())
+                && n.attribute
+                    .iter()
+                    .all(|a| a.g.is_none() && a.graphs.is_empty())
+        })
+}
+
+/// The model with its integer inputs (shapes, axes, indices) turned into initializers
+/// holding the test's input data, as exporters write them: rules read such constants.
+fn with_constant_inputs(m: &Model, test: &Path) -> Option<Model> {
+    let mut out = m.clone();
+    let g = out.graph.as_mut().unwrap();
+    let mut changed = false;
+    let mut keep = Vec::new();
+    for (i, input) in g.input.clone().into_iter().enumerate() {
+        let data = fs::read(test.join("test_data_set_0").join(format!("input_{i}.pb"))).ok();
+        let tensor = data.and_then(|d| TensorProto::decode_owned(&d).ok());
+        match tensor {
+            Some(mut t)
+                if matches!(t.elem_type(), Some(DataType::Int64 | DataType::Int32))
+                    && t.dims.iter().product::<i64>() <= 64 =>
+            {
+                t.name = Some(input.name().to_string().into());
+                g.initializer.push(t);
+                changed = true;
+            }
+            _ => keep.push(input),
+        }
+    }
+    g.input = keep;
+    changed.then_some(out)
+}
+
+/// The three variants of a model: as shipped, outputs untyped, outputs without shapes.
+fn variants(m: &Model, prefix: &str) -> Vec<(String, Model)> {
+    let mut untyped = m.clone();
+    for o in &mut untyped.graph.as_mut().unwrap().output {
+        o.r#type = None;
+    }
+    let mut shapeless = m.clone();
+    for o in &mut shapeless.graph.as_mut().unwrap().output {
+        if let Some(TypeValue::TensorType(t)) = o.r#type.as_mut().and_then(|t| t.value.as_mut()) {
+            t.shape = None;
+        }
+    }
+    [
+        ("shipped", m.clone()),
+        ("untyped", untyped),
+        ("shapeless", shapeless),
+    ]
+    .into_iter()
+    .map(|(v, m)| (format!("{prefix}{v}"), m))
+    .collect()
+}
+
+#[test]
+fn inference_agrees_with_onnx_on_the_backend_models_it_covers() {
+    let corpus = corpus_dir();
+    let dir = Scratch::new("shape-inference");
+    let mut skipped = 0usize;
+    let mut cases = Vec::new();
+    for entry in fs::read_dir(&corpus).unwrap() {
+        let test = entry.unwrap().path();
+        let Ok(bytes) = fs::read(test.join("model.onnx")) else {
+            continue;
+        };
+        let model = Model::decode_owned(&bytes).unwrap();
+        if !covered(&model) {
+            skipped += 1;
+            continue;
+        }
+        let name = test.file_name().unwrap().to_string_lossy().into_owned();
+        let mut all = variants(&model, "");
+        if let Some(constant) = with_constant_inputs(&model, &test) {
+            all.extend(variants(&constant, "constants-"));
+        }
+        for (variant, m) in all {
+            let file = format!("{name}.{variant}");
+            fs::write(
+                dir.path(&format!("{file}.onnx")),
+                m.encode_to_vec().unwrap(),
+            )
+            .unwrap();
+            cases.push((file, m));
+        }
+    }
+    assert!(cases.len() > 300, "only {} cases", cases.len());
+    run_python(
+        &python_dir().join("shape_inference.py"),
+        &[OsStr::new(dir.path("").as_os_str())],
+    );
+    let mut failures = BTreeMap::new();
+    for (file, m) in &cases {
+        for (mode, strict) in [("lax", false), ("strict", true)] {
+            let expected = dir.path(&format!("{file}.{mode}.expected"));
+            let refused = dir.path(&format!("{file}.{mode}.error"));
+            let mut ours = m.clone();
+            let got = infer_shapes(&mut ours, &InferOptions::default().strict_mode(strict));
+            let verdict = match (got, Path::new(&expected).exists()) {
+                (Ok(()), true) => {
+                    let want = fs::read(&expected).unwrap();
+                    let have = ours.encode_to_vec().unwrap();
+                    first_diff(&have, &want).map(|at| {
+                        format!(
+                            "differs at byte {at}: ours {}\nonnx's {}",
+                            describe(&ours),
+                            describe(&Model::decode_owned(&want).unwrap())
+                        )
+                    })
+                }
+                // Both refuse (onnx's message is in the `.error` file).
+                (Err(_), false) => None,
+                (Ok(()), false) => Some(format!(
+                    "onnx refused: {}",
+                    fs::read_to_string(&refused).unwrap_or_default()
+                )),
+                (Err(e), true) => Some(format!("we refused: {e}")),
+            };
+            if let Some(v) = verdict {
+                failures.insert(format!("{file} ({mode})"), v);
+            }
+        }
+    }
+    println!(
+        "{} cases compared ({} models left out: operators without a rule yet)",
+        cases.len() * 2,
+        skipped
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} disagree:\n{}",
+        failures.len(),
+        cases.len() * 2,
+        failures
+            .iter()
+            .take(20)
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// The graph's value_info and outputs in ONNX notation, for failure reports.
+fn describe(m: &Model) -> String {
+    let g = m.graph.as_ref().unwrap();
+    let list = |v: &[ValueInfoProto<'_>]| {
+        v.iter()
+            .map(|vi| {
+                format!(
+                    "{}: {}",
+                    vi.name(),
+                    vi.r#type
+                        .as_ref()
+                        .map(|t| t.to_string())
+                        .unwrap_or_default()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "value_info [{}] outputs [{}]",
+        list(&g.value_info),
+        list(&g.output)
+    )
+}
