@@ -78,6 +78,14 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         "Unsqueeze" => unsqueeze(n)?,
         "Squeeze" => squeeze(n)?,
         "Concat" => concat(n)?,
+        "Gemm" => gemm(n)?,
+        "Gather" => gather(n)?,
+        "ConstantOfShape" => constant_of_shape(n)?,
+        "Dropout" => dropout(n)?,
+        "ArgMax" | "ArgMin" => arg_reduce(n)?,
+        "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => global_pool(n)?,
+        "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceL1"
+        | "ReduceL2" | "ReduceLogSum" | "ReduceLogSumExp" | "ReduceSumSquare" => reduce(n)?,
         _ => return Ok(None),
     };
     Ok(Some(outputs))
@@ -89,9 +97,13 @@ pub(super) fn constant_values(node: &NodeProto<'_>, _version: i64) -> Option<Vec
     if node.op_type() != "Constant" || !node.domain().is_empty() {
         return None;
     }
-    // Only a `value` tensor, as `onnx` makes only those available to later rules.
-    let a = node.attribute.iter().find(|a| a.name() == "value")?;
-    a.t.as_deref().and_then(small_ints)
+    let a = node.attribute.first()?;
+    match a.name() {
+        "value" => a.t.as_deref().and_then(small_ints),
+        "value_int" => a.i.map(|i| vec![i]),
+        "value_ints" => Some(a.ints.clone()),
+        _ => None,
+    }
 }
 
 fn attribute<'n, 'a>(n: &'n Node<'_, 'a>, name: &str) -> Option<&'n AttributeProto<'a>> {
@@ -554,5 +566,202 @@ fn concat(n: &Node<'_, '_>) -> Result<Outputs, String> {
         axis,
         along.map_or_else(Dimension::unknown, Dimension::value),
     );
+    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+}
+
+fn gemm(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let (Some(a), Some(b)) = (shape_in(n, 0), shape_in(n, 1)) else {
+        return Ok(vec![Some(tensor_type(elem, None))]);
+    };
+    if a.dim.len() != 2 {
+        return Err("First input does not have rank 2".to_string());
+    }
+    if b.dim.len() != 2 {
+        return Err("Second input does not have rank 2".to_string());
+    }
+    let trans = |name: &str| attribute(n, name).and_then(|a| a.i).unwrap_or(0) != 0;
+    let m = owned_dim(&a.dim[usize::from(trans("transA"))]);
+    let k = owned_dim(&b.dim[usize::from(!trans("transB"))]);
+    Ok(vec![Some(tensor_type(elem, Some(shape_of(vec![m, k]))))])
+}
+
+fn gather(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let (Some(data), Some(indices)) = (shape_in(n, 0), shape_in(n, 1)) else {
+        return Ok(vec![Some(tensor_type(elem, None))]);
+    };
+    let r = data.dim.len() as i64;
+    if r < 1 {
+        return Err("data tensor must have rank >= 1".to_string());
+    }
+    let axis = attribute(n, "axis").and_then(|a| a.i).unwrap_or(0);
+    if axis < -r || axis >= r {
+        return Err("axis must be in [-r, r-1]".to_string());
+    }
+    let axis = if axis < 0 { axis + r } else { axis } as usize;
+    let dims = data.dim[..axis]
+        .iter()
+        .chain(&indices.dim)
+        .chain(&data.dim[axis + 1..])
+        .map(owned_dim)
+        .collect();
+    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+}
+
+/// A shape given as the values of input `i`, or only its rank when the values are
+/// not known but their count is.
+fn shape_from_input(
+    n: &Node<'_, '_>,
+    i: usize,
+) -> Result<Option<TensorShapeProto<'static>>, String> {
+    if let Some(values) = input_values(n, i) {
+        let mut dims = Vec::with_capacity(values.len());
+        for &v in values {
+            if v < 0 {
+                return Err(format!("Invalid shape value: {v}"));
+            }
+            dims.push(Dimension::value(v));
+        }
+        return Ok(Some(shape_of(dims)));
+    }
+    let rank = shape_in(n, i)
+        .filter(|s| s.dim.len() == 1)
+        .and_then(|s| s.dim[0].as_value());
+    Ok(rank.map(|r| shape_of(vec![Dimension::unknown(); r.max(0) as usize])))
+}
+
+fn constant_of_shape(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = match attribute(n, "value").and_then(|a| a.t.as_deref()) {
+        Some(t) => t.data_type(),
+        None => DataType::Float.to_i32(),
+    };
+    Ok(vec![Some(tensor_type(elem, shape_from_input(n, 0)?))])
+}
+
+fn dropout(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    if n.version >= 12 {
+        for (i, what) in [(1, "Ratio"), (2, "training_mode")] {
+            if let Some(s) = shape_in(n, i) {
+                if !s.dim.is_empty() {
+                    return Err(format!("{what} of Dropout must be a scalar."));
+                }
+            }
+        }
+    }
+    let shape = shape_in(n, 0).cloned();
+    let mut outputs = vec![Some(tensor_type(elem, shape.clone()))];
+    if n.node.output.len() > 1 {
+        // The mask: boolean from opset 10, the input's type before.
+        let mask = if n.version >= 10 {
+            DataType::Bool.to_i32()
+        } else {
+            elem
+        };
+        outputs.push(Some(tensor_type(mask, shape)));
+    }
+    Ok(outputs)
+}
+
+fn arg_reduce(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let int64 = DataType::Int64.to_i32();
+    let Some(s) = shape_in(n, 0) else {
+        return Ok(vec![Some(tensor_type(int64, None))]);
+    };
+    let r = s.dim.len() as i64;
+    let axis = attribute(n, "axis").and_then(|a| a.i).unwrap_or(0);
+    if axis < -r || axis >= r {
+        return Err("'axis' must be in [-rank(indices), rank(indices)-1]".to_string());
+    }
+    let axis = if axis < 0 { axis + r } else { axis } as usize;
+    let keep = attribute(n, "keepdims").and_then(|a| a.i).unwrap_or(1) != 0;
+    let dims = s
+        .dim
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| match (i == axis, keep) {
+            (false, _) => Some(owned_dim(d)),
+            (true, true) => Some(Dimension::value(1)),
+            (true, false) => None,
+        })
+        .collect();
+    Ok(vec![Some(tensor_type(int64, Some(shape_of(dims))))])
+}
+
+fn global_pool(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let Some(s) = shape_in(n, 0) else {
+        return Ok(vec![Some(tensor_type(elem, None))]);
+    };
+    if s.dim.len() < 2 {
+        return Ok(vec![Some(tensor_type(elem, None))]);
+    }
+    let dims = s.dim[..2]
+        .iter()
+        .map(owned_dim)
+        .chain(std::iter::repeat_n(Dimension::value(1), s.dim.len() - 2))
+        .collect();
+    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+}
+
+/// The opset version from which a reduction takes its axes as an input.
+fn axes_as_input_since(op: &str) -> i64 {
+    if op == "ReduceSum" {
+        13
+    } else {
+        18
+    }
+}
+
+fn reduce(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let Some(s) = shape_in(n, 0) else {
+        return Ok(vec![Some(tensor_type(elem, None))]);
+    };
+    let keep = attribute(n, "keepdims").and_then(|a| a.i).unwrap_or(1) != 0;
+    let rank = s.dim.len() as i64;
+    let axes: Vec<i64> = if n.version >= axes_as_input_since(n.node.op_type()) {
+        let given = n.node.input.get(1).is_some_and(|i| !i.is_empty());
+        match (given, input_values(n, 1)) {
+            (false, _) => Vec::new(),
+            (true, Some(v)) => v.to_vec(),
+            // Which axes is not known: neither is the shape.
+            (true, None) => return Ok(vec![Some(tensor_type(elem, None))]),
+        }
+    } else {
+        attribute(n, "axes")
+            .map(|a| a.ints.clone())
+            .unwrap_or_default()
+    };
+    let noop = attribute(n, "noop_with_empty_axes")
+        .and_then(|a| a.i)
+        .unwrap_or(0)
+        != 0;
+    if axes.is_empty() && noop {
+        return Ok(vec![Some(tensor_type(elem, Some(s.clone())))]);
+    }
+    let mut normalized = Vec::with_capacity(axes.len());
+    for &a in &axes {
+        if a < -rank || a >= rank {
+            return Err(format!(
+                "axis must be in [-rank, rank-1]. input rank was {rank}"
+            ));
+        }
+        normalized.push(if a < 0 { a + rank } else { a });
+    }
+    let dims = s
+        .dim
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| {
+            let reduced = normalized.is_empty() || normalized.contains(&(i as i64));
+            match (reduced, keep) {
+                (false, _) => Some(owned_dim(d)),
+                (true, true) => Some(Dimension::value(1)),
+                (true, false) => None,
+            }
+        })
+        .collect();
     Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
 }
