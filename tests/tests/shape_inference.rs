@@ -125,6 +125,18 @@ const COVERED: &[&str] = &[
     "ReduceLogSum",
     "ReduceLogSumExp",
     "ReduceSumSquare",
+    "Clip",
+    "CumSum",
+    "Trilu",
+    "LRN",
+    "InstanceNormalization",
+    "LpNormalization",
+    "ReverseSequence",
+    "EyeLike",
+    "NonZero",
+    "Expand",
+    "Tile",
+    "Slice",
 ];
 
 /// Whether every node of `m` (no subgraphs, no functions) is covered.

@@ -35,12 +35,60 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
     let op = n.node.op_type();
     let outputs = match op {
         // Same type and shape as the first input.
-        "Abs" | "Acos" | "Acosh" | "Asin" | "Asinh" | "Atan" | "Atanh" | "Ceil" | "Celu"
-        | "Cos" | "Cosh" | "Elu" | "Erf" | "Exp" | "Floor" | "Gelu" | "HardSigmoid"
-        | "HardSwish" | "Hardmax" | "LeakyRelu" | "Log" | "LogSoftmax" | "Mish" | "Neg" | "Not"
-        | "Reciprocal" | "Relu" | "Round" | "Selu" | "Shrink" | "Sigmoid" | "Sign" | "Sin"
-        | "Sinh" | "Softmax" | "Softplus" | "Softsign" | "Sqrt" | "Tan" | "Tanh"
-        | "ThresholdedRelu" | "BitwiseNot" => same_as_input(n, 0)?,
+        "Abs"
+        | "Acos"
+        | "Acosh"
+        | "Asin"
+        | "Asinh"
+        | "Atan"
+        | "Atanh"
+        | "Ceil"
+        | "Celu"
+        | "Cos"
+        | "Cosh"
+        | "Elu"
+        | "Erf"
+        | "Exp"
+        | "Floor"
+        | "Gelu"
+        | "HardSigmoid"
+        | "HardSwish"
+        | "Hardmax"
+        | "LeakyRelu"
+        | "Log"
+        | "LogSoftmax"
+        | "Mish"
+        | "Neg"
+        | "Not"
+        | "Reciprocal"
+        | "Relu"
+        | "Round"
+        | "Selu"
+        | "Shrink"
+        | "Sigmoid"
+        | "Sign"
+        | "Sin"
+        | "Sinh"
+        | "Softmax"
+        | "Softplus"
+        | "Softsign"
+        | "Sqrt"
+        | "Tan"
+        | "Tanh"
+        | "ThresholdedRelu"
+        | "BitwiseNot"
+        | "Clip"
+        | "CumSum"
+        | "Trilu"
+        | "LRN"
+        | "InstanceNormalization"
+        | "LpNormalization"
+        | "ReverseSequence" => same_as_input(n, 0)?,
+        "EyeLike" => eye_like(n)?,
+        "NonZero" => non_zero(n),
+        "Expand" => expand(n)?,
+        "Tile" => tile(n)?,
+        "Slice" if n.version >= 10 => slice(n)?,
         "IsNaN" | "IsInf" => bool_like(n, 0..1)?,
         // Any type (tensor, sequence, optional), copied whole.
         "Identity" => match n.inputs.first().cloned().flatten() {
@@ -763,5 +811,143 @@ fn reduce(n: &Node<'_, '_>) -> Result<Outputs, String> {
             }
         })
         .collect();
+    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+}
+
+fn eye_like(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = match attribute(n, "dtype").and_then(|a| a.i) {
+        Some(d) => d as i32,
+        None => required_elem(n, 0)?,
+    };
+    let shape = shape_in(n, 0).cloned();
+    if let Some(s) = &shape {
+        if s.dim.len() != 2 {
+            return Err("Input tensor must be 2-dimensional".to_string());
+        }
+    }
+    Ok(vec![Some(tensor_type(elem, shape))])
+}
+
+fn non_zero(n: &Node<'_, '_>) -> Outputs {
+    let rank = match shape_in(n, 0) {
+        Some(s) => Dimension::value(s.dim.len() as i64),
+        None => Dimension::unknown(),
+    };
+    vec![Some(tensor_type(
+        DataType::Int64.to_i32(),
+        Some(shape_of(vec![rank, Dimension::unknown()])),
+    ))]
+}
+
+fn expand(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let (Some(input), Some(target)) = (shape_in(n, 0), shape_from_input(n, 1)?) else {
+        return Ok(vec![Some(tensor_type(elem, None))]);
+    };
+    Ok(vec![Some(tensor_type(
+        elem,
+        Some(broadcast(&[input, &target])?),
+    ))])
+}
+
+fn tile(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let Some(input) = shape_in(n, 0) else {
+        return Ok(vec![Some(tensor_type(elem, None))]);
+    };
+    let Some(repeats) = input_values(n, 1) else {
+        let dims = vec![Dimension::unknown(); input.dim.len()];
+        return Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))]);
+    };
+    if repeats.len() != input.dim.len() {
+        return Err("'Repeats' input has incorrect number of values".to_string());
+    }
+    let dims = input
+        .dim
+        .iter()
+        .zip(repeats)
+        .map(|(d, &r)| match d.as_value() {
+            Some(v) => Dimension::value(v * r),
+            None => Dimension::unknown(),
+        })
+        .collect();
+    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+}
+
+fn slice(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let Some(input) = shape_in(n, 0) else {
+        return Ok(vec![Some(tensor_type(elem, None))]);
+    };
+    let rank = input.dim.len() as i64;
+    let given = |i: usize| n.node.input.get(i).is_some_and(|x| !x.is_empty());
+    let starts = input_values(n, 1);
+    let ends = input_values(n, 2);
+    let axes: Option<Vec<i64>> = if given(3) {
+        input_values(n, 3).map(<[i64]>::to_vec)
+    } else {
+        starts.map(|s| (0..s.len() as i64).collect())
+    };
+    let steps: Option<Vec<i64>> = if given(4) {
+        input_values(n, 4).map(<[i64]>::to_vec)
+    } else {
+        starts.map(|s| vec![1; s.len()])
+    };
+    let (Some(starts), Some(ends), Some(axes), Some(steps)) = (starts, ends, axes, steps) else {
+        // The values are not known: the rank is.
+        let dims = vec![Dimension::unknown(); rank as usize];
+        return Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))]);
+    };
+    if starts.len() != ends.len() {
+        return Err("Incorrect or missing input value for starts and ends".to_string());
+    }
+    if axes.len() != starts.len() || steps.len() != starts.len() {
+        return Err("Input axes and steps have incorrect length".to_string());
+    }
+    let mut dims: Vec<Dimension<'static>> = input.dim.iter().map(owned_dim).collect();
+    let mut seen = Vec::new();
+    for (k, &axis) in axes.iter().enumerate() {
+        let a = if axis < 0 { axis + rank } else { axis };
+        if a < 0 || a >= rank {
+            return Err("Input axes has invalid data".to_string());
+        }
+        if seen.contains(&a) {
+            return Err("'axes' has duplicates".to_string());
+        }
+        seen.push(a);
+        let step = steps[k];
+        if step == 0 {
+            return Err("'step' cannot be 0".to_string());
+        }
+        let Some(dim) = input.dim[a as usize].as_value() else {
+            dims[a as usize] = Dimension::unknown();
+            continue;
+        };
+        let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
+        let mut start = starts[k];
+        let mut end = ends[k];
+        if start < 0 {
+            start = start.saturating_add(dim);
+        }
+        if end < 0 {
+            end = end.saturating_add(dim);
+        }
+        let len = if step > 0 {
+            let (start, end) = (clamp(start, 0, dim), clamp(end, 0, dim));
+            if end > start {
+                (end - start + step - 1) / step
+            } else {
+                0
+            }
+        } else {
+            let (start, end) = (clamp(start, 0, dim - 1), clamp(end, -1, dim - 1));
+            if start > end {
+                (start - end - step - 1) / -step
+            } else {
+                0
+            }
+        };
+        dims[a as usize] = Dimension::value(len);
+    }
     Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
 }
