@@ -85,6 +85,11 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         | "LpNormalization"
         | "ReverseSequence" => same_as_input(n, 0)?,
         "EyeLike" => eye_like(n)?,
+        "GatherElements" => elem_of_shape_of(n, 0, 1)?,
+        "ScatterElements" | "ScatterND" | "Scatter" => elem_of_shape_of(n, 0, 0)?,
+        "DepthToSpace" => depth_space(n, true)?,
+        "SpaceToDepth" => depth_space(n, false)?,
+        "TopK" => top_k(n)?,
         "NonZero" => non_zero(n),
         "Expand" => expand(n)?,
         "Tile" => tile(n)?,
@@ -950,4 +955,82 @@ fn slice(n: &Node<'_, '_>) -> Result<Outputs, String> {
         dims[a as usize] = Dimension::value(len);
     }
     Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+}
+
+/// The output of input `data`'s element type with input `shape_from`'s shape.
+fn elem_of_shape_of(n: &Node<'_, '_>, data: usize, shape_from: usize) -> Result<Outputs, String> {
+    let elem = required_elem(n, data)?;
+    Ok(vec![Some(tensor_type(
+        elem,
+        shape_in(n, shape_from).cloned(),
+    ))])
+}
+
+fn depth_space(n: &Node<'_, '_>, to_space: bool) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let Some(b) = attribute(n, "blocksize").and_then(|a| a.i) else {
+        return Err("Blocksize must be specified".to_string());
+    };
+    let Some(s) = shape_in(n, 0) else {
+        return Ok(vec![Some(tensor_type(elem, None))]);
+    };
+    if s.dim.len() != 4 {
+        return Err("Input tensor must be 4-dimensional".to_string());
+    }
+    let scaled = |d: &Dimension<'_>, f: &dyn Fn(i64) -> i64| match d.as_value() {
+        Some(v) => Dimension::value(f(v)),
+        None => Dimension::unknown(),
+    };
+    let dims = if to_space {
+        vec![
+            owned_dim(&s.dim[0]),
+            scaled(&s.dim[1], &|c| c / (b * b)),
+            scaled(&s.dim[2], &|h| h * b),
+            scaled(&s.dim[3], &|w| w * b),
+        ]
+    } else {
+        vec![
+            owned_dim(&s.dim[0]),
+            scaled(&s.dim[1], &|c| c * b * b),
+            scaled(&s.dim[2], &|h| h / b),
+            scaled(&s.dim[3], &|w| w / b),
+        ]
+    };
+    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+}
+
+fn top_k(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let int64 = DataType::Int64.to_i32();
+    let Some(s) = shape_in(n, 0) else {
+        return Ok(vec![
+            Some(tensor_type(elem, None)),
+            Some(tensor_type(int64, None)),
+        ]);
+    };
+    let r = s.dim.len() as i64;
+    let axis = attribute(n, "axis").and_then(|a| a.i).unwrap_or(-1);
+    if axis < -r || axis >= r {
+        return Err("Invalid value for attribute axis".to_string());
+    }
+    let axis = if axis < 0 { axis + r } else { axis } as usize;
+    let k = if n.version >= 10 {
+        input_values(n, 1).and_then(|v| v.first().copied())
+    } else {
+        attribute(n, "k").and_then(|a| a.i)
+    };
+    // Without `k`, only the rank is known (as in `onnx`).
+    let dims: Vec<Dimension<'static>> = match k {
+        Some(k) => {
+            let mut dims: Vec<Dimension<'static>> = s.dim.iter().map(owned_dim).collect();
+            dims[axis] = Dimension::value(k);
+            dims
+        }
+        None => vec![Dimension::unknown(); s.dim.len()],
+    };
+    let shape = shape_of(dims);
+    Ok(vec![
+        Some(tensor_type(elem, Some(shape.clone()))),
+        Some(tensor_type(int64, Some(shape))),
+    ])
 }
