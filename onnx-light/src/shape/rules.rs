@@ -177,6 +177,11 @@ fn shape_in<'n>(n: &'n Node<'_, '_>, i: usize) -> Option<&'n TensorShapeProto<'s
     }
 }
 
+/// One output: a tensor of element type `elem` and `shape` (unknown when `None`).
+fn one(elem: i32, shape: Option<TensorShapeProto<'static>>) -> Outputs {
+    vec![Some(tensor_type(elem, shape))]
+}
+
 /// The element type of input `i`, which the rule needs: an error when it is unknown,
 /// as `onnx`'s rules raise one.
 fn required_elem(n: &Node<'_, '_>, i: usize) -> Result<i32, String> {
@@ -268,7 +273,7 @@ fn shape_op(n: &Node<'_, '_>) -> Outputs {
 fn transpose(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let Some(shape) = shape_in(n, 0) else {
-        return Ok(vec![Some(tensor_type(elem, None))]);
+        return Ok(one(elem, None));
     };
     let rank = shape.dim.len();
     let perm: Vec<i64> = match attribute(n, "perm") {
@@ -295,13 +300,13 @@ fn transpose(n: &Node<'_, '_>) -> Result<Outputs, String> {
             &shape.dim[i as usize],
         )));
     }
-    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+    Ok(one(elem, Some(shape_of(dims))))
 }
 
 fn matmul(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let (Some(a), Some(b)) = (shape_in(n, 0), shape_in(n, 1)) else {
-        return Ok(vec![Some(tensor_type(elem, None))]);
+        return Ok(one(elem, None));
     };
     if a.dim.is_empty() || b.dim.is_empty() {
         return Err("Input tensors of wrong rank (0).".to_string());
@@ -335,7 +340,7 @@ fn matmul(n: &Node<'_, '_>) -> Result<Outputs, String> {
             &b_dims[b_dims.len() - 1],
         )));
     }
-    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+    Ok(one(elem, Some(shape_of(dims))))
 }
 
 /// The values of input `i` when it is a small integer constant (an initializer or a
@@ -461,13 +466,13 @@ fn reshape(n: &Node<'_, '_>) -> Result<Outputs, String> {
             }
         }
     }
-    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+    Ok(one(elem, Some(shape_of(dims))))
 }
 
 fn flatten(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let Some(s) = shape_in(n, 0) else {
-        return Ok(vec![Some(tensor_type(elem, None))]);
+        return Ok(one(elem, None));
     };
     let rank = s.dim.len() as i64;
     let mut axis = attribute(n, "axis").and_then(|a| a.i).unwrap_or(1);
@@ -503,7 +508,7 @@ fn axes(n: &Node<'_, '_>) -> Option<Vec<i64>> {
 fn unsqueeze(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let (Some(s), Some(axes)) = (shape_in(n, 0), axes(n)) else {
-        return Ok(vec![Some(tensor_type(elem, None))]);
+        return Ok(one(elem, None));
     };
     let rank = (s.dim.len() + axes.len()) as i64;
     let mut normalized = Vec::with_capacity(axes.len());
@@ -526,13 +531,13 @@ fn unsqueeze(n: &Node<'_, '_>) -> Result<Outputs, String> {
             false => input.next().map(owned_dim).unwrap_or_default(),
         })
         .collect();
-    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+    Ok(one(elem, Some(shape_of(dims))))
 }
 
 fn squeeze(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let Some(s) = shape_in(n, 0) else {
-        return Ok(vec![Some(tensor_type(elem, None))]);
+        return Ok(one(elem, None));
     };
     let rank = s.dim.len() as i64;
     let given = n.version < 13 && attribute(n, "axes").is_some()
@@ -542,11 +547,11 @@ fn squeeze(n: &Node<'_, '_>) -> Result<Outputs, String> {
             .iter()
             .map(|&a| if a < 0 { a + rank } else { a })
             .collect(),
-        (true, None) => return Ok(vec![Some(tensor_type(elem, None))]),
+        (true, None) => return Ok(one(elem, None)),
         (false, _) => {
             // Every dimension of size 1; unknown when a dimension's size is unknown.
             if s.dim.iter().any(|d| d.as_value().is_none()) {
-                return Ok(vec![Some(tensor_type(elem, None))]);
+                return Ok(one(elem, None));
             }
             (0..rank)
                 .filter(|&i| s.dim[i as usize].as_value() == Some(1))
@@ -570,7 +575,7 @@ fn squeeze(n: &Node<'_, '_>) -> Result<Outputs, String> {
         .filter(|(i, _)| !axes.contains(&(*i as i64)))
         .map(|(_, d)| owned_dim(d))
         .collect();
-    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+    Ok(one(elem, Some(shape_of(dims))))
 }
 
 fn concat(n: &Node<'_, '_>) -> Result<Outputs, String> {
@@ -578,7 +583,7 @@ fn concat(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let shapes: Option<Vec<&TensorShapeProto<'static>>> =
         (0..n.inputs.len()).map(|i| shape_in(n, i)).collect();
     let Some(shapes) = shapes else {
-        return Ok(vec![Some(tensor_type(elem, None))]);
+        return Ok(one(elem, None));
     };
     let rank = shapes[0].dim.len();
     let Some(axis) = attribute(n, "axis").and_then(|a| a.i) else {
@@ -619,13 +624,13 @@ fn concat(n: &Node<'_, '_>) -> Result<Outputs, String> {
         axis,
         along.map_or_else(Dimension::unknown, Dimension::value),
     );
-    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+    Ok(one(elem, Some(shape_of(dims))))
 }
 
 fn gemm(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let (Some(a), Some(b)) = (shape_in(n, 0), shape_in(n, 1)) else {
-        return Ok(vec![Some(tensor_type(elem, None))]);
+        return Ok(one(elem, None));
     };
     if a.dim.len() != 2 {
         return Err("First input does not have rank 2".to_string());
@@ -642,7 +647,7 @@ fn gemm(n: &Node<'_, '_>) -> Result<Outputs, String> {
 fn gather(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let (Some(data), Some(indices)) = (shape_in(n, 0), shape_in(n, 1)) else {
-        return Ok(vec![Some(tensor_type(elem, None))]);
+        return Ok(one(elem, None));
     };
     let r = data.dim.len() as i64;
     if r < 1 {
@@ -659,7 +664,7 @@ fn gather(n: &Node<'_, '_>) -> Result<Outputs, String> {
         .chain(&data.dim[axis + 1..])
         .map(owned_dim)
         .collect();
-    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+    Ok(one(elem, Some(shape_of(dims))))
 }
 
 /// A shape given as the values of input `i`, or only its rank when the values are
@@ -745,17 +750,17 @@ fn arg_reduce(n: &Node<'_, '_>) -> Result<Outputs, String> {
 fn global_pool(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let Some(s) = shape_in(n, 0) else {
-        return Ok(vec![Some(tensor_type(elem, None))]);
+        return Ok(one(elem, None));
     };
     if s.dim.len() < 2 {
-        return Ok(vec![Some(tensor_type(elem, None))]);
+        return Ok(one(elem, None));
     }
     let dims = s.dim[..2]
         .iter()
         .map(owned_dim)
         .chain(std::iter::repeat_n(Dimension::value(1), s.dim.len() - 2))
         .collect();
-    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+    Ok(one(elem, Some(shape_of(dims))))
 }
 
 /// The opset version from which a reduction takes its axes as an input.
@@ -770,7 +775,7 @@ fn axes_as_input_since(op: &str) -> i64 {
 fn reduce(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let Some(s) = shape_in(n, 0) else {
-        return Ok(vec![Some(tensor_type(elem, None))]);
+        return Ok(one(elem, None));
     };
     let keep = attribute(n, "keepdims").and_then(|a| a.i).unwrap_or(1) != 0;
     let rank = s.dim.len() as i64;
@@ -780,7 +785,7 @@ fn reduce(n: &Node<'_, '_>) -> Result<Outputs, String> {
             (false, _) => Vec::new(),
             (true, Some(v)) => v.to_vec(),
             // Which axes is not known: neither is the shape.
-            (true, None) => return Ok(vec![Some(tensor_type(elem, None))]),
+            (true, None) => return Ok(one(elem, None)),
         }
     } else {
         attribute(n, "axes")
@@ -816,7 +821,7 @@ fn reduce(n: &Node<'_, '_>) -> Result<Outputs, String> {
             }
         })
         .collect();
-    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+    Ok(one(elem, Some(shape_of(dims))))
 }
 
 fn eye_like(n: &Node<'_, '_>) -> Result<Outputs, String> {
@@ -847,7 +852,7 @@ fn non_zero(n: &Node<'_, '_>) -> Outputs {
 fn expand(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let (Some(input), Some(target)) = (shape_in(n, 0), shape_from_input(n, 1)?) else {
-        return Ok(vec![Some(tensor_type(elem, None))]);
+        return Ok(one(elem, None));
     };
     Ok(vec![Some(tensor_type(
         elem,
@@ -858,11 +863,11 @@ fn expand(n: &Node<'_, '_>) -> Result<Outputs, String> {
 fn tile(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let Some(input) = shape_in(n, 0) else {
-        return Ok(vec![Some(tensor_type(elem, None))]);
+        return Ok(one(elem, None));
     };
     let Some(repeats) = input_values(n, 1) else {
         let dims = vec![Dimension::unknown(); input.dim.len()];
-        return Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))]);
+        return Ok(one(elem, Some(shape_of(dims))));
     };
     if repeats.len() != input.dim.len() {
         return Err("'Repeats' input has incorrect number of values".to_string());
@@ -876,13 +881,13 @@ fn tile(n: &Node<'_, '_>) -> Result<Outputs, String> {
             None => Dimension::unknown(),
         })
         .collect();
-    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+    Ok(one(elem, Some(shape_of(dims))))
 }
 
 fn slice(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let Some(input) = shape_in(n, 0) else {
-        return Ok(vec![Some(tensor_type(elem, None))]);
+        return Ok(one(elem, None));
     };
     let rank = input.dim.len() as i64;
     let given = |i: usize| n.node.input.get(i).is_some_and(|x| !x.is_empty());
@@ -901,7 +906,7 @@ fn slice(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let (Some(starts), Some(ends), Some(axes), Some(steps)) = (starts, ends, axes, steps) else {
         // The values are not known: the rank is.
         let dims = vec![Dimension::unknown(); rank as usize];
-        return Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))]);
+        return Ok(one(elem, Some(shape_of(dims))));
     };
     if starts.len() != ends.len() {
         return Err("Incorrect or missing input value for starts and ends".to_string());
@@ -954,7 +959,7 @@ fn slice(n: &Node<'_, '_>) -> Result<Outputs, String> {
         };
         dims[a as usize] = Dimension::value(len);
     }
-    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+    Ok(one(elem, Some(shape_of(dims))))
 }
 
 /// The output of input `data`'s element type with input `shape_from`'s shape.
@@ -972,7 +977,7 @@ fn depth_space(n: &Node<'_, '_>, to_space: bool) -> Result<Outputs, String> {
         return Err("Blocksize must be specified".to_string());
     };
     let Some(s) = shape_in(n, 0) else {
-        return Ok(vec![Some(tensor_type(elem, None))]);
+        return Ok(one(elem, None));
     };
     if s.dim.len() != 4 {
         return Err("Input tensor must be 4-dimensional".to_string());
@@ -996,7 +1001,7 @@ fn depth_space(n: &Node<'_, '_>, to_space: bool) -> Result<Outputs, String> {
             scaled(&s.dim[3], &|w| w / b),
         ]
     };
-    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
+    Ok(one(elem, Some(shape_of(dims))))
 }
 
 fn top_k(n: &Node<'_, '_>) -> Result<Outputs, String> {
