@@ -161,7 +161,22 @@ pub(crate) fn dead_process_aside(entry: &OsStr, name: &OsStr) -> bool {
     else {
         return false;
     };
-    pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+    if pid == std::process::id() {
+        return false;
+    }
+    // Signal 0 only asks whether the process exists (`kill -0`); a process of another
+    // user exists too (EPERM). Checked this way, not through `/proc`, which not every
+    // system has: without it every save would look dead and lose its files.
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    matches!(
+        rustix::process::test_kill_process(pid),
+        Err(rustix::io::Errno::SRCH)
+    )
 }
 
 /// The previous model file a dead process's save to `path` left moved aside, if any.
@@ -455,5 +470,21 @@ mod tests {
         assert_eq!(a, FileId::of_path(&dir.join("sub/g")).unwrap());
         assert_eq!(FileId::of_path(&dir.join("sub/none")), None);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Only the asides of processes that no longer run count as left behind: not this
+    /// process's, not a running one's, not another name's.
+    #[test]
+    fn asides_of_dead_processes_are_told_from_live_ones() {
+        let aside = |pid: u32| OsString::from(format!(".m.onnx.old-{pid}-0"));
+        let name = OsStr::new("m.onnx");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        assert!(dead_process_aside(&aside(dead), name));
+        assert!(!dead_process_aside(&aside(std::process::id()), name));
+        assert!(!dead_process_aside(&aside(1), name));
+        assert!(!dead_process_aside(&aside(dead), OsStr::new("other.onnx")));
+        assert!(!dead_process_aside(OsStr::new(".m.onnx.old-x-0"), name));
     }
 }
