@@ -204,7 +204,7 @@ fn infer_graph(
         let Some(&version) = opsets.get(domain) else {
             continue;
         };
-        let inputs: Vec<Option<TypeProto<'static>>> = node
+        let inputs: Vec<Option<&TypeProto<'_>>> = node
             .input
             .iter()
             .map(|name| {
@@ -252,15 +252,18 @@ fn infer_graph(
     errors
 }
 
-/// The known type of `name`, copied out.
-fn type_of(graph: &GraphProto<'_>, known: &Known, name: &str) -> Option<TypeProto<'static>> {
-    let t = match *known.homes.get(name)? {
+/// The known type of `name`.
+fn type_of<'g, 'a>(
+    graph: &'g GraphProto<'a>,
+    known: &'g Known,
+    name: &str,
+) -> Option<&'g TypeProto<'a>> {
+    match *known.homes.get(name)? {
         Home::ValueInfo(i) => graph.value_info[i].r#type.as_ref(),
         Home::Input(i) => graph.input[i].r#type.as_ref(),
         Home::Output(i) => graph.output[i].r#type.as_ref(),
         Home::Initializer(i) => Some(&known.initializer_types[i]),
-    }?;
-    Some(crate::IntoOwned::into_owned(crate::Reborrow::reborrow(t)))
+    }
 }
 
 /// Records `inferred` for `name`: merged into its known type, or as a new `value_info`.

@@ -19,7 +19,7 @@ pub(super) struct Node<'n, 'a> {
     /// The opset version of the node's domain the model imports.
     pub version: i64,
     /// The known type of each input; `None` for an absent input or an unknown type.
-    pub inputs: &'n [Option<TypeProto<'static>>],
+    pub inputs: &'n [Option<&'n TypeProto<'a>>],
     /// The values of small integer constants, by name.
     pub constants: &'n HashMap<String, Vec<i64>>,
 }
@@ -96,8 +96,8 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         "Slice" if n.version >= 10 => slice(n)?,
         "IsNaN" | "IsInf" => bool_like(n, 0..1)?,
         // Any type (tensor, sequence, optional), copied whole.
-        "Identity" => match n.inputs.first().cloned().flatten() {
-            Some(t) => vec![Some(t)],
+        "Identity" => match n.inputs.first().copied().flatten() {
+            Some(t) => vec![Some(owned_type(t))],
             None => return Err("Input 0 expected to have type but instead is null".into()),
         },
         // Broadcast, the element type of the first input.
@@ -163,14 +163,14 @@ fn attribute<'n, 'a>(n: &'n Node<'_, 'a>, name: &str) -> Option<&'n AttributePro
     n.node.attribute.iter().find(|a| a.name() == name)
 }
 
-fn elem_of(t: Option<&Option<TypeProto<'static>>>) -> Option<i32> {
+fn elem_of(t: Option<&Option<&TypeProto<'_>>>) -> Option<i32> {
     match t?.as_ref()?.value.as_ref()? {
         TypeValue::TensorType(tt) => tt.elem_type_raw,
         _ => None,
     }
 }
 
-fn shape_in<'n>(n: &'n Node<'_, '_>, i: usize) -> Option<&'n TensorShapeProto<'static>> {
+fn shape_in<'n, 'a>(n: &Node<'n, 'a>, i: usize) -> Option<&'n TensorShapeProto<'a>> {
     match n.inputs.get(i)?.as_ref()?.value.as_ref()? {
         TypeValue::TensorType(tt) => tt.shape.as_ref(),
         _ => None,
@@ -192,7 +192,7 @@ fn required_elem(n: &Node<'_, '_>, i: usize) -> Result<i32, String> {
 /// One output of the same type as input `i`: its element type, and its shape if known.
 fn same_as_input(n: &Node<'_, '_>, i: usize) -> Result<Outputs, String> {
     let elem = required_elem(n, i)?;
-    Ok(vec![Some(tensor_type(elem, shape_in(n, i).cloned()))])
+    Ok(vec![Some(tensor_type(elem, shape_in(n, i).map(owned)))])
 }
 
 fn set_elem(mut outputs: Outputs, elem: i32) -> Outputs {
@@ -209,7 +209,7 @@ fn broadcast_shapes(
     n: &Node<'_, '_>,
     inputs: std::ops::Range<usize>,
 ) -> Result<Option<TensorShapeProto<'static>>, String> {
-    let shapes: Option<Vec<&TensorShapeProto<'static>>> = inputs.map(|i| shape_in(n, i)).collect();
+    let shapes: Option<Vec<&TensorShapeProto<'_>>> = inputs.map(|i| shape_in(n, i)).collect();
     match shapes {
         Some(shapes) if !shapes.is_empty() => Ok(Some(broadcast(&shapes)?)),
         _ => Ok(None),
@@ -236,7 +236,7 @@ fn cast(n: &Node<'_, '_>) -> Outputs {
     let Some(to) = attribute(n, "to").and_then(|a| a.i) else {
         return vec![None];
     };
-    let shape = shape_in(n, 0).cloned();
+    let shape = shape_in(n, 0).map(owned);
     let known = n.inputs.first().is_some_and(|t| t.is_some());
     vec![Some(tensor_type(
         to as i32,
@@ -313,8 +313,8 @@ fn matmul(n: &Node<'_, '_>) -> Result<Outputs, String> {
     }
     // 1-D operands are promoted (a row for the first, a column for the second) and the
     // added dimension removed from the result.
-    let mut a_dims = a.dim.clone();
-    let mut b_dims = b.dim.clone();
+    let mut a_dims: Vec<Dimension<'static>> = a.dim.iter().map(owned_dim).collect();
+    let mut b_dims: Vec<Dimension<'static>> = b.dim.iter().map(owned_dim).collect();
     if a_dims.len() == 1 {
         a_dims.insert(0, Dimension::value(1));
     }
@@ -351,6 +351,16 @@ fn input_values<'n>(n: &'n Node<'_, '_>, i: usize) -> Option<&'n [i64]> {
         return None;
     }
     n.constants.get(name.as_ref() as &str).map(Vec::as_slice)
+}
+
+/// A copy of a type that owns its strings.
+fn owned_type(t: &TypeProto<'_>) -> TypeProto<'static> {
+    crate::IntoOwned::into_owned(crate::Reborrow::reborrow(t))
+}
+
+/// A copy of a shape that owns its strings.
+fn owned(s: &TensorShapeProto<'_>) -> TensorShapeProto<'static> {
+    crate::IntoOwned::into_owned(crate::Reborrow::reborrow(s))
 }
 
 fn owned_dim(d: &Dimension<'_>) -> Dimension<'static> {
@@ -580,7 +590,7 @@ fn squeeze(n: &Node<'_, '_>) -> Result<Outputs, String> {
 
 fn concat(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
-    let shapes: Option<Vec<&TensorShapeProto<'static>>> =
+    let shapes: Option<Vec<&TensorShapeProto<'_>>> =
         (0..n.inputs.len()).map(|i| shape_in(n, i)).collect();
     let Some(shapes) = shapes else {
         return Ok(one(elem, None));
@@ -708,7 +718,7 @@ fn dropout(n: &Node<'_, '_>) -> Result<Outputs, String> {
             }
         }
     }
-    let shape = shape_in(n, 0).cloned();
+    let shape = shape_in(n, 0).map(owned);
     let mut outputs = vec![Some(tensor_type(elem, shape.clone()))];
     if n.node.output.len() > 1 {
         // The mask: boolean from opset 10, the input's type before.
@@ -797,7 +807,7 @@ fn reduce(n: &Node<'_, '_>) -> Result<Outputs, String> {
         .unwrap_or(0)
         != 0;
     if axes.is_empty() && noop {
-        return Ok(vec![Some(tensor_type(elem, Some(s.clone())))]);
+        return Ok(vec![Some(tensor_type(elem, Some(owned(s))))]);
     }
     let mut normalized = Vec::with_capacity(axes.len());
     for &a in &axes {
@@ -829,7 +839,7 @@ fn eye_like(n: &Node<'_, '_>) -> Result<Outputs, String> {
         Some(d) => d as i32,
         None => required_elem(n, 0)?,
     };
-    let shape = shape_in(n, 0).cloned();
+    let shape = shape_in(n, 0).map(owned);
     if let Some(s) = &shape {
         if s.dim.len() != 2 {
             return Err("Input tensor must be 2-dimensional".to_string());
@@ -967,7 +977,7 @@ fn elem_of_shape_of(n: &Node<'_, '_>, data: usize, shape_from: usize) -> Result<
     let elem = required_elem(n, data)?;
     Ok(vec![Some(tensor_type(
         elem,
-        shape_in(n, shape_from).cloned(),
+        shape_in(n, shape_from).map(owned),
     ))])
 }
 
