@@ -15,6 +15,7 @@
 //! link, never the set-user-ID, set-group-ID or sticky bits), else the usual `0666` less
 //! the umask. Knows files; knows nothing of models.
 
+use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::fd::OwnedFd;
@@ -177,15 +178,23 @@ impl TargetDir {
         let _ = rustix::fs::fsync(&self.fd);
     }
 
-    /// Removes what saves of `name` in processes that died left moved aside
-    /// ([`dead_process_aside`]): old files a finished save would have removed.
-    pub(crate) fn remove_dead_asides(&self, name: &OsStr) {
+    /// Removes what saves of any of `names` in processes that died left moved aside
+    /// ([`dead_process_aside`]): old files a finished save would have removed. The
+    /// directory is listed once, however many names there are.
+    pub(crate) fn remove_dead_asides(&self, names: &HashSet<&OsStr>) {
         let Ok(entries) = std::fs::read_dir(self.join("")) else {
             return;
         };
         for entry in entries.flatten() {
-            if dead_process_aside(&entry.file_name(), name) {
-                let _ = unlinkat(&self.fd, entry.file_name(), AtFlags::empty());
+            let entry = entry.file_name();
+            // `.<name>.old-<pid>-<n>`: the name is between the dot and the last `.old-`.
+            let name = entry
+                .to_str()
+                .and_then(|e| e.strip_prefix('.'))
+                .and_then(|e| e.rsplit_once(".old-"))
+                .map(|(name, _)| OsStr::new(name));
+            if name.is_some_and(|n| names.contains(n) && dead_process_aside(&entry, n)) {
+                let _ = unlinkat(&self.fd, &entry, AtFlags::empty());
             }
         }
     }

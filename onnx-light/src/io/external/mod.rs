@@ -25,8 +25,8 @@
 //! leaves the old model with its old data, or the new model with its new data, or —
 //! between steps 1 and 3 — no model file at the path: a load then fails loudly instead of
 //! pairing the old model with new data, and the old model is still in its hidden file.
-//! The data files an earlier version of this library wrote under a second generation
-//! name (`name~1`) are removed once the data is back under `name`.
+//! A data file the replaced model used under a generation name (`name~1`) is removed
+//! once a save writes that data under `name` itself.
 //!
 //! Any other file already at a data file's name (the data of another model in the same
 //! directory, a stale file, a symlink) is not replaced. When the caller chose the name

@@ -279,14 +279,26 @@ pub(crate) fn save_external(
     // Directories the locations need, created as needed (and removed again if the save
     // fails); then the files' own names.
     let mut created = Vec::new();
+    // Files in the same directory share one opened directory: it is opened, synced
+    // and listed once.
+    let mut opened: HashMap<Vec<&str>, Arc<TargetDir>> = HashMap::new();
     let files: Result<Vec<DataFile>> = final_locations
         .iter()
         .map(|location| {
             let (parts, leaf) = split_location(location);
-            let sub = dir.beneath(&parts, Some(&mut created))?;
+            let sub = match opened.get(&parts) {
+                Some(d) => d.clone(),
+                None => {
+                    let d = dir
+                        .beneath(&parts, Some(&mut created))?
+                        .expect("directories are created");
+                    opened.insert(parts, d.clone());
+                    d
+                }
+            };
             Ok(DataFile {
                 location: location.clone(),
-                dir: sub.expect("directories are created"),
+                dir: sub,
                 leaf: OsString::from(leaf),
             })
         })
@@ -316,8 +328,17 @@ pub(crate) fn save_external(
             for name in crash_leftovers {
                 let _ = rustix::fs::unlinkat(dir.fd(), &name, rustix::fs::AtFlags::empty());
             }
+            let mut by_dir: Vec<(&Arc<TargetDir>, HashSet<&OsStr>)> = Vec::new();
             for f in &files {
-                f.dir.remove_dead_asides(&f.leaf);
+                match by_dir.iter_mut().find(|(d, _)| Arc::ptr_eq(d, &f.dir)) {
+                    Some((_, names)) => {
+                        names.insert(&f.leaf);
+                    }
+                    None => by_dir.push((&f.dir, HashSet::from([f.leaf.as_os_str()]))),
+                }
+            }
+            for (dir, names) in by_dir {
+                dir.remove_dead_asides(&names);
             }
         }
     }
@@ -612,9 +633,9 @@ fn write_and_commit(
     ))
 }
 
-/// After a successful save: removes the data files of an older generation naming scheme
-/// (`w.bin~1`) that the replaced model used and the new one no longer does, now that
-/// the data went back to the name (`w.bin`). Nothing else is removed: another model may
+/// After a successful save: removes the data files under a generation name (`w.bin~1`)
+/// that the replaced model used and the new one no longer does, now that the data is
+/// under the name itself (`w.bin`). Nothing else is removed: another model may
 /// share any other file.
 fn remove_superseded_generations(
     dir: &Arc<TargetDir>,
