@@ -36,6 +36,7 @@
 //! ```
 
 mod broadcast;
+mod kit;
 mod rules;
 mod types;
 
@@ -213,7 +214,7 @@ fn infer_graph(
                     .flatten()
             })
             .collect();
-        let outcome = rules::infer(&rules::Node {
+        let outcome = apply_rule(&kit::Node {
             node,
             domain,
             version,
@@ -250,6 +251,21 @@ fn infer_graph(
         }
     }
     errors
+}
+
+/// The rule families, each a function giving a node's output types, or `Ok(None)` for
+/// an operator the family does not know.
+type Family = fn(&kit::Node<'_, '_>) -> std::result::Result<Option<kit::Outputs>, String>;
+const FAMILIES: &[Family] = &[rules::infer];
+
+/// The output types the rule of `n`'s operator gives; `Ok(None)` when no family has one.
+fn apply_rule(n: &kit::Node<'_, '_>) -> std::result::Result<Option<kit::Outputs>, String> {
+    for family in FAMILIES {
+        if let Some(outputs) = family(n)? {
+            return Ok(Some(outputs));
+        }
+    }
+    Ok(None)
 }
 
 /// The known type of `name`.

@@ -2,30 +2,11 @@
 //! inputs (and small integer constants among them) and gives the types of its outputs,
 //! as the operator's `onnx` inference function does.
 
-use std::collections::HashMap;
-
 use super::broadcast::broadcast;
+use super::kit::*;
 use super::types::{shape_of, small_ints, tensor_type};
-use crate::onnx::{
-    AttributeProto, DataType, Dimension, NodeProto, TensorShapeProto, TypeProto, TypeValue,
-};
+use crate::onnx::{DataType, Dimension, NodeProto, TensorShapeProto};
 use crate::ProtoEnum;
-
-/// A node as its rule sees it.
-pub(super) struct Node<'n, 'a> {
-    pub node: &'n NodeProto<'a>,
-    /// `""` for `ai.onnx`.
-    pub domain: &'n str,
-    /// The opset version of the node's domain the model imports.
-    pub version: i64,
-    /// The known type of each input; `None` for an absent input or an unknown type.
-    pub inputs: &'n [Option<&'n TypeProto<'a>>],
-    /// The values of small integer constants, by name.
-    pub constants: &'n HashMap<String, Vec<i64>>,
-}
-
-/// The types of each output (`None` for one not inferred).
-pub(super) type Outputs = Vec<Option<TypeProto<'static>>>;
 
 /// The rule's outcome: `Ok(None)` when no rule knows the operator.
 pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
@@ -159,79 +140,6 @@ pub(super) fn constant_values(node: &NodeProto<'_>, _version: i64) -> Option<Vec
     }
 }
 
-fn attribute<'n, 'a>(n: &'n Node<'_, 'a>, name: &str) -> Option<&'n AttributeProto<'a>> {
-    n.node.attribute.iter().find(|a| a.name() == name)
-}
-
-fn elem_of(t: Option<&Option<&TypeProto<'_>>>) -> Option<i32> {
-    match t?.as_ref()?.value.as_ref()? {
-        TypeValue::TensorType(tt) => tt.elem_type_raw,
-        _ => None,
-    }
-}
-
-fn shape_in<'n, 'a>(n: &Node<'n, 'a>, i: usize) -> Option<&'n TensorShapeProto<'a>> {
-    match n.inputs.get(i)?.as_ref()?.value.as_ref()? {
-        TypeValue::TensorType(tt) => tt.shape.as_ref(),
-        _ => None,
-    }
-}
-
-/// One output: a tensor of element type `elem` and `shape` (unknown when `None`).
-fn one(elem: i32, shape: Option<TensorShapeProto<'static>>) -> Outputs {
-    vec![Some(tensor_type(elem, shape))]
-}
-
-/// The element type of input `i`, which the rule needs: an error when it is unknown,
-/// as `onnx`'s rules raise one.
-fn required_elem(n: &Node<'_, '_>, i: usize) -> Result<i32, String> {
-    elem_of(n.inputs.get(i))
-        .ok_or_else(|| format!("Input {i} expected to have type but instead is null"))
-}
-
-/// One output of the same type as input `i`: its element type, and its shape if known.
-fn same_as_input(n: &Node<'_, '_>, i: usize) -> Result<Outputs, String> {
-    let elem = required_elem(n, i)?;
-    Ok(vec![Some(tensor_type(elem, shape_in(n, i).map(owned)))])
-}
-
-fn set_elem(mut outputs: Outputs, elem: i32) -> Outputs {
-    for t in outputs.iter_mut().flatten() {
-        if let Some(TypeValue::TensorType(tt)) = t.value.as_mut() {
-            tt.elem_type_raw = Some(elem);
-        }
-    }
-    outputs
-}
-
-/// The inputs' shapes broadcast; `None` unless every one is known.
-fn broadcast_shapes(
-    n: &Node<'_, '_>,
-    inputs: std::ops::Range<usize>,
-) -> Result<Option<TensorShapeProto<'static>>, String> {
-    let shapes: Option<Vec<&TensorShapeProto<'_>>> = inputs.map(|i| shape_in(n, i)).collect();
-    match shapes {
-        Some(shapes) if !shapes.is_empty() => Ok(Some(broadcast(&shapes)?)),
-        _ => Ok(None),
-    }
-}
-
-/// One output: the element type of input `elem_from`, the inputs' shapes broadcast.
-fn broadcast_inputs(
-    n: &Node<'_, '_>,
-    inputs: std::ops::Range<usize>,
-    elem_from: usize,
-) -> Result<Outputs, String> {
-    let elem = required_elem(n, elem_from)?;
-    Ok(vec![Some(tensor_type(elem, broadcast_shapes(n, inputs)?))])
-}
-
-/// One boolean output whatever the inputs' types, their shapes broadcast.
-fn bool_like(n: &Node<'_, '_>, inputs: std::ops::Range<usize>) -> Result<Outputs, String> {
-    let shape = broadcast_shapes(n, inputs)?;
-    Ok(vec![Some(tensor_type(DataType::Bool.to_i32(), shape))])
-}
-
 fn cast(n: &Node<'_, '_>) -> Outputs {
     let Some(to) = attribute(n, "to").and_then(|a| a.i) else {
         return vec![None];
@@ -341,30 +249,6 @@ fn matmul(n: &Node<'_, '_>) -> Result<Outputs, String> {
         )));
     }
     Ok(one(elem, Some(shape_of(dims))))
-}
-
-/// The values of input `i` when it is a small integer constant (an initializer or a
-/// `Constant` node's output).
-fn input_values<'n>(n: &'n Node<'_, '_>, i: usize) -> Option<&'n [i64]> {
-    let name = n.node.input.get(i)?;
-    if name.is_empty() {
-        return None;
-    }
-    n.constants.get(name.as_ref() as &str).map(Vec::as_slice)
-}
-
-/// A copy of a type that owns its strings.
-fn owned_type(t: &TypeProto<'_>) -> TypeProto<'static> {
-    crate::IntoOwned::into_owned(crate::Reborrow::reborrow(t))
-}
-
-/// A copy of a shape that owns its strings.
-fn owned(s: &TensorShapeProto<'_>) -> TensorShapeProto<'static> {
-    crate::IntoOwned::into_owned(crate::Reborrow::reborrow(s))
-}
-
-fn owned_dim(d: &Dimension<'_>) -> Dimension<'static> {
-    crate::IntoOwned::into_owned(crate::Reborrow::reborrow(d))
 }
 
 fn constant(n: &Node<'_, '_>) -> Result<Outputs, String> {
