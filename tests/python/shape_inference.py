@@ -2,8 +2,9 @@
 test of onnx-light's (`tests/tests/shape_inference.rs`).
 
 For each `NAME.onnx`, writes `NAME.lax.expected` (the model `infer_shapes` returns,
-serialized) and `NAME.strict.expected` (with `strict_mode=True`), or `NAME.MODE.error`
-holding the first line of the error it raised.
+serialized), `NAME.strict.expected` (with `strict_mode=True`) and `NAME.full.expected`
+(with `strict_mode=True, check_type=True`, as `check_model(full_check=True)` runs it),
+or `NAME.MODE.error` holding the first line of the error it raised.
 """
 
 import sys
@@ -16,10 +17,14 @@ from onnx import shape_inference
 def main(directory: str) -> None:
     for path in sorted(Path(directory).glob("*.onnx")):
         model = onnx.load(str(path))
-        for mode, strict in (("lax", False), ("strict", True)):
+        for mode, strict, check_type in (
+            ("lax", False, False),
+            ("strict", True, False),
+            ("full", True, True),
+        ):
             stem = path.with_suffix("")
             try:
-                inferred = shape_inference.infer_shapes(model, strict_mode=strict)
+                inferred = shape_inference.infer_shapes(model, strict_mode=strict, check_type=check_type)
             except Exception as e:  # noqa: BLE001 (any refusal is recorded)
                 Path(f"{stem}.{mode}.error").write_text(str(e).splitlines()[0] if str(e) else type(e).__name__)
                 continue

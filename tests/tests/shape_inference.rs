@@ -1,7 +1,7 @@
 //! Shape inference against `onnx.shape_inference.infer_shapes` (the test venv's onnx),
 //! byte for byte, on the backend node-test models whose operators onnx-light infers,
 //! each in three variants: as shipped, with the graph outputs' types removed, and with
-//! their shapes removed; lax and strict.
+//! their shapes removed; lax, strict, and strict with `check_type`.
 //!
 //! Models using an operator without a rule here yet are left out (and counted): the
 //! test grows as rules are added. Every model in reach must agree: the same model bytes,
@@ -253,11 +253,18 @@ fn inference_agrees_with_onnx_on_the_backend_models_it_covers() {
     );
     let mut failures = BTreeMap::new();
     for (file, m) in &cases {
-        for (mode, strict) in [("lax", false), ("strict", true)] {
+        for (mode, strict, check_type) in [
+            ("lax", false, false),
+            ("strict", true, false),
+            ("full", true, true),
+        ] {
             let expected = dir.path(&format!("{file}.{mode}.expected"));
             let refused = dir.path(&format!("{file}.{mode}.error"));
             let mut ours = m.clone();
-            let got = infer_shapes(&mut ours, &InferOptions::default().strict_mode(strict));
+            let options = InferOptions::default()
+                .strict_mode(strict)
+                .check_type(check_type);
+            let got = infer_shapes(&mut ours, &options);
             let verdict = match (got, Path::new(&expected).exists()) {
                 (Ok(()), true) => {
                     let want = fs::read(&expected).unwrap();
@@ -285,7 +292,7 @@ fn inference_agrees_with_onnx_on_the_backend_models_it_covers() {
     }
     println!(
         "{} cases compared ({} models left out: operators without a rule yet)",
-        cases.len() * 2,
+        cases.len() * 3,
         skipped
     );
     // Every disagreement's case, one line each (the assertion shows the first ones).
@@ -296,7 +303,7 @@ fn inference_agrees_with_onnx_on_the_backend_models_it_covers() {
         failures.is_empty(),
         "{} of {} disagree:\n{}",
         failures.len(),
-        cases.len() * 2,
+        cases.len() * 3,
         failures
             .iter()
             .take(20)

@@ -36,6 +36,7 @@
 //! ```
 
 mod broadcast;
+mod check_type;
 mod kit;
 mod rules;
 mod types;
@@ -58,12 +59,22 @@ pub struct InferOptions {
     /// An inference error fails the call (`onnx`'s `strict_mode`); without, the node
     /// whose inference failed is skipped and the walk goes on.
     pub strict_mode: bool,
+    /// Each node's input types are checked against its operator's schema first (the
+    /// types its formal parameters allow; one type per type parameter), as `onnx`'s
+    /// `check_type`. A mismatch fails the call in either mode, as in `onnx`.
+    pub check_type: bool,
 }
 
 impl InferOptions {
     /// Sets [`strict_mode`](Self::strict_mode).
     pub fn strict_mode(mut self, yes: bool) -> Self {
         self.strict_mode = yes;
+        self
+    }
+
+    /// Sets [`check_type`](Self::check_type).
+    pub fn check_type(mut self, yes: bool) -> Self {
+        self.check_type = yes;
         self
     }
 }
@@ -105,7 +116,7 @@ pub fn infer_shapes(model: &mut ModelProto<'_>, options: &InferOptions) -> Resul
     let Some(graph) = model.graph.as_mut() else {
         return Ok(());
     };
-    let errors = infer_graph(graph, &opsets, ir_version);
+    let errors = infer_graph(graph, &opsets, ir_version, options)?;
     match errors.into_iter().next() {
         Some(e) if options.strict_mode => Err(e.into()),
         _ => Ok(()),
@@ -137,12 +148,14 @@ struct Known {
     constants: HashMap<String, Vec<i64>>,
 }
 
-/// Infers the types of `graph`'s nodes; returns the errors met, in node order.
+/// Infers the types of `graph`'s nodes; returns the errors met, in node order, or the
+/// first `check_type` error (which ends the walk in either mode).
 fn infer_graph(
     graph: &mut GraphProto<'_>,
     opsets: &HashMap<String, i64>,
     ir_version: i64,
-) -> Vec<InferenceError> {
+    options: &InferOptions,
+) -> std::result::Result<Vec<InferenceError>, InferenceError> {
     let mut known = Known {
         homes: HashMap::new(),
         initializer_types: Vec::new(),
@@ -214,6 +227,11 @@ fn infer_graph(
                     .flatten()
             })
             .collect();
+        if options.check_type {
+            if let Some(schema) = crate::checker::schema::lookup(domain, node.op_type(), version) {
+                check_type::check_inputs(schema, &inputs).map_err(error)?;
+            }
+        }
         let outcome = apply_rule(&kit::Node {
             node,
             domain,
@@ -250,7 +268,7 @@ fn infer_graph(
             }
         }
     }
-    errors
+    Ok(errors)
 }
 
 /// The rule families, each a function giving a node's output types, or `Ok(None)` for
