@@ -37,6 +37,7 @@
 
 mod broadcast;
 mod check_type;
+mod function;
 mod kit;
 mod rules;
 mod types;
@@ -47,8 +48,8 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::onnx::{
-    DataType, DimensionValue, GraphProto, ModelProto, TensorShapeProto, TypeProto, TypeValue,
-    ValueInfoProto,
+    AttributeProto, DataType, DimensionValue, FunctionProto, GraphProto, ModelProto,
+    TensorShapeProto, TypeProto, TypeValue, ValueInfoProto,
 };
 use crate::ProtoEnum;
 
@@ -121,6 +122,41 @@ pub fn infer_shapes(model: &mut ModelProto<'_>, options: &InferOptions) -> Resul
         Some(e) if options.strict_mode => Err(e.into()),
         _ => Ok(()),
     }
+}
+
+/// The types of `function`'s outputs for a call with inputs of `input_types` and the
+/// caller's `attributes`, inferred through its body (attribute references bound to
+/// `attributes`, else to the function's defaults), as
+/// `onnx.shape_inference.infer_function_output_types` gives them: an output not
+/// inferred is an empty type. Inputs past `input_types` are untyped.
+///
+/// # Errors
+/// The first node of the body whose types conflict or break its operator's rules or
+/// schema ([`ErrorKind::Inference`]): the body is checked as in strict mode with
+/// [`InferOptions::check_type`].
+pub fn infer_function_output_types(
+    function: &FunctionProto<'_>,
+    input_types: &[TypeProto<'_>],
+    attributes: &[AttributeProto<'_>],
+) -> Result<Vec<TypeProto<'static>>> {
+    let opsets: HashMap<String, i64> = function
+        .opset_import
+        .iter()
+        .map(|o| (o.domain().to_string(), o.version()))
+        .collect();
+    let mut graph = function::instantiate(function, input_types, attributes);
+    let options = InferOptions::default().strict_mode(true).check_type(true);
+    // Bodies have no initializers: the IR version (which decides whether initializers
+    // are typed) plays no part.
+    let errors = infer_graph(&mut graph, &opsets, i64::MAX, &options)?;
+    if let Some(e) = errors.into_iter().next() {
+        return Err(e.into());
+    }
+    Ok(graph
+        .output
+        .into_iter()
+        .map(|o| o.r#type.unwrap_or_default())
+        .collect())
 }
 
 /// A type with nothing in it (no tensor, sequence, ... set).

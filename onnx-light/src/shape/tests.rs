@@ -127,3 +127,50 @@ fn reshape_reads_its_shape_from_an_initializer_or_a_constant() {
         ]
     );
 }
+
+#[test]
+fn function_outputs_are_inferred_through_the_body_with_the_callers_attributes() {
+    let mut perm = AttributeProto {
+        name: Some("perm".into()),
+        ref_attr_name: Some("p".into()),
+        ..Default::default()
+    };
+    perm.r#type = Some(crate::onnx::AttributeType::Ints.into());
+    let mut transpose = NodeProto::new("Transpose", ["s"], ["z"]);
+    transpose.attribute.push(perm);
+    let f = FunctionProto {
+        name: Some("F".into()),
+        domain: Some("local".into()),
+        input: vec!["x".into(), "y".into()],
+        output: vec!["z".into(), "w".into()],
+        attribute: vec!["p".into()],
+        node: vec![
+            NodeProto::new("Add", ["x", "y"], ["s"]),
+            transpose,
+            NodeProto::new("Foo", ["s"], ["w"]),
+        ],
+        opset_import: vec![OperatorSetIdProto::new("", 18)],
+        ..Default::default()
+    };
+    let x = ValueInfoProto::tensor("x", DataType::Float, [Dimension::param("n"), 4.into()])
+        .r#type
+        .unwrap();
+    let y = TypeProto::tensor(DataType::Float, Some(TensorShapeProto::from_dims(&[4])));
+    let p = AttributeProto::ints("p", vec![1, 0]);
+    let out = infer_function_output_types(&f, &[x.clone(), y], &[p]).unwrap();
+    assert_eq!(out[0].to_string(), "float[4,n]");
+    // `Foo` has no schema: its output is an empty type.
+    assert!(is_unset(&out[1]));
+    // Without the attribute, Transpose reverses the axes as well; with one input
+    // known, Add gives the element type only (`[]`: shape unknown).
+    let out = infer_function_output_types(&f, &[x.clone()], &[]).unwrap();
+    assert_eq!(out[0].to_string(), "float[]");
+    // The body is checked: an int32 `y` breaks Add's type constraint.
+    let y = TypeProto::tensor(DataType::Int32, Some(TensorShapeProto::from_dims(&[4])));
+    let e = infer_function_output_types(&f, &[x, y], &[]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("B has inconsistent type tensor(int32)"),
+        "{e}"
+    );
+}
