@@ -163,7 +163,7 @@ fn function_outputs_are_inferred_through_the_body_with_the_callers_attributes() 
     assert!(is_unset(&out[1]));
     // Without the attribute, Transpose reverses the axes as well; with one input
     // known, Add gives the element type only (`[]`: shape unknown).
-    let out = infer_function_output_types(&f, &[x.clone()], &[]).unwrap();
+    let out = infer_function_output_types(&f, std::slice::from_ref(&x), &[]).unwrap();
     assert_eq!(out[0].to_string(), "float[]");
     // The body is checked: an int32 `y` breaks Add's type constraint.
     let y = TypeProto::tensor(DataType::Int32, Some(TensorShapeProto::from_dims(&[4])));
