@@ -12,6 +12,7 @@ use onnx_light::io::external::{self, Verification, VerifyOptions};
 use onnx_light::io::{self, ParseOptions};
 use onnx_light::onnx::Model;
 use onnx_light::prelude::*;
+use onnx_light::shape::{self, InferOptions};
 use onnx_light::wire::Sink;
 use onnx_light::ExternalDataRule;
 
@@ -455,7 +456,16 @@ impl Report {
     }
 }
 
-pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
+/// What `check` was asked to do beyond the default checks.
+pub struct Asked {
+    /// Verify external data checksums.
+    pub checksums: bool,
+    /// Run strict shape inference with type checks (`onnx`'s `full_check`).
+    pub full: bool,
+}
+
+pub fn run(path: &Path, asked: &Asked, load: &ParseOptions) -> Report {
+    let checksums = asked.checksums;
     let mut r = Report {
         lines: Vec::new(),
         problems: Vec::new(),
@@ -464,7 +474,7 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
     };
     // Read, not mapped: a file truncated while `check` runs gives an error, not SIGBUS.
     // External data is resolved separately below.
-    let model: Model =
+    let mut model: Model =
         match io::load_with(path, &ParseOptions::clone(load).load_external_data(false)) {
             Ok(m) => m,
             Err(e) => {
@@ -577,6 +587,21 @@ pub fn run(path: &Path, checksums: bool, load: &ParseOptions) -> Report {
             "cannot reopen {}: {e}",
             path.display()
         ))),
+    }
+
+    // Shape inference, strict and with type checks, on a model the rules accept (as
+    // `onnx.checker.check_model(full_check=True)`); last, as it records types in the model.
+    if asked.full && r.rule_problems.is_empty() {
+        let options = InferOptions::default().strict_mode(true).check_type(true);
+        match shape::infer_shapes(&mut model, &options) {
+            Ok(()) => r.lines.push(format!(
+                "shape inference: passed ({} value types inferred or checked)",
+                model.graph.as_ref().map_or(0, |g| g.value_info.len())
+            )),
+            Err(e) => r
+                .problems
+                .push(Listed::new(format!("shape inference: {e}"))),
+        }
     }
     r
 }

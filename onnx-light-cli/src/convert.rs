@@ -10,6 +10,7 @@ use std::path::Path;
 use onnx_light::io::external::{self, ExternalDataOptions, VerifyOptions};
 use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::Model;
+use onnx_light::shape::{self, InferOptions};
 
 use crate::failure::usage;
 use crate::progress::Progress;
@@ -27,6 +28,34 @@ pub struct Convert {
     pub force: bool,
     /// `--max-memory` and `--allow-aliasing`.
     pub load: ParseOptions,
+    /// `infer-shapes`: the types inference finds are recorded in the model written.
+    pub infer: Option<InferOptions>,
+}
+
+impl Convert {
+    /// Runs shape inference on `model` when asked; what it did, for the report.
+    fn prepare(&self, model: &mut Model, progress: &Progress) -> Result<Option<String>, Failure> {
+        let Some(options) = &self.infer else {
+            return Ok(None);
+        };
+        progress.step("inferring types and shapes");
+        let count = |m: &Model| m.graph.as_ref().map_or(0, |g| g.value_info.len());
+        let before = count(model);
+        shape::infer_shapes(model, options)?;
+        let added = count(model) - before;
+        Ok(Some(format!(
+            "inferred the types of {added} value{}",
+            if added == 1 { "" } else { "s" }
+        )))
+    }
+}
+
+/// The report of a run, after what inference did (if it ran).
+fn said(inferred: Option<String>, written: String) -> String {
+    match inferred {
+        Some(i) => format!("{i}; {written}"),
+        None => written,
+    }
 }
 
 fn has_external(model: &Model) -> bool {
@@ -300,34 +329,37 @@ pub fn run(
     );
     if let Some(ext) = ext {
         progress.step(format!("reading the structure of {}", input.display()));
-        let model = load_structure()?;
+        let mut model = load_structure()?;
+        let inferred = c.prepare(&mut model, progress)?;
         progress.step(format!(
             "writing {} with external data {}",
             output.display(),
             ext.location
         ));
         io::save(&model, output, &save.external_data(ext))?;
-        return Ok(report(output, in_place, &old_data));
+        return Ok(said(inferred, report(output, in_place, &old_data)));
     }
     progress.step(format!("reading {}", input.display()));
     if !input_has_external {
         // One file in, one file out: the weights are copied from the input file into the
         // output file (in the kernel where it can), never read into this process.
-        let model = load_structure()?;
+        let mut model = load_structure()?;
+        let inferred = c.prepare(&mut model, progress)?;
         progress.step(format!("writing {}", output.display()));
         io::save(&model, output, &save)?;
-        return Ok(report(output, in_place, &old_data));
+        return Ok(said(inferred, report(output, in_place, &old_data)));
     }
     if c.inline {
         let load = progress.load(ParseOptions::clone(&c.load).num_threads(c.threads));
-        let model = io::load_with(input, &load)?;
+        let mut model = io::load_with(input, &load)?;
+        let inferred = c.prepare(&mut model, progress)?;
         progress.step(format!("writing {}", output.display()));
         io::save(&model, output, &save)?;
-        return Ok(report(output, in_place, &old_data));
+        return Ok(said(inferred, report(output, in_place, &old_data)));
     }
     // Keep the external layout: external tensors go to files of the same names next to
     // the output, inline ones into the model file, all copied from their files.
-    let model = io::load_with(
+    let mut model = io::load_with(
         input,
         &progress.load(
             ParseOptions::clone(&c.load)
@@ -335,10 +367,11 @@ pub fn run(
                 .num_threads(c.threads),
         ),
     )?;
+    let inferred = c.prepare(&mut model, progress)?;
     progress.step(format!(
         "writing {} and its external data",
         output.display()
     ));
     io::save(&model, output, &save)?;
-    Ok(report(output, in_place, &old_data))
+    Ok(said(inferred, report(output, in_place, &old_data)))
 }

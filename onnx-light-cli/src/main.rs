@@ -127,6 +127,33 @@ enum Command {
         #[command(flatten)]
         aliasing: Aliasing,
     },
+    /// Infer the types and shapes of the values a model computes (as
+    /// onnx.shape_inference.infer_shapes) and write the model with them recorded. Any
+    /// size: weights are copied file to file, external data keeps its layout.
+    InferShapes {
+        /// The ONNX model to read (not modified, unless it is also OUTPUT).
+        input: PathBuf,
+        /// The model file to write (its data files go next to it).
+        output: PathBuf,
+        /// Fail on the first node whose types conflict with the declared ones or break
+        /// its operator's rules (else such nodes are skipped).
+        #[arg(long)]
+        strict: bool,
+        /// Check each node's input types against its operator's schema (a mismatch
+        /// fails, as in onnx).
+        #[arg(long)]
+        check_type: bool,
+        /// Skip the fsyncs: still atomic, but not durable across a power loss.
+        #[arg(long)]
+        no_sync: bool,
+        /// Replace OUTPUT if it exists.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        memory: MemoryLimit,
+        #[command(flatten)]
+        aliasing: Aliasing,
+    },
     /// Validate a model and everything it refers to (the rules of onnx.checker, external
     /// data, tensor sizes); exit 1 with one line per problem (the same problem in many
     /// places is one line naming them).
@@ -139,6 +166,10 @@ enum Command {
         /// Also verify external data checksums (SHA-1 of each file).
         #[arg(long)]
         checksums: bool,
+        /// Also run strict shape inference with type checks, as
+        /// onnx.checker.check_model(full_check=True).
+        #[arg(long)]
+        full: bool,
         #[command(flatten)]
         memory: MemoryLimit,
     },
@@ -365,6 +396,38 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 threads: usize::from(threads),
                 force,
                 load: load_options(&memory, &aliasing),
+                infer: None,
+            };
+            let done = convert::run(&input, &output, &c, &progress)?;
+            drop(progress);
+            say(&done);
+        }
+        Some(Command::InferShapes {
+            input,
+            output,
+            strict,
+            check_type,
+            no_sync,
+            force,
+            memory,
+            aliasing,
+        }) => {
+            let progress = Progress::new(cli.quiet);
+            let c = convert::Convert {
+                external_data: None,
+                size_threshold: None,
+                align: None,
+                max_file_size: None,
+                inline: false,
+                sync: !no_sync,
+                threads: 0,
+                force,
+                load: load_options(&memory, &aliasing),
+                infer: Some(
+                    onnx_light::shape::InferOptions::default()
+                        .strict_mode(strict)
+                        .check_type(check_type),
+                ),
             };
             let done = convert::run(&input, &output, &c, &progress)?;
             drop(progress);
@@ -374,11 +437,16 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             model,
             json,
             checksums,
+            full,
             memory,
         }) => {
             let progress = Progress::new(cli.quiet || json);
             progress.step(format!("checking {}", model.display()));
-            let report = check::run(&model, checksums, &progress.load(memory.options()));
+            let report = check::run(
+                &model,
+                &check::Asked { checksums, full },
+                &progress.load(memory.options()),
+            );
             drop(progress);
             let failed = report.failed();
             if json {

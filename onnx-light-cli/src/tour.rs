@@ -328,6 +328,7 @@ impl Tour<'_> {
                 threads: 0,
                 force: false,
                 load: self.load.clone(),
+                infer: None,
             };
             let progress = self.progress(&format!("copying {}", path.display()));
             convert::run(path, Path::new(MODEL), &c, &progress)?;
@@ -416,7 +417,14 @@ impl Tour<'_> {
             .heading("check: the rules of onnx.checker, external data, round trip");
         self.page.command(&self.limited(args(["check", MODEL])));
         let progress = self.progress(&format!("checking {MODEL}"));
-        let report = check::run(Path::new(MODEL), false, self.load);
+        let report = check::run(
+            Path::new(MODEL),
+            &check::Asked {
+                checksums: false,
+                full: false,
+            },
+            self.load,
+        );
         drop(progress);
         let mut said = report.lines.clone();
         said.extend(report.problem_lines());
@@ -468,6 +476,7 @@ impl Tour<'_> {
             threads: 0,
             force: false,
             load: self.load.clone(),
+            infer: None,
         };
         let progress = self.progress(&format!("writing {EXTERNAL_MODEL}"));
         let said = convert::run(Path::new(MODEL), Path::new(EXTERNAL_MODEL), &c, &progress)?;

@@ -1225,3 +1225,82 @@ fn a_bare_model_path_suggests_info_and_errors_are_said_once() {
         }
     }
 }
+
+#[test]
+fn infer_shapes_records_types_keeps_weights_in_place_and_refuses_conflicts_when_strict() {
+    let dir = Scratch::new("infer-shapes");
+    let p = write_model(&dir, "m.onnx");
+    let out = dir.path("typed.onnx");
+    cli()
+        .args(["infer-shapes"])
+        .arg(&p)
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "inferred the types of 1 value; wrote",
+        ));
+    let typed = io::load(&out).unwrap();
+    let g = typed.graph.as_ref().unwrap();
+    assert_eq!(g.value_info[0].name(), "xw");
+    assert_eq!(
+        g.value_info[0].r#type.as_ref().unwrap().to_string(),
+        "float[1,64]"
+    );
+    assert_eq!(g.initializer, model().graph.unwrap().initializer);
+    // External data keeps its layout.
+    let ext = dir.path("ext.onnx");
+    cli()
+        .args(["convert", "--external-data", "ext.data"])
+        .arg(&p)
+        .arg(&ext)
+        .assert()
+        .success();
+    cli()
+        .args(["infer-shapes", "--force"])
+        .arg(&ext)
+        .arg(&ext)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("1 external data file: ext.data"));
+    let again = io::load(&ext).unwrap();
+    assert_eq!(again.graph.as_ref().unwrap().value_info.len(), 1);
+
+    // A declared output type inference contradicts: skipped by default, an error with
+    // --strict (and with `check --full`), naming the node.
+    let mut m = model();
+    m.graph.as_mut().unwrap().output[0] = ValueInfoProto::tensor("y", DataType::Float, [1, 32]);
+    let bad = dir.path("bad.onnx");
+    io::save(&m, &bad, &SerializeOptions::default()).unwrap();
+    cli()
+        .args(["infer-shapes"])
+        .arg(&bad)
+        .arg(dir.path("lax.onnx"))
+        .assert()
+        .success();
+    cli()
+        .args(["infer-shapes", "--strict"])
+        .arg(&bad)
+        .arg(dir.path("strict.onnx"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "(Add, node 1 \"\"): Inferred shape and existing shape differ in dimension 1: (64) vs (32)",
+        ));
+    assert!(!Path::new(&dir.path("strict.onnx")).exists());
+    cli().args(["check"]).arg(&bad).assert().success();
+    cli()
+        .args(["check", "--full"])
+        .arg(&bad)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "shape inference: [ShapeInferenceError]",
+        ));
+    cli()
+        .args(["check", "--full"])
+        .arg(&p)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("shape inference: passed"));
+}

@@ -11,6 +11,7 @@ mod mapped;
 mod message;
 mod payload;
 mod reflect;
+mod shape;
 mod text;
 mod tools;
 
@@ -85,6 +86,8 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::verify_external_data, m)?)?;
     m.add_function(wrap_pyfunction!(api::decode_message, m)?)?;
     m.add_function(wrap_pyfunction!(tools::check_model, m)?)?;
+    m.add_function(wrap_pyfunction!(shape::infer_shapes, m)?)?;
+    m.add_function(wrap_pyfunction!(shape::infer_function_output_types, m)?)?;
     m.add_function(wrap_pyfunction!(tools::to_text, m)?)?;
     m.add_function(wrap_pyfunction!(tools::parse_text, m)?)?;
     m.add_class::<payload::Payload>()?;

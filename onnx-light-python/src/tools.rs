@@ -15,7 +15,7 @@ use crate::reflect::Reflect;
 
 /// Runs `f` on the message behind `obj` (GIL released; its errors are converted once
 /// the GIL is held again, see [`Failure`]).
-fn with_message<R: Send>(
+pub(crate) fn with_message<R: Send>(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     f: impl FnOnce(&dyn Reflect) -> Result<R, Failure> + Send,

@@ -174,3 +174,30 @@ fn function_outputs_are_inferred_through_the_body_with_the_callers_attributes() 
         "{e}"
     );
 }
+
+#[test]
+fn a_structure_only_load_reads_the_small_constants_shapes_depend_on() {
+    let dir = std::env::temp_dir().join(format!("shape-lazy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("m.onnx");
+    let mut m = model(
+        vec![NodeProto::new("Reshape", ["x", "shape"], ["y"])],
+        vec![ValueInfoProto::tensor("x", DataType::Float, [2, 3, 4])],
+    );
+    let shape = TensorProto::from_raw(
+        "shape",
+        DataType::Int64,
+        [2],
+        [6i64, -1]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    );
+    m.graph.as_mut().unwrap().initializer.push(shape);
+    crate::io::save(&m, &path, &crate::io::SerializeOptions::default()).unwrap();
+    let options = crate::io::ParseOptions::default().structure_only(true);
+    let mut lazy = crate::io::load_with(&path, &options).unwrap();
+    infer_shapes(&mut lazy, &InferOptions::default()).unwrap();
+    assert_eq!(types(&lazy), ["y: float[6,4]"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

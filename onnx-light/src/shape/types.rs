@@ -12,11 +12,12 @@ pub(super) fn with_raw_elem_type(mut t: TypeProto<'static>, raw: i32) -> TypePro
     t
 }
 
-/// The values of an integer tensor small enough to be a shape, axes or the like.
+/// The values of an integer tensor small enough to be a shape, axes or the like (a
+/// payload not loaded yet, as in a structure-only load, is fetched: it is small).
 pub(super) fn small_ints(t: &TensorProto<'_>) -> Option<Vec<i64>> {
     const MAX: i64 = 1024;
     let count: i64 = t.dims.iter().product();
-    if t.dims.len() > 1 || !(0..=MAX).contains(&count) || t.lazy_data.is_some() {
+    if t.dims.len() > 1 || !(0..=MAX).contains(&count) {
         return None;
     }
     match t.elem_type()? {

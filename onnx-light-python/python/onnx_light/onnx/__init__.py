@@ -522,7 +522,15 @@ def raw_data_view(tensor: Any) -> Optional[memoryview]:
     return memoryview(np.asarray(payload))
 
 
-from . import checker, external_data_helper, helper, numpy_helper, parser, printer  # noqa: E402
+from . import (  # noqa: E402
+    checker,
+    external_data_helper,
+    helper,
+    numpy_helper,
+    parser,
+    printer,
+    shape_inference,
+)
 from .external_data_helper import (  # noqa: E402 (onnx exports these at the top too)
     convert_model_to_external_data,
     load_external_data_for_model,
@@ -573,5 +581,6 @@ __all__ = [
     "save_encrypted_string",
     "save_model",
     "save_tensor",
+    "shape_inference",
     "write_external_data_tensors",
 ] + sorted(k.split(".")[-1] for k in _native.MESSAGE_CLASSES if k.count(".") == 1)

@@ -24,6 +24,7 @@ from . import helper as helper
 from . import numpy_helper as numpy_helper
 from . import parser as parser
 from . import printer as printer
+from . import shape_inference as shape_inference
 from .external_data_helper import convert_model_to_external_data as convert_model_to_external_data
 from .external_data_helper import load_external_data_for_model as load_external_data_for_model
 from .external_data_helper import write_external_data_tensors as write_external_data_tensors

@@ -88,6 +88,12 @@ class ValidationError(Error, ValueError):
     every problem found, each with its path in the model."""
 
 
+class InferenceError(Error):
+    """Shape inference refused a node (``shape_inference``): its types conflict with the
+    declared ones, break its operator's rules, or (``check_type``) its schema. The
+    message names the operator, the node's index and name, and the reason."""
+
+
 class ParseError(Error, ValueError):
     """Text that is not valid ONNX text syntax (``parser``): the message gives the line
     and column."""

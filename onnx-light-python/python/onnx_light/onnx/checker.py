@@ -3,7 +3,9 @@
 names and single assignment, topological order, each node against its operator's
 schema, tensor sizes, sparse indices, external data) and reports every problem found,
 not only the first: one line each, in model order, the first 100 of each kind followed
-by ``... and N more of this kind`` when there were more."""
+by ``... and N more of this kind`` when there were more. ``full_check=True`` then
+runs strict shape inference with type checks, as ``onnx`` does, and raises its
+``InferenceError``."""
 
 from __future__ import annotations
 
@@ -25,14 +27,9 @@ def check_model(
     """Raises ``ValidationError`` (listing every problem) unless ``model`` is valid.
 
     ``model`` is a ``ModelProto``, serialized bytes, or a path (external data files are
-    then checked next to it, without being loaded). ``full_check=True`` also runs shape
-    inference in ``onnx``; onnx_light has no shape inference, so it is refused rather
-    than silently skipped."""
-    if full_check:
-        raise NotImplementedError(
-            "full_check runs ONNX shape inference, which onnx_light does not implement; "
-            "use onnx.checker.check_model(model, full_check=True) for it"
-        )
+    then checked next to it, without being loaded). ``full_check=True`` then runs shape
+    inference on the valid model with ``strict_mode=True, check_type=True`` and raises
+    ``shape_inference.InferenceError`` where it fails, as ``onnx`` does."""
     from . import _adopt, load_model, load_model_from_string
 
     model_dir = None
@@ -49,3 +46,5 @@ def check_model(
     )
     if problems:
         raise ValidationError("\n".join(problems))
+    if full_check:
+        _native.infer_shapes(model, True, True)
