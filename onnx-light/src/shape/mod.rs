@@ -238,6 +238,7 @@ fn infer_graph(
     }
 
     let mut errors = Vec::new();
+    let mut unsupported = false;
     for index in 0..graph.node.len() {
         let node = &graph.node[index];
         let (node_name, op_type) = (node.name().to_string(), node.op_type().to_string());
@@ -247,13 +248,27 @@ fn infer_graph(
             op_type: op_type.clone(),
             reason,
         };
+        // A node's domain must be imported (`""` also as `"ai.onnx"`): `onnx` refuses the
+        // model otherwise, in either mode.
+        let imported = opsets.get(node.domain()).or_else(|| {
+            node.domain()
+                .is_empty()
+                .then(|| opsets.get("ai.onnx"))
+                .flatten()
+        });
+        let Some(&version) = imported else {
+            return Err(error(format!(
+                "Cannot infer type and shape for node name {node_name}. No opset import for domain {} optype {op_type}",
+                node.domain()
+            )));
+        };
         let domain = match node.domain() {
             "ai.onnx" => "",
             d => d,
         };
-        let Some(&version) = opsets.get(domain) else {
-            continue;
-        };
+        let schema = crate::checker::schema::lookup(domain, node.op_type(), version);
+        // After an operator `onnx` knows no schema for, it records no more errors.
+        unsupported |= schema.is_none();
         let inputs: Vec<Option<&TypeProto<'_>>> = node
             .input
             .iter()
@@ -264,7 +279,7 @@ fn infer_graph(
             })
             .collect();
         if options.check_type {
-            if let Some(schema) = crate::checker::schema::lookup(domain, node.op_type(), version) {
+            if let Some(schema) = schema {
                 check_type::check_inputs(schema, &inputs).map_err(error)?;
             }
         }
@@ -279,7 +294,9 @@ fn infer_graph(
             Ok(Some(outputs)) => outputs,
             Ok(None) => continue,
             Err(reason) => {
-                errors.push(error(reason));
+                if !unsupported {
+                    errors.push(error(reason));
+                }
                 continue;
             }
         };
@@ -299,7 +316,9 @@ fn infer_graph(
             symbols.materialize(&mut inferred);
             // As in `onnx`, a conflict ends the node: its later outputs are not merged.
             if let Err(reason) = update_type(graph, &mut known, name, inferred) {
-                errors.push(error(reason));
+                if !unsupported {
+                    errors.push(error(reason));
+                }
                 break;
             }
         }

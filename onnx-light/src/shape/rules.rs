@@ -299,9 +299,10 @@ fn constant(n: &Node<'_, '_>) -> Result<Outputs, String> {
 fn reshape(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let Some(target) = input_values(n, 1) else {
-        // The values are not known, their count may be: the output's rank.
+        // The values are not known, their count may be: the output's rank (from
+        // opset 14; before, onnx gives no shape).
         let rank = shape_in(n, 1)
-            .filter(|s| s.dim.len() == 1)
+            .filter(|s| n.version >= 14 && s.dim.len() == 1)
             .and_then(|s| s.dim[0].as_value());
         let shape = rank.map(|r| shape_of(vec![Dimension::unknown(); r.max(0) as usize]));
         return Ok(vec![Some(tensor_type(elem, shape))]);

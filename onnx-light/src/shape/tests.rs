@@ -201,3 +201,41 @@ fn a_structure_only_load_reads_the_small_constants_shapes_depend_on() {
     assert_eq!(types(&lazy), ["y: float[6,4]"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn after_an_operator_without_schema_errors_are_not_reported_as_in_onnx() {
+    let x = ValueInfoProto::tensor("x", DataType::Float, [2]);
+    let declared = ValueInfoProto::tensor("r", DataType::Float, [3]);
+    let strict = InferOptions::default().strict_mode(true);
+    let mut m = model(vec![NodeProto::new("Relu", ["x"], ["r"])], vec![x.clone()]);
+    m.graph.as_mut().unwrap().output.push(declared.clone());
+    assert!(infer_shapes(&mut m, &strict).is_err());
+    let mut m = model(
+        vec![
+            NodeProto::new("Foo", ["x"], ["f"]),
+            NodeProto::new("Relu", ["x"], ["r"]),
+        ],
+        vec![x.clone()],
+    );
+    m.graph.as_mut().unwrap().output.push(declared);
+    infer_shapes(&mut m, &strict).unwrap();
+}
+
+#[test]
+fn a_node_of_a_domain_the_model_does_not_import_fails_in_either_mode() {
+    let x = ValueInfoProto::tensor("x", DataType::Float, [2]);
+    let mut foo = NodeProto::new("Foo", ["x"], ["f"]);
+    foo.domain = Some("custom".into());
+    let mut m = model(vec![foo], vec![x.clone()]);
+    let e = infer_shapes(&mut m, &InferOptions::default()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("No opset import for domain custom optype Foo"),
+        "{e}"
+    );
+    // `""` nodes resolve through an `ai.onnx` import too.
+    let mut m = model(vec![NodeProto::new("Relu", ["x"], ["r"])], vec![x]);
+    m.opset_import = vec![OperatorSetIdProto::new("ai.onnx", 21)];
+    infer_shapes(&mut m, &InferOptions::default()).unwrap();
+    assert_eq!(types(&m), ["r: float[2]"]);
+}
