@@ -25,7 +25,7 @@ use onnx_support::first_diff;
 
 /// The operators onnx-light has a rule for, by family: `Op` for `ai.onnx`, `domain:Op`
 /// for another domain.
-const RULES: &[&[&str]] = &[CORE];
+const RULES: &[&[&str]] = &[CORE, MODELS];
 
 /// Elementwise operators, shapes and indexing, reductions.
 const CORE: &[&str] = &[
@@ -148,6 +148,16 @@ const CORE: &[&str] = &[
     "DepthToSpace",
     "SpaceToDepth",
     "TopK",
+];
+
+/// Losses, attention, recurrent layers, training.
+const MODELS: &[&str] = &[
+    "NegativeLogLikelihoodLoss",
+    "SoftmaxCrossEntropyLoss",
+    "Attention",
+    "RNN",
+    "GRU",
+    "LSTM",
 ];
 
 /// Whether every node of `m` (no subgraphs, no functions) is covered.
