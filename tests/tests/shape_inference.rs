@@ -158,6 +158,9 @@ const MODELS: &[&str] = &[
     "RNN",
     "GRU",
     "LSTM",
+    "RotaryEmbedding",
+    "LinearAttention",
+    "CausalConvWithState",
 ];
 
 /// Whether every node of `m` (no subgraphs, no functions) is covered.

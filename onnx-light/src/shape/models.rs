@@ -17,6 +17,9 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         ("", "SoftmaxCrossEntropyLoss") => softmax_cross_entropy(n)?,
         ("", "Attention") => attention(n)?,
         ("", "RNN" | "GRU" | "LSTM") => recurrent(n)?,
+        ("", "RotaryEmbedding") => rotary_embedding(n)?,
+        ("", "LinearAttention") => linear_attention(n)?,
+        ("", "CausalConvWithState") => causal_conv_with_state(n)?,
         _ => return Ok(None),
     };
     Ok(Some(outputs))
@@ -321,4 +324,427 @@ fn recurrent(n: &Node<'_, '_>) -> Result<Outputs, String> {
         set(&mut outputs, i, elem, shapes.then(|| shape_of(dims)));
     }
     Ok(outputs)
+}
+
+fn rotary_embedding(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let outputs = same_as_input(n, 0)?;
+    if let Some(x) = shape_in(n, 0) {
+        let rank = x.dim.len();
+        if !(3..=4).contains(&rank) {
+            return Err("Input tensor must have at least 3 and at most 4 dimensions".to_string());
+        }
+        if rank == 3 && attribute(n, "num_heads").is_none() {
+            return Err("Input shape is 3D, num_heads attribute must be provided".to_string());
+        }
+    }
+    Ok(outputs)
+}
+
+/// Checks that input `i`, when its shape is known, has rank `rank`, and gives its shape.
+fn ranked<'n, 'a>(
+    n: &Node<'n, 'a>,
+    i: usize,
+    rank: usize,
+) -> Result<Option<&'n TensorShapeProto<'a>>, String> {
+    match shape_in(n, i) {
+        Some(s) if s.dim.len() != rank => Err(format!(
+            "Input {i} expected to have rank {rank} but has rank {}",
+            s.dim.len()
+        )),
+        s => Ok(s),
+    }
+}
+
+/// `d / heads` when `d` is a known size, which `heads` must divide.
+fn per_head(d: &Dimension<'_>, heads: i64, what: &str) -> Result<Dimension<'static>, String> {
+    match d.as_value() {
+        Some(v) if heads != 0 && v % heads == 0 => Ok(Dimension::value(v / heads)),
+        Some(v) => Err(format!(
+            "Packed {what} last dim ({v}) must be divisible by the number of heads ({heads})"
+        )),
+        None => Ok(Dimension::unknown()),
+    }
+}
+
+/// `LinearAttention`: packed 3D query/key/value `(B, T, H * d)`, the 4D state
+/// `(B, H_kv, d_k, d_v)`. Batch, sequence and head sizes are unified across the inputs
+/// that have them; the output is `(B, T, H_q * d_v)`.
+fn linear_attention(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let rule = string_attr(n, "update_rule").unwrap_or(b"gated_delta");
+    let (decay, beta) = match rule {
+        b"linear" => (false, false),
+        b"gated" => (true, false),
+        b"delta" => (false, true),
+        b"gated_delta" => (true, true),
+        _ => {
+            return Err(
+                "update_rule must be one of: 'linear', 'gated', 'delta', 'gated_delta'".to_string(),
+            )
+        }
+    };
+    let q_heads = int_attr(n, "q_num_heads").unwrap_or(0);
+    let kv_heads = int_attr(n, "kv_num_heads").unwrap_or(0);
+    if q_heads <= 0 {
+        return Err(format!("q_num_heads must be > 0, got {q_heads}"));
+    }
+    if kv_heads <= 0 {
+        return Err(format!("kv_num_heads must be > 0, got {kv_heads}"));
+    }
+    if q_heads % kv_heads != 0 {
+        return Err(format!(
+            "q_num_heads ({q_heads}) must be a multiple of kv_num_heads ({kv_heads})"
+        ));
+    }
+    for (i, needed, what) in [(4, decay, "decay"), (5, beta, "beta")] {
+        match (needed, has_input(n, i)) {
+            (true, false) => return Err(format!("this update_rule requires {what} input")),
+            (false, true) => return Err(format!("this update_rule forbids {what} input")),
+            _ => {}
+        }
+    }
+    let elem = required_elem(n, 0)?;
+    if n.node.output.len() < 2 {
+        return Err("Output 1 is out of bounds.".to_string());
+    }
+    let state_elem = elem_of(n.inputs.get(3)).unwrap_or(elem);
+    let (mut batch, mut time) = (Dimension::unknown(), Dimension::unknown());
+    let (mut d_k, mut d_v) = (Dimension::unknown(), Dimension::unknown());
+    let mut kv = Dimension::value(kv_heads);
+    for (i, heads, what) in [
+        (0, q_heads, "query"),
+        (1, kv_heads, "key"),
+        (2, kv_heads, "value"),
+    ] {
+        if let Some(s) = ranked(n, i, 3)? {
+            unify(&s.dim[0], &mut batch)?;
+            unify(&s.dim[1], &mut time)?;
+            let d = per_head(&s.dim[2], heads, what)?;
+            unify(&d, if i == 2 { &mut d_v } else { &mut d_k })?;
+        }
+    }
+    if let Some(s) = ranked(n, 3, 4)? {
+        unify(&s.dim[0], &mut batch)?;
+        unify(&s.dim[1], &mut kv)?;
+        unify(&s.dim[2], &mut d_k)?;
+        unify(&s.dim[3], &mut d_v)?;
+    }
+    for i in [4, 5] {
+        let Some(s) = ranked(n, i, 3)? else {
+            continue;
+        };
+        unify(&s.dim[0], &mut batch)?;
+        unify(&s.dim[1], &mut time)?;
+        let Some(last) = s.dim[2].as_value() else {
+            continue;
+        };
+        let fits = if i == 4 {
+            // Per head, or per key dimension of each head.
+            last == kv_heads
+                || match d_k.as_value() {
+                    Some(d) => Some(last) == kv_heads.checked_mul(d),
+                    None => last % kv_heads == 0,
+                }
+        } else {
+            last == 1 || last == kv_heads
+        };
+        if !fits {
+            return Err(format!(
+                "input {i} last dim ({last}) does not fit the heads"
+            ));
+        }
+    }
+    let hidden = match d_v.as_value() {
+        Some(d) => Dimension::value(d.wrapping_mul(q_heads)),
+        None => Dimension::unknown(),
+    };
+    let mut outputs = no_outputs(n);
+    set(
+        &mut outputs,
+        0,
+        elem,
+        Some(shape_of(vec![batch.clone(), time, hidden])),
+    );
+    set(
+        &mut outputs,
+        1,
+        state_elem,
+        Some(shape_of(vec![batch, kv, d_k, d_v])),
+    );
+    Ok(outputs)
+}
+
+/// `CausalConvWithState`: the output is the input's type; the state is
+/// `(batch, channels, k - 1)` for a kernel of size `k`, unified with the past state.
+fn causal_conv_with_state(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    match string_attr(n, "activation").unwrap_or(b"none") {
+        b"none" | b"silu" | b"swish" => {}
+        _ => return Err("CausalConvWithState: unsupported activation value".to_string()),
+    }
+    let elem = required_elem(n, 0)?;
+    if n.node.output.len() < 2 {
+        return Err("Output 1 is out of bounds.".to_string());
+    }
+    let x = ranked(n, 0, 3)?;
+    let (mut batch, mut channels, mut carry) = (
+        Dimension::unknown(),
+        Dimension::unknown(),
+        Dimension::unknown(),
+    );
+    if let Some(x) = x {
+        batch = owned_dim(&x.dim[0]);
+        channels = owned_dim(&x.dim[1]);
+    }
+    if let Some(w) = ranked(n, 1, 3)? {
+        unify(&w.dim[0], &mut channels)?;
+        unify(&w.dim[1], &mut Dimension::value(1))?;
+        if let Some(k) = w.dim[2].as_value() {
+            if k < 1 {
+                return Err(format!("Kernel size k must be >= 1, got {k}"));
+            }
+            carry = Dimension::value(k - 1);
+        }
+    }
+    if let Some(b) = ranked(n, 2, 1)? {
+        unify(&b.dim[0], &mut channels)?;
+    }
+    if let Some(p) = ranked(n, 3, 3)? {
+        unify(&p.dim[0], &mut batch)?;
+        unify(&p.dim[1], &mut channels)?;
+        unify(&p.dim[2], &mut carry)?;
+    }
+    let mut outputs = no_outputs(n);
+    set(&mut outputs, 0, elem, x.map(owned));
+    set(
+        &mut outputs,
+        1,
+        elem,
+        Some(shape_of(vec![batch, channels, carry])),
+    );
+    Ok(outputs)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::onnx::{
+        AttributeProto, DataType, Dimension, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
+        TypeProto, ValueInfoProto,
+    };
+    use crate::shape::{infer_shapes, InferOptions};
+
+    /// An input: name, element type, dimensions (`"?"` unknown, a number a size,
+    /// anything else a name; `None` for an unknown shape).
+    type Input<'t> = (&'t str, DataType, Option<&'t [&'t str]>);
+
+    /// The types strict inference gives a one-node model's values (`name: type`), or
+    /// its error.
+    fn run(
+        node: NodeProto<'static>,
+        opset: (&str, i64),
+        inputs: &[Input<'_>],
+    ) -> Result<Vec<String>, String> {
+        let mut g = GraphProto::named("g");
+        for &(name, elem, dims) in inputs {
+            let dims = dims.map(|ds| {
+                ds.iter()
+                    .map(|d| match d.parse::<i64>() {
+                        Ok(v) => Dimension::value(v),
+                        Err(_) if *d == "?" => Dimension::unknown(),
+                        Err(_) => Dimension::param(d.to_string()),
+                    })
+                    .collect::<Vec<_>>()
+            });
+            g.input.push(ValueInfoProto {
+                name: Some(name.to_string().into()),
+                r#type: Some(TypeProto::tensor(
+                    elem,
+                    dims.map(crate::onnx::TensorShapeProto::new),
+                )),
+                ..ValueInfoProto::default()
+            });
+        }
+        g.node.push(node);
+        let mut opsets = vec![OperatorSetIdProto::new("", 25)];
+        if opset.0.is_empty() {
+            opsets[0] = OperatorSetIdProto::new("", opset.1);
+        } else {
+            opsets.push(OperatorSetIdProto::new(opset.0.to_string(), opset.1));
+        }
+        let mut m = ModelProto::new(g, opsets);
+        infer_shapes(&mut m, &InferOptions::default().strict_mode(true))
+            .map_err(|e| e.to_string())?;
+        Ok(m.graph
+            .unwrap()
+            .value_info
+            .iter()
+            .map(|vi| format!("{}: {}", vi.name(), vi.r#type.as_ref().unwrap()))
+            .collect())
+    }
+
+    fn node(op: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto<'static> {
+        NodeProto::new(
+            op.to_string(),
+            inputs.iter().map(|s| s.to_string()),
+            outputs.iter().map(|s| s.to_string()),
+        )
+    }
+
+    const F: DataType = DataType::Float;
+    const I: DataType = DataType::Int64;
+
+    #[test]
+    fn losses_reduce_to_a_scalar_or_keep_the_target_shape() {
+        let nll = |reduction: &str| {
+            node("NegativeLogLikelihoodLoss", &["x", "t"], &["y"]).with_attribute(
+                AttributeProto::string("reduction", reduction.as_bytes().to_vec()),
+            )
+        };
+        let x: Input<'_> = ("x", F, Some(&["n", "5", "d"]));
+        let t: Input<'_> = ("t", I, Some(&["m", "?"]));
+        assert_eq!(run(nll("mean"), ("", 22), &[x, t]).unwrap(), ["y: float"]);
+        // Opset 22 unifies the target's dimensions with the input's; 13 takes the input's.
+        assert_eq!(
+            run(nll("none"), ("", 22), &[x, t]).unwrap(),
+            ["y: float[m,d]"]
+        );
+        assert_eq!(
+            run(nll("none"), ("", 13), &[x, t]).unwrap(),
+            ["y: float[n,d]"]
+        );
+        let bad: Input<'_> = ("t", I, Some(&["4", "6", "1"]));
+        assert!(run(nll("none"), ("", 22), &[x, bad]).is_err());
+        // Without both shapes, only the element type.
+        let t_unknown: Input<'_> = ("t", I, None);
+        assert_eq!(
+            run(nll("mean"), ("", 22), &[x, t_unknown]).unwrap(),
+            ["y: float[]"]
+        );
+
+        let sce = node("SoftmaxCrossEntropyLoss", &["x", "t"], &["y", "log_prob"])
+            .with_attribute(AttributeProto::string("reduction", b"none".to_vec()));
+        assert_eq!(
+            run(sce, ("", 13), &[x, t]).unwrap(),
+            ["y: float[m,unk__0]", "log_prob: float[n,5,d]"]
+        );
+    }
+
+    #[test]
+    fn attention_in_4d_and_3d_with_past_and_qk_output() {
+        let q: Input<'_> = ("q", F, Some(&["b", "3", "4", "8"]));
+        let k: Input<'_> = ("k", F, Some(&["b", "3", "6", "8"]));
+        let v: Input<'_> = ("v", F, Some(&["b", "3", "6", "5"]));
+        let pk: Input<'_> = ("pk", F, Some(&["b", "3", "7", "8"]));
+        let pv: Input<'_> = ("pv", F, Some(&["b", "3", "7", "5"]));
+        let full = node(
+            "Attention",
+            &["q", "k", "v", "", "pk", "pv"],
+            &["y", "ck", "cv", "qk"],
+        );
+        assert_eq!(
+            run(full, ("", 23), &[q, k, v, pk, pv]).unwrap(),
+            [
+                "y: float[b,3,4,5]",
+                "ck: float[b,3,13,8]",
+                "cv: float[b,3,13,5]",
+                "qk: float[b,3,4,13]"
+            ]
+        );
+        // A symbolic key/value length counts as 0 in the qk output, as in onnx.
+        let v_sym: Input<'_> = ("v", F, Some(&["b", "3", "s", "5"]));
+        let qk = node("Attention", &["q", "k", "v"], &["y", "", "", "qk"]);
+        assert_eq!(
+            run(qk.clone(), ("", 23), &[q, k, v_sym]).unwrap(),
+            ["y: float[b,3,4,5]", "qk: float[b,3,4,0]"]
+        );
+        let q3: Input<'_> = ("q", F, Some(&["b", "4", "24"]));
+        let k3: Input<'_> = ("k", F, Some(&["b", "6", "16"]));
+        let v3: Input<'_> = ("v", F, Some(&["b", "6", "10"]));
+        let heads = |n: NodeProto<'static>, q: i64, kv: i64| {
+            n.with_attribute(AttributeProto::int("q_num_heads", q))
+                .with_attribute(AttributeProto::int("kv_num_heads", kv))
+        };
+        assert_eq!(
+            run(heads(qk.clone(), 3, 2), ("", 24), &[q3, k3, v3]).unwrap(),
+            ["y: float[b,4,15]", "qk: float[b,3,4,6]"]
+        );
+        // 3D inputs need positive head counts; opset 25 refuses them on 4D inputs.
+        assert!(run(heads(qk.clone(), 3, 0), ("", 24), &[q3, k3, v3]).is_err());
+        assert!(run(qk.clone(), ("", 24), &[q3, k3, v3]).is_err());
+        assert!(run(heads(qk.clone(), 3, 2), ("", 25), &[q, k, v]).is_err());
+        assert!(run(heads(qk, 3, 2), ("", 24), &[q, k, v]).is_ok());
+    }
+
+    #[test]
+    fn recurrent_layers_by_layout_and_version() {
+        let x: Input<'_> = ("x", F, Some(&["s", "b", "4"]));
+        let lstm = || {
+            node("LSTM", &["x"], &["y", "yh", "yc"])
+                .with_attribute(AttributeProto::int("hidden_size", 3))
+                .with_attribute(AttributeProto::string(
+                    "direction",
+                    b"bidirectional".to_vec(),
+                ))
+        };
+        assert_eq!(
+            run(lstm(), ("", 22), &[x]).unwrap(),
+            ["y: float[s,2,b,3]", "yh: float[2,b,3]", "yc: float[2,b,3]"]
+        );
+        // Batch first: `x` is read as `[batch, seq, input]`.
+        let batch_first = lstm().with_attribute(AttributeProto::int("layout", 1));
+        assert_eq!(
+            run(batch_first.clone(), ("", 14), &[x]).unwrap(),
+            ["y: float[s,b,2,3]", "yh: float[s,2,3]", "yc: float[s,2,3]"]
+        );
+        // Before opset 14 there is no layout; opset 1 gives shapes only with
+        // output_sequence.
+        assert_eq!(
+            run(batch_first, ("", 7), &[x]).unwrap(),
+            ["y: float[s,2,b,3]", "yh: float[2,b,3]", "yc: float[2,b,3]"]
+        );
+        assert_eq!(
+            run(lstm(), ("", 1), &[x]).unwrap(),
+            ["y: float[]", "yh: float[]", "yc: float[]"]
+        );
+        let gru = node("GRU", &["x"], &["y"]);
+        assert!(run(gru.clone(), ("", 1), &[x]).unwrap().is_empty());
+        let flat: Input<'_> = ("x", F, Some(&["s", "4"]));
+        assert!(run(gru, ("", 22), &[flat]).is_err());
+    }
+
+    #[test]
+    fn linear_attention_and_causal_conv_unify_their_inputs() {
+        let la = node("LinearAttention", &["q", "k", "v"], &["y", "state"])
+            .with_attribute(AttributeProto::int("q_num_heads", 4))
+            .with_attribute(AttributeProto::int("kv_num_heads", 2))
+            .with_attribute(AttributeProto::string("update_rule", b"linear".to_vec()));
+        let q: Input<'_> = ("q", F, Some(&["b", "t", "32"]));
+        let k: Input<'_> = ("k", F, Some(&["2", "5", "16"]));
+        let v: Input<'_> = ("v", F, Some(&["?", "?", "12"]));
+        assert_eq!(
+            run(la.clone(), ("", 27), &[q, k, v]).unwrap(),
+            ["y: float[2,5,24]", "state: float[2,2,8,6]"]
+        );
+        let odd: Input<'_> = ("k", F, Some(&["2", "5", "15"]));
+        assert!(run(la, ("", 27), &[q, odd, v]).is_err());
+        // The default rule needs decay and beta.
+        let gated = node("LinearAttention", &["q", "k", "v"], &["y", "state"])
+            .with_attribute(AttributeProto::int("q_num_heads", 4))
+            .with_attribute(AttributeProto::int("kv_num_heads", 2));
+        assert!(run(gated, ("", 27), &[q, k, v]).is_err());
+
+        let conv = node("CausalConvWithState", &["x", "w"], &["y", "state"]);
+        let x: Input<'_> = ("x", F, Some(&["b", "c", "l"]));
+        let w: Input<'_> = ("w", F, Some(&["m", "1", "4"]));
+        assert_eq!(
+            run(conv.clone(), ("", 27), &[x, w]).unwrap(),
+            ["y: float[b,c,l]", "state: float[b,c,3]"]
+        );
+        let not_depthwise: Input<'_> = ("w", F, Some(&["4", "2", "4"]));
+        assert!(run(conv, ("", 27), &[x, not_depthwise]).is_err());
+
+        let rope = node("RotaryEmbedding", &["x", "cos", "sin"], &["y"]);
+        let x3: Input<'_> = ("x", F, Some(&["b", "s", "32"]));
+        assert!(run(rope.clone(), ("", 23), &[x3]).is_err());
+        let rope = rope.with_attribute(AttributeProto::int("num_heads", 4));
+        assert_eq!(run(rope, ("", 23), &[x3]).unwrap(), ["y: float[b,s,32]"]);
+    }
 }
