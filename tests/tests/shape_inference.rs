@@ -161,6 +161,11 @@ const MODELS: &[&str] = &[
     "RotaryEmbedding",
     "LinearAttention",
     "CausalConvWithState",
+    "ai.onnx.preview:FlexAttention",
+    "ai.onnx.preview.training:Adagrad",
+    "ai.onnx.preview.training:Momentum",
+    "ai.onnx.preview.training:Adam",
+    "ai.onnx.preview.training:Gradient",
 ];
 
 /// Whether every node of `m` (no subgraphs, no functions) is covered.

@@ -20,6 +20,12 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         ("", "RotaryEmbedding") => rotary_embedding(n)?,
         ("", "LinearAttention") => linear_attention(n)?,
         ("", "CausalConvWithState") => causal_conv_with_state(n)?,
+        ("ai.onnx.preview", "FlexAttention") => flex_attention(n)?,
+        ("ai.onnx.preview.training", "Adagrad") => optimizer(n, 2)?,
+        ("ai.onnx.preview.training", "Momentum") => optimizer(n, 2)?,
+        ("ai.onnx.preview.training", "Adam") => optimizer(n, 3)?,
+        // `onnx` has no inference for `Gradient`.
+        ("ai.onnx.preview.training", "Gradient") => no_outputs(n),
         _ => return Ok(None),
     };
     Ok(Some(outputs))
@@ -523,6 +529,97 @@ fn causal_conv_with_state(n: &Node<'_, '_>) -> Result<Outputs, String> {
     Ok(outputs)
 }
 
+/// `FlexAttention` (preview): rank-4 query, key and value of one element type give
+/// `(batch, q_heads, q_length, v_head_size)`, the batch merged across the three. Nothing
+/// is inferred while an input's type is unknown.
+fn flex_attention(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elems: Option<Vec<i32>> = (0..3).map(|i| elem_of(n.inputs.get(i))).collect();
+    let Some(elems) = elems else {
+        return Ok(no_outputs(n));
+    };
+    if elems[1] != elems[0] || elems[2] != elems[0] {
+        return Err("Inputs query, key, and value must have the same element type.".to_string());
+    }
+    if let Some(p) = int_attr(n, "softmax_precision") {
+        if ![1, 10, 11, 16].contains(&p) {
+            return Err("softmax_precision must be float/float16/bfloat16/double.".to_string());
+        }
+    }
+    let shapes: Option<Vec<&TensorShapeProto<'_>>> = (0..3).map(|i| shape_in(n, i)).collect();
+    let Some([q, k, v]) = shapes
+        .filter(|s| s.iter().all(|s| s.dim.len() == 4))
+        .and_then(|s| <[_; 3]>::try_from(s).ok())
+    else {
+        return Err("FlexAttention requires rank-4 inputs.".to_string());
+    };
+    let same = |a: &Dimension<'_>, b: &Dimension<'_>| match (a.as_value(), b.as_value()) {
+        (Some(x), Some(y)) => x == y,
+        _ => true,
+    };
+    if !same(&q.dim[3], &k.dim[3]) {
+        return Err("Query and key must share the same embedding dimension.".to_string());
+    }
+    if !same(&k.dim[1], &v.dim[1]) {
+        return Err("Key and value must share the same head dimension.".to_string());
+    }
+    if !same(&k.dim[2], &v.dim[2]) {
+        return Err("Key and value must share the same sequence length.".to_string());
+    }
+    if let (Some(hq), Some(hkv)) = (q.dim[1].as_value(), k.dim[1].as_value()) {
+        if hq != hkv && (hkv == 0 || hq % hkv != 0) {
+            return Err(
+                "q_num_heads must be a multiple of kv_num_heads when they differ.".to_string(),
+            );
+        }
+    }
+    let mut batch = owned_dim(&q.dim[0]);
+    unify(&k.dim[0], &mut batch)?;
+    unify(&v.dim[0], &mut batch)?;
+    let dims = vec![
+        batch,
+        owned_dim(&q.dim[1]),
+        owned_dim(&q.dim[2]),
+        owned_dim(&v.dim[3]),
+    ];
+    let mut outputs = no_outputs(n);
+    set(&mut outputs, 0, elems[0], Some(shape_of(dims)));
+    Ok(outputs)
+}
+
+/// The training optimizers: inputs `R, T`, then `groups` lists of `n` tensors after
+/// the tensors to optimize and their gradients (`Adagrad`, `Momentum`: one list,
+/// `Adam`: two); each new tensor and each new state takes the type of the one it
+/// replaces.
+fn optimizer(n: &Node<'_, '_>, states: usize) -> Result<Outputs, String> {
+    let count = n.node.input.len();
+    let lists = states + 1;
+    let Some(tensors) = count.checked_sub(2) else {
+        return Err("Input 2 is out of bounds.".to_string());
+    };
+    // `Adagrad` does not check that the inputs divide evenly.
+    if n.node.op_type() != "Adagrad" && tensors % lists != 0 {
+        return Err(format!(
+            "The inputs of {} should be R, T and {lists} lists of tensors",
+            n.node.op_type()
+        ));
+    }
+    let k = tensors / lists;
+    let mut outputs = no_outputs(n);
+    // Output `i` of list `l` (0: the tensors, then the states) from its input.
+    for l in 0..states {
+        let source = if l == 0 { 2 } else { 2 + (l + 1) * k };
+        for i in 0..k {
+            let at = l * k + i;
+            let elem = required_elem(n, source + i)?;
+            if at >= outputs.len() {
+                return Err(format!("Output {at} is out of bounds."));
+            }
+            set(&mut outputs, at, elem, shape_in(n, source + i).map(owned));
+        }
+    }
+    Ok(outputs)
+}
+
 #[cfg(test)]
 mod tests {
     use crate::onnx::{
@@ -578,6 +675,11 @@ mod tests {
             .iter()
             .map(|vi| format!("{}: {}", vi.name(), vi.r#type.as_ref().unwrap()))
             .collect())
+    }
+
+    fn in_domain(mut n: NodeProto<'static>, domain: &str) -> NodeProto<'static> {
+        n.domain = Some(domain.to_string().into());
+        n
     }
 
     fn node(op: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto<'static> {
@@ -746,5 +848,48 @@ mod tests {
         assert!(run(rope.clone(), ("", 23), &[x3]).is_err());
         let rope = rope.with_attribute(AttributeProto::int("num_heads", 4));
         assert_eq!(run(rope, ("", 23), &[x3]).unwrap(), ["y: float[b,s,32]"]);
+    }
+
+    #[test]
+    fn flex_attention_and_the_training_optimizers() {
+        let flex = in_domain(
+            node("FlexAttention", &["q", "k", "v"], &["y"]),
+            "ai.onnx.preview",
+        );
+        let q: Input<'_> = ("q", F, Some(&["?", "8", "l", "16"]));
+        let k: Input<'_> = ("k", F, Some(&["2", "4", "6", "16"]));
+        let v: Input<'_> = ("v", F, Some(&["2", "4", "6", "32"]));
+        let preview = ("ai.onnx.preview", 1);
+        assert_eq!(
+            run(flex.clone(), preview, &[q, k, v]).unwrap(),
+            ["y: float[2,8,l,32]"]
+        );
+        // Three query heads cannot share four key/value heads.
+        let q3: Input<'_> = ("q", F, Some(&["2", "3", "8", "16"]));
+        assert!(run(flex.clone(), preview, &[q3, k, v]).is_err());
+        let v_unknown: Input<'_> = ("v", F, None);
+        assert!(run(flex, preview, &[q, k, v_unknown]).is_err());
+
+        let training = ("ai.onnx.preview.training", 1);
+        let r: Input<'_> = ("r", F, Some(&[]));
+        let t: Input<'_> = ("t", I, Some(&[]));
+        let x: Input<'_> = ("x", DataType::Double, Some(&["n", "3"]));
+        let g: Input<'_> = ("g", DataType::Double, Some(&["n", "3"]));
+        let v1: Input<'_> = ("v1", F, Some(&["7"]));
+        let h1: Input<'_> = ("h1", DataType::Float16, Some(&["9"]));
+        let adam = node(
+            "Adam",
+            &["r", "t", "x", "g", "v1", "h1"],
+            &["nx", "nv", "nh"],
+        );
+        let adam = in_domain(adam, "ai.onnx.preview.training");
+        assert_eq!(
+            run(adam, training, &[r, t, x, g, v1, h1]).unwrap(),
+            ["nx: double[n,3]", "nv: float[7]", "nh: float16[9]"]
+        );
+        // Momentum's inputs must come in threes after R and T.
+        let momentum = node("Momentum", &["r", "t", "x", "g"], &["nx", "nv"]);
+        let momentum = in_domain(momentum, "ai.onnx.preview.training");
+        assert!(run(momentum, training, &[r, t, x, g]).is_err());
     }
 }
