@@ -25,7 +25,7 @@ use onnx_support::first_diff;
 
 /// The operators onnx-light has a rule for, by family: `Op` for `ai.onnx`, `domain:Op`
 /// for another domain.
-const RULES: &[&[&str]] = &[CORE, MODELS];
+const RULES: &[&[&str]] = &[CORE, MODELS, ML];
 
 /// Elementwise operators, shapes and indexing, reductions.
 const CORE: &[&str] = &[
@@ -166,6 +166,29 @@ const MODELS: &[&str] = &[
     "ai.onnx.preview.training:Momentum",
     "ai.onnx.preview.training:Adam",
     "ai.onnx.preview.training:Gradient",
+];
+
+/// The traditional machine learning domain.
+const ML: &[&str] = &[
+    "ai.onnx.ml:ArrayFeatureExtractor",
+    "ai.onnx.ml:Binarizer",
+    "ai.onnx.ml:CastMap",
+    "ai.onnx.ml:CategoryMapper",
+    "ai.onnx.ml:DictVectorizer",
+    "ai.onnx.ml:FeatureVectorizer",
+    "ai.onnx.ml:Imputer",
+    "ai.onnx.ml:LabelEncoder",
+    "ai.onnx.ml:LinearClassifier",
+    "ai.onnx.ml:LinearRegressor",
+    "ai.onnx.ml:Normalizer",
+    "ai.onnx.ml:OneHotEncoder",
+    "ai.onnx.ml:SVMClassifier",
+    "ai.onnx.ml:SVMRegressor",
+    "ai.onnx.ml:Scaler",
+    "ai.onnx.ml:TreeEnsemble",
+    "ai.onnx.ml:TreeEnsembleClassifier",
+    "ai.onnx.ml:TreeEnsembleRegressor",
+    "ai.onnx.ml:ZipMap",
 ];
 
 /// Whether every node of `m` (no subgraphs, no functions) is covered.
