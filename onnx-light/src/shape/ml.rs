@@ -320,25 +320,16 @@ fn label_encoder_4(n: &Node<'_, '_>) -> Result<Outputs, String> {
                 .to_string(),
         );
     }
-    let (default_type, _) = one_of(
-        n,
-        &[
-            "default_tensor",
-            "default_string",
-            "default_int64",
-            "default_float",
-        ],
-    )?;
-    if default_type != 0 {
-        if default_type != value_type {
+    // Only a default tensor is checked (the scalar defaults may be set beside it).
+    if let Some(t) = attribute(n, "default_tensor").and_then(|a| a.t.as_deref()) {
+        if t.data_type() != value_type {
             return Err(format!(
-                "The default tensor type {default_type} and the value type {value_type} must be the same in the LabelEncoder."
+                "The default tensor type {} and the value type {value_type} must be the same in the LabelEncoder.",
+                t.data_type()
             ));
         }
-        if let Some(t) = attribute(n, "default_tensor").and_then(|a| a.t.as_deref()) {
-            if t.dims != [1] {
-                return Err("The default tensor must be a singleton 1D tensor.".to_string());
-            }
+        if t.dims != [1] {
+            return Err("The default tensor must be a singleton 1D tensor.".to_string());
         }
     }
     if key_len != value_len {
@@ -734,6 +725,29 @@ mod tests {
         assert!(run("LabelEncoder", 2, short, &[x], &["y"]).is_ok());
         let ints = ("x", I, Some(&["3"][..]));
         assert!(run("LabelEncoder", 4, attrs(), &[ints], &["y"]).is_err());
+        // Keys as a tensor; a default tensor must be one value, the scalar defaults are
+        // not checked against it.
+        let keys = TensorProto::from_vec("", [2], vec![1i64, 2]).unwrap();
+        let with_default = |dims: Vec<i64>| {
+            let mut default = TensorProto::from_vec("", [1], vec![0i64]).unwrap();
+            default.dims = dims;
+            vec![
+                AttributeProto::tensor("keys_tensor", keys.clone()),
+                strings("values_strings", &["a", "b"]),
+                AttributeProto::tensor("default_tensor", default),
+                AttributeProto::int("default_int64", 3),
+            ]
+        };
+        assert!(run("LabelEncoder", 4, with_default(vec![1]), &[ints], &["y"]).is_err());
+        let mut string_default = with_default(vec![1]);
+        string_default[2] = AttributeProto::tensor(
+            "default_tensor",
+            TensorProto::from_strings("", [1], vec![b"z".to_vec()]).unwrap(),
+        );
+        assert_eq!(
+            run("LabelEncoder", 4, string_default, &[ints], &["y"]).unwrap(),
+            ["y: string[3]"]
+        );
     }
 
     #[test]
