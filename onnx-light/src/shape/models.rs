@@ -566,7 +566,7 @@ fn flex_attention(n: &Node<'_, '_>) -> Result<Outputs, String> {
         return Err("Key and value must share the same sequence length.".to_string());
     }
     if let (Some(hq), Some(hkv)) = (q.dim[1].as_value(), k.dim[1].as_value()) {
-        if hq != hkv && (hkv == 0 || hq % hkv != 0) {
+        if hq != hkv && hq.checked_rem(hkv).is_none_or(|r| r != 0) {
             return Err(
                 "q_num_heads must be a multiple of kv_num_heads when they differ.".to_string(),
             );
@@ -891,5 +891,37 @@ mod tests {
         let momentum = node("Momentum", &["r", "t", "x", "g"], &["nx", "nv"]);
         let momentum = in_domain(momentum, "ai.onnx.preview.training");
         assert!(run(momentum, training, &[r, t, x, g]).is_err());
+    }
+
+    #[test]
+    fn extreme_sizes_and_head_counts_do_not_panic() {
+        let huge = i64::MAX.to_string();
+        let min = i64::MIN.to_string();
+        let q: Input<'_> = ("q", F, Some(&["2", "4", &huge]));
+        let k: Input<'_> = ("k", F, Some(&["2", "6", &min]));
+        let v: Input<'_> = ("v", F, Some(&["2", "6", &huge]));
+        for (qh, kvh) in [(i64::MAX, 1), (3, i64::MAX), (i64::MIN, -1), (1, 1)] {
+            let attention = node("Attention", &["q", "k", "v"], &["y", "", "", "qk"])
+                .with_attribute(AttributeProto::int("q_num_heads", qh))
+                .with_attribute(AttributeProto::int("kv_num_heads", kvh));
+            let _ = run(attention, ("", 24), &[q, k, v]);
+            let la = node("LinearAttention", &["q", "k", "v"], &["y", "s"])
+                .with_attribute(AttributeProto::int("q_num_heads", qh))
+                .with_attribute(AttributeProto::int("kv_num_heads", kvh))
+                .with_attribute(AttributeProto::string("update_rule", b"linear".to_vec()));
+            let _ = run(la, ("", 27), &[q, k, v]);
+        }
+        let q4: Input<'_> = ("q", F, Some(&["2", &min, "8", "16"]));
+        let k4: Input<'_> = ("k", F, Some(&["2", "-1", "6", "16"]));
+        let v4: Input<'_> = ("v", F, Some(&["2", "-1", "6", &huge]));
+        let flex = in_domain(
+            node("FlexAttention", &["q", "k", "v"], &["y"]),
+            "ai.onnx.preview",
+        );
+        assert!(run(flex, ("ai.onnx.preview", 1), &[q4, k4, v4]).is_err());
+        let w: Input<'_> = ("w", F, Some(&["4", "1", &min]));
+        let x: Input<'_> = ("x", F, Some(&["2", "4", "8"]));
+        let conv = node("CausalConvWithState", &["x", "w"], &["y", "s"]);
+        assert!(run(conv, ("", 27), &[x, w]).is_err());
     }
 }
