@@ -25,7 +25,7 @@ use onnx_support::first_diff;
 
 /// The operators onnx-light has a rule for, by family: `Op` for `ai.onnx`, `domain:Op`
 /// for another domain.
-const RULES: &[&[&str]] = &[CORE, MODELS, ML];
+const RULES: &[&[&str]] = &[CORE, MODELS, ML, CONV_POOL_NORM];
 
 /// Elementwise operators, shapes and indexing, reductions.
 const CORE: &[&str] = &[
@@ -189,6 +189,19 @@ const ML: &[&str] = &[
     "ai.onnx.ml:TreeEnsembleClassifier",
     "ai.onnx.ml:TreeEnsembleRegressor",
     "ai.onnx.ml:ZipMap",
+];
+
+/// Convolutions, poolings, normalizations, resizing and sampling.
+const CONV_POOL_NORM: &[&str] = &[
+    "Conv",
+    "ConvTranspose",
+    "ConvInteger",
+    "QLinearConv",
+    "DeformConv",
+    "AveragePool",
+    "MaxPool",
+    "LpPool",
+    "MaxUnpool",
 ];
 
 /// Whether every node of `m` (no subgraphs, no functions) is covered.

@@ -37,6 +37,7 @@
 
 mod broadcast;
 mod check_type;
+mod conv;
 mod function;
 mod kit;
 mod ml;
@@ -331,7 +332,7 @@ fn infer_graph(
 /// The rule families, each a function giving a node's output types, or `Ok(None)` for
 /// an operator the family does not know.
 type Family = fn(&kit::Node<'_, '_>) -> std::result::Result<Option<kit::Outputs>, String>;
-const FAMILIES: &[Family] = &[rules::infer, models::infer, ml::infer];
+const FAMILIES: &[Family] = &[rules::infer, models::infer, ml::infer, conv::infer];
 
 /// The output types the rule of `n`'s operator gives; `Ok(None)` when no family has one.
 fn apply_rule(n: &kit::Node<'_, '_>) -> std::result::Result<Option<kit::Outputs>, String> {

@@ -1,0 +1,531 @@
+//! The inference rules of convolutions, poolings and normalizations: `Conv`,
+//! `ConvTranspose`, `ConvInteger`, `QLinearConv`, `DeformConv`, `AveragePool`, `MaxPool`,
+//! `LpPool`, `MaxUnpool`, `MaxRoiPool`, `RoiAlign`, and the normalizations
+//! (`BatchNormalization`, `LayerNormalization`, `RMSNormalization`,
+//! `GroupNormalization`, `MeanVarianceNormalization`), as `onnx` infers them.
+
+use super::kit::*;
+use super::types::{shape_of, tensor_type};
+use crate::onnx::{DataType, Dimension, TensorShapeProto};
+use crate::ProtoEnum;
+
+/// The rule's outcome: `Ok(None)` for an operator this family does not know.
+pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
+    if !n.domain.is_empty() {
+        return Ok(None);
+    }
+    let v = n.version;
+    let outputs = match n.node.op_type() {
+        "Conv" => {
+            let elem = required_elem(n, 0)?;
+            one(elem, conv_pool(n, &conv_spec(v >= 22, 1))?)
+        }
+        "DeformConv" => {
+            let elem = required_elem(n, 0)?;
+            one(elem, conv_pool(n, &conv_spec(v >= 22, 1))?)
+        }
+        "ConvInteger" => {
+            tensor_input(n, 0)?;
+            tensor_input(n, 1)?;
+            one(
+                DataType::Int32.to_i32(),
+                conv_pool(n, &conv_spec(false, 1))?,
+            )
+        }
+        "QLinearConv" => qlinear_conv(n)?,
+        "AveragePool" => pool(n, v >= 11, v >= 22)?,
+        "MaxPool" => pool(n, v >= 10, v >= 22)?,
+        // LpPool-1 has no inference function.
+        "LpPool" if v < 2 => vec![None; n.node.output.len()],
+        "LpPool" => pool(n, v >= 18, v >= 22)?,
+        "ConvTranspose" => conv_transpose(n)?,
+        "MaxUnpool" => max_unpool(n)?,
+        _ => return Ok(None),
+    };
+    Ok(Some(outputs))
+}
+
+/// The integers of attribute `name`, when it is given (even empty).
+fn ints(n: &Node<'_, '_>, name: &str) -> Option<Vec<i64>> {
+    attribute(n, name).map(|a| a.ints.clone())
+}
+
+fn int(n: &Node<'_, '_>, name: &str, default: i64) -> i64 {
+    attribute(n, name).and_then(|a| a.i).unwrap_or(default)
+}
+
+/// The string of attribute `name`, when it is given.
+fn string<'n>(n: &'n Node<'_, '_>, name: &str) -> Option<&'n [u8]> {
+    attribute(n, name).map(|a| a.s.as_deref().unwrap_or_default())
+}
+
+fn overflow() -> String {
+    "Integer overflow while inferring a dimension".to_string()
+}
+
+fn add(a: i64, b: i64) -> Result<i64, String> {
+    a.checked_add(b).ok_or_else(overflow)
+}
+
+fn sub(a: i64, b: i64) -> Result<i64, String> {
+    a.checked_sub(b).ok_or_else(overflow)
+}
+
+fn mul(a: i64, b: i64) -> Result<i64, String> {
+    a.checked_mul(b).ok_or_else(overflow)
+}
+
+fn div(a: i64, b: i64) -> Result<i64, String> {
+    if b == 0 {
+        return Err("Division by zero while inferring a dimension".to_string());
+    }
+    a.checked_div(b).ok_or_else(overflow)
+}
+
+/// Input `i` must have a tensor type (rules that read it raise otherwise).
+fn tensor_input(n: &Node<'_, '_>, i: usize) -> Result<(), String> {
+    match n.inputs.get(i).copied().flatten().map(|t| t.value.as_ref()) {
+        Some(Some(crate::onnx::TypeValue::TensorType(_))) => Ok(()),
+        _ => Err(format!("Input {i} is expected to have a tensor type")),
+    }
+}
+
+/// How a convolution or pooling reads its kernel and rounds its output sizes.
+struct ConvSpec {
+    /// Whether the `dilations` attribute counts (pooling before it existed ignores it).
+    dilation: bool,
+    /// The input holding the weights when the kernel shape may come from them; `None`
+    /// when the `kernel_shape` attribute is required.
+    weights: Option<usize>,
+    /// The rounding of `ceil_mode` from opset 22: windows starting in the end padding
+    /// are dropped (before, an exact ceiling division).
+    drop_padded_windows: bool,
+}
+
+fn conv_spec(drop_padded_windows: bool, weights: usize) -> ConvSpec {
+    ConvSpec {
+        dilation: true,
+        weights: Some(weights),
+        drop_padded_windows,
+    }
+}
+
+/// Spatial attributes that must have one value per spatial axis.
+fn per_axis(
+    n: &Node<'_, '_>,
+    name: &str,
+    count: usize,
+    positive: bool,
+) -> Result<Option<Vec<i64>>, String> {
+    let Some(values) = ints(n, name) else {
+        return Ok(None);
+    };
+    if values.len() != count {
+        return Err(format!("Attribute {name} has incorrect size"));
+    }
+    if positive && values.iter().any(|&v| v <= 0) {
+        return Err(format!(
+            "Attribute {name} must only contain positive values"
+        ));
+    }
+    Ok(Some(values))
+}
+
+/// The `pads` attribute: twice the spatial rank, none negative.
+fn explicit_pads(n: &Node<'_, '_>, count: usize) -> Result<Option<Vec<i64>>, String> {
+    let Some(pads) = ints(n, "pads") else {
+        return Ok(None);
+    };
+    if pads.len() != count * 2 {
+        return Err("Attribute pads has incorrect size".to_string());
+    }
+    if pads.iter().any(|&p| p < 0) {
+        return Err("Attribute pads must not contain negative values".to_string());
+    }
+    Ok(Some(pads))
+}
+
+/// The output shape of a convolution or pooling over input 0 (`None` when not known):
+/// `onnx`'s `convPoolShapeInference`.
+fn conv_pool(
+    n: &Node<'_, '_>,
+    spec: &ConvSpec,
+) -> Result<Option<TensorShapeProto<'static>>, String> {
+    let Some(input) = shape_in(n, 0) else {
+        return Ok(None);
+    };
+    let weights = match spec.weights {
+        Some(w) => match shape_in(n, w) {
+            Some(s) => Some(s),
+            None => return Ok(None),
+        },
+        None => None,
+    };
+    if input.dim.len() < 3 {
+        return Err("Input tensor must have at least 3 dimensions".to_string());
+    }
+    let rank = input.dim.len() - 2;
+    let dilations = if spec.dilation {
+        per_axis(n, "dilations", rank, true)?
+    } else {
+        None
+    }
+    .unwrap_or_else(|| vec![1; rank]);
+    let strides = per_axis(n, "strides", rank, true)?.unwrap_or_else(|| vec![1; rank]);
+    let kernel = match (ints(n, "kernel_shape"), weights) {
+        (Some(k), _) => {
+            if k.len() != rank {
+                return Err("Attribute kernel_shape has incorrect size".to_string());
+            }
+            k
+        }
+        (None, None) => return Err("Attribute kernel_shape must be specified".to_string()),
+        (None, Some(w)) => {
+            let mut k = Vec::new();
+            for d in w.dim.iter().skip(2) {
+                match d.as_value() {
+                    Some(v) => k.push(v),
+                    None => return Ok(None),
+                }
+            }
+            if k.len() != rank {
+                return Err(format!(
+                    "Number of spatial dimensions in the weight tensor ({}) does not match the number of spatial dimensions in the input tensor ({rank}).",
+                    k.len()
+                ));
+            }
+            k
+        }
+    };
+    if kernel.iter().any(|&k| k <= 0) {
+        return Err("Attribute kernel_shape must only contain positive values".to_string());
+    }
+    let mut effective = Vec::with_capacity(rank);
+    for (k, d) in kernel.iter().zip(&dilations) {
+        effective.push(add(mul(sub(*k, 1)?, *d)?, 1)?);
+    }
+    let pads = match explicit_pads(n, rank)? {
+        Some(p) => p,
+        None => {
+            let mut pads = vec![0; rank * 2];
+            match string(n, "auto_pad") {
+                Some(mode) if mode != b"VALID" => {
+                    for i in 0..rank {
+                        let stride = strides[i];
+                        let mut residual = 0;
+                        if stride > 1 {
+                            let Some(size) = input.dim[2 + i].as_value() else {
+                                continue;
+                            };
+                            if size < 0 {
+                                continue;
+                            }
+                            residual = size % stride;
+                        }
+                        let total =
+                            sub(effective[i], if residual == 0 { stride } else { residual })?
+                                .max(0);
+                        let small = total >> 1;
+                        let big = total - small;
+                        if mode == b"SAME_UPPER" {
+                            (pads[i], pads[i + rank]) = (small, big);
+                        } else if mode == b"SAME_LOWER" {
+                            (pads[i], pads[i + rank]) = (big, small);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            pads
+        }
+    };
+    let mut dims = vec![owned_dim(&input.dim[0])];
+    match weights {
+        None => dims.push(owned_dim(&input.dim[1])),
+        Some(w) => match w.dim.first() {
+            Some(d) => dims.push(owned_dim(d)),
+            None => return Err("Second input tensor has wrong dimension".to_string()),
+        },
+    }
+    let ceil_mode = int(n, "ceil_mode", 0);
+    for i in 0..rank {
+        let Some(size) = input.dim[2 + i].as_value() else {
+            dims.push(Dimension::unknown());
+            continue;
+        };
+        let padded = add(add(size, pads[i])?, pads[i + rank])?;
+        let gap = sub(padded, effective[i])?;
+        let s = strides[i];
+        let out = if spec.drop_padded_windows {
+            let numerator = if ceil_mode != 0 {
+                add(gap, s - 1)?
+            } else {
+                gap
+            };
+            let mut out = add(div(numerator, s)?, 1)?;
+            // As PyTorch: a last window starting in the end padding is dropped.
+            if ceil_mode == 1 && mul(out - 1, s)? >= add(size, pads[i])? {
+                out -= 1;
+            }
+            out
+        } else {
+            let mut positions = div(gap, s)?;
+            if ceil_mode == 1 && gap % s > 0 {
+                positions = add(positions, 1)?;
+            }
+            add(positions, 1)?
+        };
+        dims.push(Dimension::value(out));
+    }
+    Ok(Some(shape_of(dims)))
+}
+
+/// `AveragePool`, `MaxPool`, `LpPool`: the input's element type, and for `MaxPool`'s
+/// second output the indices (int64) of the same shape.
+fn pool(n: &Node<'_, '_>, dilation: bool, drop_padded_windows: bool) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let shape = conv_pool(
+        n,
+        &ConvSpec {
+            dilation,
+            weights: None,
+            drop_padded_windows,
+        },
+    )?;
+    let mut outputs = vec![Some(tensor_type(elem, shape.clone()))];
+    if n.node.output.len() > 1 {
+        outputs.push(Some(tensor_type(DataType::Int64.to_i32(), shape)));
+    }
+    Ok(outputs)
+}
+
+fn qlinear_conv(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    tensor_input(n, 0)?;
+    tensor_input(n, 3)?;
+    // Each zero point has its tensor's element type.
+    for (zero, of) in [(2, 0), (5, 3)] {
+        let z = n.inputs.get(zero).copied().flatten();
+        let z_elem = z.and_then(|_| elem_of(n.inputs.get(zero))).unwrap_or(0);
+        if z.is_none() || z_elem != elem_of(n.inputs.get(of)).unwrap_or(0) {
+            return Err(format!(
+                "input and zero_point pair is expected to have same type (inputs {of} and {zero})"
+            ));
+        }
+    }
+    let elem = required_elem(n, 7)?;
+    Ok(one(elem, conv_pool(n, &conv_spec(false, 3))?))
+}
+
+/// `ConvTranspose`: `onnx`'s `convTransposeShapeInference`.
+fn conv_transpose(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let (Some(input), Some(weights)) = (shape_in(n, 0), shape_in(n, 1)) else {
+        return Ok(one(elem, None));
+    };
+    let group = int(n, "group", 1);
+    if group <= 0 {
+        return Err(format!(
+            "Attribute group must be > 0 for ConvTranspose. group={group}."
+        ));
+    }
+    if input.dim.len() < 3 {
+        return Err(format!(
+            "Input tensor must have at least 3 dimensions (N x C x D1...Dn). Got: {}",
+            input.dim.len()
+        ));
+    }
+    if let Some(c) = input.dim[1].as_value() {
+        if c % group != 0 {
+            return Err(format!(
+                "Input channels C must be divisible by group for ConvTranspose. C={c} group={group}."
+            ));
+        }
+    }
+    if weights.dim.len() < 3 {
+        return Err("Weight tensor must have at least 3 dimensions".to_string());
+    }
+    let rank = input.dim.len() - 2;
+    let dilations = per_axis(n, "dilations", rank, true)?.unwrap_or_else(|| vec![1; rank]);
+    let strides = per_axis(n, "strides", rank, true)?.unwrap_or_else(|| vec![1; rank]);
+    let kernel = match ints(n, "kernel_shape") {
+        Some(k) => {
+            if k.len() != rank {
+                return Err("Attribute kernel_shape has incorrect size".to_string());
+            }
+            k
+        }
+        None => {
+            let mut k = Vec::new();
+            for d in weights.dim.iter().skip(2) {
+                match d.as_value() {
+                    Some(v) => k.push(v),
+                    None => return Ok(one(elem, None)),
+                }
+            }
+            if k.len() != rank {
+                return Err(
+                    "Weight tensor spatial rank does not match input tensor spatial rank"
+                        .to_string(),
+                );
+            }
+            k
+        }
+    };
+    if kernel.iter().any(|&k| k <= 0) {
+        return Err("Attribute kernel_shape must only contain positive values".to_string());
+    }
+    let mut effective = Vec::with_capacity(rank);
+    for (k, d) in kernel.iter().zip(&dilations) {
+        effective.push(add(mul(sub(*k, 1)?, *d)?, 1)?);
+    }
+    let auto_pad = string(n, "auto_pad");
+    let pads = match explicit_pads(n, rank)? {
+        Some(p) => {
+            // The check came with opset 11.
+            if n.version >= 11 && auto_pad.is_some_and(|m| m != b"NOTSET") {
+                return Err(
+                    "The pads attribute cannot be used simultaneously with auto_pad attribute"
+                        .to_string(),
+                );
+            }
+            p
+        }
+        None => {
+            let mut pads = vec![0; rank * 2];
+            if let Some(mode) = auto_pad.filter(|m| *m != b"VALID") {
+                for i in 0..rank {
+                    let total = sub(effective[i], strides[i])?.max(0);
+                    let small = total >> 1;
+                    let big = total - small;
+                    if mode == b"SAME_UPPER" {
+                        (pads[i], pads[i + rank]) = (small, big);
+                    } else if mode == b"SAME_LOWER" {
+                        (pads[i], pads[i + rank]) = (big, small);
+                    }
+                }
+            }
+            pads
+        }
+    };
+    let output_shape = ints(n, "output_shape");
+    if let Some(o) = &output_shape {
+        if o.len() != rank {
+            return Err("Attribute output_shape has incorrect size".to_string());
+        }
+        if o.iter().any(|&s| s < 0) {
+            return Err("Attribute output_shape must not contain negative values".to_string());
+        }
+    }
+    let output_padding = match ints(n, "output_padding") {
+        Some(p) => {
+            if p.len() != rank {
+                return Err("Attribute output_padding has incorrect size".to_string());
+            }
+            if p.iter().any(|&v| v < 0) {
+                return Err("Attribute output_padding must not contain negative values".to_string());
+            }
+            p
+        }
+        None => vec![0; rank],
+    };
+    let channels = match weights.dim[1].as_value() {
+        Some(c) => Dimension::value(mul(c, group)?),
+        None if group == 1 => owned_dim(&weights.dim[1]),
+        None => Dimension::unknown(),
+    };
+    let mut dims = vec![owned_dim(&input.dim[0]), channels];
+    if let Some(o) = output_shape {
+        for (i, &size) in o.iter().enumerate() {
+            // A requested size below the input's ends the inference, the shape as
+            // far as it got.
+            if input.dim[i + 2].as_value().is_some_and(|x| size < x) {
+                break;
+            }
+            dims.push(Dimension::value(size));
+        }
+        return Ok(one(elem, Some(shape_of(dims))));
+    }
+    for i in 0..rank {
+        let Some(size) = input.dim[i + 2].as_value() else {
+            dims.push(Dimension::unknown());
+            continue;
+        };
+        let mut out = mul(strides[i], sub(size, 1)?)?;
+        out = add(out, output_padding[i])?;
+        out = add(out, effective[i])?;
+        out = sub(out, pads[i])?;
+        out = sub(out, pads[i + rank])?;
+        dims.push(Dimension::value(out));
+    }
+    Ok(one(elem, Some(shape_of(dims))))
+}
+
+/// `MaxUnpool`: from the input's spatial sizes, unless an `output_shape` input says.
+fn max_unpool(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let count = n.node.input.len();
+    if count != 2 && count != 3 {
+        return Err("MaxUnpool op must have either two or three inputs.".to_string());
+    }
+    let elem = required_elem(n, 0)?;
+    let Some(input) = shape_in(n, 0) else {
+        return Ok(one(elem, None));
+    };
+    if input.dim.len() < 2 {
+        return Err("Input tensor X must have at least 2 dimensions.".to_string());
+    }
+    let rank = input.dim.len() - 2;
+    let pads = match ints(n, "pads") {
+        Some(p) if p.len() != rank * 2 => {
+            return Err("Attribute pads has incorrect size.".to_string())
+        }
+        Some(p) => p,
+        None => vec![0; rank * 2],
+    };
+    let strides = match ints(n, "strides") {
+        Some(s) if s.len() != rank => {
+            return Err("Attribute strides has incorrect size.".to_string())
+        }
+        Some(s) => s,
+        None => vec![1; rank],
+    };
+    let kernel = match ints(n, "kernel_shape") {
+        Some(k) if k.len() != rank => {
+            return Err("Attribute kernel_shape has incorrect size.".to_string())
+        }
+        Some(k) => k,
+        None => return Err("Attribute kernel_shape must be specified.".to_string()),
+    };
+    if count == 3 {
+        // The output shape is given as an input: its values decide at run time.
+        if let Some(s) = shape_in(n, 2) {
+            if s.dim.len() != 1 {
+                return Err("'output_shape' must be rank 1 tensor.".to_string());
+            }
+            if let Some(len) = s.dim[0].as_value() {
+                if len as i32 as i64 != input.dim.len() as i64 {
+                    return Err("'output_shape' must have same number of elements as the shape of input tensor X.".to_string());
+                }
+            }
+        }
+        return Ok(one(elem, None));
+    }
+    let Some(indices) = shape_in(n, 1) else {
+        return Ok(one(elem, None));
+    };
+    if indices.dim.len() < 2 {
+        return Err("Indices tensor I must have at least 2 dimensions.".to_string());
+    }
+    let mut dims = vec![owned_dim(&input.dim[0]), owned_dim(&indices.dim[1])];
+    for i in 0..rank {
+        let Some(size) = input.dim[2 + i].as_value() else {
+            dims.push(Dimension::unknown());
+            continue;
+        };
+        let mut out = mul(strides[i], sub(size, 1)?)?;
+        out = add(out, kernel[i])?;
+        out = sub(out, pads[i])?;
+        out = sub(out, pads[i + rank])?;
+        dims.push(Dimension::value(out));
+    }
+    Ok(one(elem, Some(shape_of(dims))))
+}
