@@ -202,6 +202,9 @@ const CONV_POOL_NORM: &[&str] = &[
     "MaxPool",
     "LpPool",
     "MaxUnpool",
+    "BatchNormalization",
+    "LayerNormalization",
+    "RMSNormalization",
 ];
 
 /// Whether every node of `m` (no subgraphs, no functions) is covered.

@@ -40,6 +40,18 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         "LpPool" => pool(n, v >= 18, v >= 22)?,
         "ConvTranspose" => conv_transpose(n)?,
         "MaxUnpool" => max_unpool(n)?,
+        "BatchNormalization" => batch_norm(n)?,
+        "LayerNormalization" => layer_norm(n)?,
+        "RMSNormalization" => {
+            let outputs = same_as_input(n, 0)?;
+            if let Some(s) = shape_in(n, 0) {
+                normalized_axis(n, s.dim.len())?;
+            }
+            outputs
+        }
+        // Inferred by `onnx` through its function body, which gives nothing.
+        "GroupNormalization" => vec![None; n.node.output.len()],
+        "MeanVarianceNormalization" => mean_variance_norm(n)?,
         _ => return Ok(None),
     };
     Ok(Some(outputs))
@@ -528,4 +540,147 @@ fn max_unpool(n: &Node<'_, '_>) -> Result<Outputs, String> {
         dims.push(Dimension::value(out));
     }
     Ok(one(elem, Some(shape_of(dims))))
+}
+
+/// The `axis` of `LayerNormalization` and `RMSNormalization` made non-negative; an
+/// error below `-rank` (one beyond the rank is let through, as in `onnx`).
+fn normalized_axis(n: &Node<'_, '_>, rank: usize) -> Result<i64, String> {
+    let mut axis = int(n, "axis", -1);
+    if axis < 0 {
+        axis = axis.saturating_add(rank as i64);
+    }
+    if axis < 0 {
+        return Err(format!(
+            "Unexpected axis value ({axis}). Rank of input is {rank}."
+        ));
+    }
+    Ok(axis)
+}
+
+fn layer_norm(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let mut outputs = same_as_input(n, 0)?;
+    let stash = int(n, "stash_type", DataType::Float.to_i32().into()) as i32;
+    let count = n.node.output.len();
+    let shape = match shape_in(n, 0) {
+        Some(s) => {
+            let axis = normalized_axis(n, s.dim.len())?;
+            let mut reduced = owned(s);
+            for d in reduced
+                .dim
+                .iter_mut()
+                .skip(axis.min(i64::from(u32::MAX)) as usize)
+            {
+                d.value = Some(crate::onnx::DimensionValue::DimValue(1));
+            }
+            Some(reduced)
+        }
+        None => None,
+    };
+    // The mean and the inverse standard deviation, in the stash type.
+    for _ in 1..count.min(3) {
+        outputs.push(Some(tensor_type(stash, shape.clone())));
+    }
+    Ok(outputs)
+}
+
+/// `unifyDim` of `onnx`: a size wins over a name, a first name over a later one, two
+/// different sizes are an error.
+fn unify(source: &Dimension<'_>, target: &mut Dimension<'static>) -> Result<(), String> {
+    match (source.as_value(), target.as_value()) {
+        (Some(s), Some(t)) if s != t => Err(format!(
+            "Dimension mismatch in unification between {s} and {t}"
+        )),
+        (Some(s), _) => {
+            *target = Dimension::value(s);
+            Ok(())
+        }
+        (None, Some(_)) => Ok(()),
+        (None, None) => {
+            if target.as_param().is_none() {
+                if let Some(p) = source.as_param() {
+                    *target = Dimension::param(p.to_string());
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn batch_norm(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let count = n.node.output.len();
+    if n.version < 6 {
+        return Ok(vec![None; count]);
+    }
+    let mut outputs = same_as_input(n, 0)?;
+    if n.version < 14 {
+        outputs.resize(count, None);
+        return Ok(outputs);
+    }
+    for i in 1..=4 {
+        if let Some(s) = shape_in(n, i) {
+            if s.dim.len() != 1 {
+                return Err(format!(
+                    "Input {i} expected to have rank 1 but has rank {}",
+                    s.dim.len()
+                ));
+            }
+        }
+    }
+    let mut channels = Dimension::unknown();
+    if let Some(s) = shape_in(n, 0) {
+        match s.dim.get(1) {
+            Some(d) => unify(d, &mut channels)?,
+            None => channels = Dimension::value(1),
+        }
+    }
+    for i in 1..=4 {
+        if let Some(s) = shape_in(n, i) {
+            unify(&s.dim[0], &mut channels)?;
+        }
+    }
+    let training = attribute(n, "training_mode").is_some_and(|a| a.i.unwrap_or(0) as i32 != 0);
+    match (training, count) {
+        (true, 3) | (false, 1) => {}
+        (true, _) => {
+            return Err(
+                "This number of op outputs should be 3 when Training_mode = True, but it is not."
+                    .to_string(),
+            )
+        }
+        (false, _) => {
+            return Err(
+                "This number of op outputs should be 1 when Training_mode = False, but it is not."
+                    .to_string(),
+            )
+        }
+    }
+    if count > 1 {
+        // The running mean and variance, one value per channel.
+        let shape = shape_of(vec![channels]);
+        for i in [3, 4] {
+            outputs.push(Some(tensor_type(required_elem(n, i)?, Some(shape.clone()))));
+        }
+    }
+    Ok(outputs)
+}
+
+/// `MeanVarianceNormalization`: the input's type; from opset 13 `onnx` infers it through
+/// the function body, which fails without an explicit `axes` or with one out of range.
+fn mean_variance_norm(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let outputs = same_as_input(n, 0)?;
+    if n.version < 13 {
+        return Ok(outputs);
+    }
+    let Some(axes) = ints(n, "axes") else {
+        return Err("Attribute 'axes' of the function body is not set".to_string());
+    };
+    if let Some(s) = shape_in(n, 0) {
+        let rank = s.dim.len() as i64;
+        if axes.iter().any(|&a| a < -rank || a >= rank) {
+            return Err(format!(
+                "axis must be in [-rank, rank-1]. Input rank was {rank}"
+            ));
+        }
+    }
+    Ok(outputs)
 }
