@@ -205,6 +205,11 @@ const CONV_POOL_NORM: &[&str] = &[
     "BatchNormalization",
     "LayerNormalization",
     "RMSNormalization",
+    "Resize",
+    "Upsample",
+    "GridSample",
+    "Col2Im",
+    "CenterCropPad",
 ];
 
 /// Whether every node of `m` (no subgraphs, no functions) is covered.

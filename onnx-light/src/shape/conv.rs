@@ -57,15 +57,6 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
     Ok(Some(outputs))
 }
 
-/// The integers of attribute `name`, when it is given (even empty).
-fn ints(n: &Node<'_, '_>, name: &str) -> Option<Vec<i64>> {
-    attribute(n, name).map(|a| a.ints.clone())
-}
-
-fn int(n: &Node<'_, '_>, name: &str, default: i64) -> i64 {
-    attribute(n, name).and_then(|a| a.i).unwrap_or(default)
-}
-
 /// The string of attribute `name`, when it is given.
 fn string<'n>(n: &'n Node<'_, '_>, name: &str) -> Option<&'n [u8]> {
     attribute(n, name).map(|a| a.s.as_deref().unwrap_or_default())
@@ -129,7 +120,7 @@ fn per_axis(
     count: usize,
     positive: bool,
 ) -> Result<Option<Vec<i64>>, String> {
-    let Some(values) = ints(n, name) else {
+    let Some(values) = attr_ints(n, name) else {
         return Ok(None);
     };
     if values.len() != count {
@@ -145,7 +136,7 @@ fn per_axis(
 
 /// The `pads` attribute: twice the spatial rank, none negative.
 fn explicit_pads(n: &Node<'_, '_>, count: usize) -> Result<Option<Vec<i64>>, String> {
-    let Some(pads) = ints(n, "pads") else {
+    let Some(pads) = attr_ints(n, "pads") else {
         return Ok(None);
     };
     if pads.len() != count * 2 {
@@ -184,7 +175,7 @@ fn conv_pool(
     }
     .unwrap_or_else(|| vec![1; rank]);
     let strides = per_axis(n, "strides", rank, true)?.unwrap_or_else(|| vec![1; rank]);
-    let kernel = match (ints(n, "kernel_shape"), weights) {
+    let kernel = match (attr_ints(n, "kernel_shape"), weights) {
         (Some(k), _) => {
             if k.len() != rank {
                 return Err("Attribute kernel_shape has incorrect size".to_string());
@@ -259,7 +250,7 @@ fn conv_pool(
             None => return Err("Second input tensor has wrong dimension".to_string()),
         },
     }
-    let ceil_mode = int(n, "ceil_mode", 0);
+    let ceil_mode = attr_int(n, "ceil_mode", 0);
     for i in 0..rank {
         let Some(size) = input.dim[2 + i].as_value() else {
             dims.push(Dimension::unknown());
@@ -334,7 +325,7 @@ fn conv_transpose(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let (Some(input), Some(weights)) = (shape_in(n, 0), shape_in(n, 1)) else {
         return Ok(one(elem, None));
     };
-    let group = int(n, "group", 1);
+    let group = attr_int(n, "group", 1);
     if group <= 0 {
         return Err(format!(
             "Attribute group must be > 0 for ConvTranspose. group={group}."
@@ -359,7 +350,7 @@ fn conv_transpose(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let rank = input.dim.len() - 2;
     let dilations = per_axis(n, "dilations", rank, true)?.unwrap_or_else(|| vec![1; rank]);
     let strides = per_axis(n, "strides", rank, true)?.unwrap_or_else(|| vec![1; rank]);
-    let kernel = match ints(n, "kernel_shape") {
+    let kernel = match attr_ints(n, "kernel_shape") {
         Some(k) => {
             if k.len() != rank {
                 return Err("Attribute kernel_shape has incorrect size".to_string());
@@ -419,7 +410,7 @@ fn conv_transpose(n: &Node<'_, '_>) -> Result<Outputs, String> {
             pads
         }
     };
-    let output_shape = ints(n, "output_shape");
+    let output_shape = attr_ints(n, "output_shape");
     if let Some(o) = &output_shape {
         if o.len() != rank {
             return Err("Attribute output_shape has incorrect size".to_string());
@@ -428,7 +419,7 @@ fn conv_transpose(n: &Node<'_, '_>) -> Result<Outputs, String> {
             return Err("Attribute output_shape must not contain negative values".to_string());
         }
     }
-    let output_padding = match ints(n, "output_padding") {
+    let output_padding = match attr_ints(n, "output_padding") {
         Some(p) => {
             if p.len() != rank {
                 return Err("Attribute output_padding has incorrect size".to_string());
@@ -486,21 +477,21 @@ fn max_unpool(n: &Node<'_, '_>) -> Result<Outputs, String> {
         return Err("Input tensor X must have at least 2 dimensions.".to_string());
     }
     let rank = input.dim.len() - 2;
-    let pads = match ints(n, "pads") {
+    let pads = match attr_ints(n, "pads") {
         Some(p) if p.len() != rank * 2 => {
             return Err("Attribute pads has incorrect size.".to_string())
         }
         Some(p) => p,
         None => vec![0; rank * 2],
     };
-    let strides = match ints(n, "strides") {
+    let strides = match attr_ints(n, "strides") {
         Some(s) if s.len() != rank => {
             return Err("Attribute strides has incorrect size.".to_string())
         }
         Some(s) => s,
         None => vec![1; rank],
     };
-    let kernel = match ints(n, "kernel_shape") {
+    let kernel = match attr_ints(n, "kernel_shape") {
         Some(k) if k.len() != rank => {
             return Err("Attribute kernel_shape has incorrect size.".to_string())
         }
@@ -545,7 +536,7 @@ fn max_unpool(n: &Node<'_, '_>) -> Result<Outputs, String> {
 /// The `axis` of `LayerNormalization` and `RMSNormalization` made non-negative; an
 /// error below `-rank` (one beyond the rank is let through, as in `onnx`).
 fn normalized_axis(n: &Node<'_, '_>, rank: usize) -> Result<i64, String> {
-    let mut axis = int(n, "axis", -1);
+    let mut axis = attr_int(n, "axis", -1);
     if axis < 0 {
         axis = axis.saturating_add(rank as i64);
     }
@@ -559,7 +550,7 @@ fn normalized_axis(n: &Node<'_, '_>, rank: usize) -> Result<i64, String> {
 
 fn layer_norm(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let mut outputs = same_as_input(n, 0)?;
-    let stash = int(n, "stash_type", DataType::Float.to_i32().into()) as i32;
+    let stash = attr_int(n, "stash_type", DataType::Float.to_i32().into()) as i32;
     let count = n.node.output.len();
     let shape = match shape_in(n, 0) {
         Some(s) => {
@@ -581,29 +572,6 @@ fn layer_norm(n: &Node<'_, '_>) -> Result<Outputs, String> {
         outputs.push(Some(tensor_type(stash, shape.clone())));
     }
     Ok(outputs)
-}
-
-/// `unifyDim` of `onnx`: a size wins over a name, a first name over a later one, two
-/// different sizes are an error.
-fn unify(source: &Dimension<'_>, target: &mut Dimension<'static>) -> Result<(), String> {
-    match (source.as_value(), target.as_value()) {
-        (Some(s), Some(t)) if s != t => Err(format!(
-            "Dimension mismatch in unification between {s} and {t}"
-        )),
-        (Some(s), _) => {
-            *target = Dimension::value(s);
-            Ok(())
-        }
-        (None, Some(_)) => Ok(()),
-        (None, None) => {
-            if target.as_param().is_none() {
-                if let Some(p) = source.as_param() {
-                    *target = Dimension::param(p.to_string());
-                }
-            }
-            Ok(())
-        }
-    }
 }
 
 fn batch_norm(n: &Node<'_, '_>) -> Result<Outputs, String> {
@@ -629,13 +597,13 @@ fn batch_norm(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let mut channels = Dimension::unknown();
     if let Some(s) = shape_in(n, 0) {
         match s.dim.get(1) {
-            Some(d) => unify(d, &mut channels)?,
+            Some(d) => unify_dim(d, &mut channels)?,
             None => channels = Dimension::value(1),
         }
     }
     for i in 1..=4 {
         if let Some(s) = shape_in(n, i) {
-            unify(&s.dim[0], &mut channels)?;
+            unify_dim(&s.dim[0], &mut channels)?;
         }
     }
     let training = attribute(n, "training_mode").is_some_and(|a| a.i.unwrap_or(0) as i32 != 0);
@@ -671,7 +639,7 @@ fn mean_variance_norm(n: &Node<'_, '_>) -> Result<Outputs, String> {
     if n.version < 13 {
         return Ok(outputs);
     }
-    let Some(axes) = ints(n, "axes") else {
+    let Some(axes) = attr_ints(n, "axes") else {
         return Err("Attribute 'axes' of the function body is not set".to_string());
     };
     if let Some(s) = shape_in(n, 0) {

@@ -126,3 +126,39 @@ pub(super) fn owned(s: &TensorShapeProto<'_>) -> TensorShapeProto<'static> {
 pub(super) fn owned_dim(d: &Dimension<'_>) -> Dimension<'static> {
     crate::IntoOwned::into_owned(crate::Reborrow::reborrow(d))
 }
+
+/// The integers of attribute `name`, when it is given (even empty).
+pub(super) fn attr_ints(n: &Node<'_, '_>, name: &str) -> Option<Vec<i64>> {
+    attribute(n, name).map(|a| a.ints.clone())
+}
+
+/// The integer of attribute `name`, or `default` when it is not given.
+pub(super) fn attr_int(n: &Node<'_, '_>, name: &str, default: i64) -> i64 {
+    attribute(n, name).and_then(|a| a.i).unwrap_or(default)
+}
+
+/// `onnx`'s `unifyDim`: merges `source` into `target`. A size wins over a name, a name
+/// already there over a later one; two different sizes are an error.
+pub(super) fn unify_dim(
+    source: &Dimension<'_>,
+    target: &mut Dimension<'static>,
+) -> Result<(), String> {
+    match (source.as_value(), target.as_value()) {
+        (Some(s), Some(t)) if s != t => Err(format!(
+            "Dimension mismatch in unification between {s} and {t}"
+        )),
+        (Some(s), _) => {
+            *target = Dimension::value(s);
+            Ok(())
+        }
+        (None, Some(_)) => Ok(()),
+        (None, None) => {
+            if target.as_param().is_none() {
+                if let Some(p) = source.as_param() {
+                    *target = Dimension::param(p.to_string());
+                }
+            }
+            Ok(())
+        }
+    }
+}

@@ -42,6 +42,7 @@ mod function;
 mod kit;
 mod ml;
 mod models;
+mod resize;
 mod rules;
 mod types;
 
@@ -332,7 +333,13 @@ fn infer_graph(
 /// The rule families, each a function giving a node's output types, or `Ok(None)` for
 /// an operator the family does not know.
 type Family = fn(&kit::Node<'_, '_>) -> std::result::Result<Option<kit::Outputs>, String>;
-const FAMILIES: &[Family] = &[rules::infer, models::infer, ml::infer, conv::infer];
+const FAMILIES: &[Family] = &[
+    rules::infer,
+    models::infer,
+    ml::infer,
+    conv::infer,
+    resize::infer,
+];
 
 /// The output types the rule of `n`'s operator gives; `Ok(None)` when no family has one.
 fn apply_rule(n: &kit::Node<'_, '_>) -> std::result::Result<Option<kit::Outputs>, String> {

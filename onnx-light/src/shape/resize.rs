@@ -1,0 +1,426 @@
+//! The inference rules of resizing and sampling: `Resize`, `Upsample`, `GridSample`,
+//! `Col2Im`, `CenterCropPad` and `AffineGrid`, as `onnx` infers them.
+//!
+//! Float constants are out of reach of the rules (only small integer constants are
+//! collected), so `scales` given as a constant are treated as unknown values: the
+//! output keeps the input's rank with unknown sizes.
+
+use super::kit::*;
+use super::types::shape_of;
+use crate::onnx::{AttributeType, Dimension, TensorShapeProto};
+
+/// The rule's outcome: `Ok(None)` for an operator this family does not know.
+pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
+    if !n.domain.is_empty() {
+        return Ok(None);
+    }
+    let v = n.version;
+    let outputs = match n.node.op_type() {
+        "Resize" if v >= 11 => resize(n)?,
+        "Resize" => scales_input(n)?,
+        // Upsample-1 is experimental and has no inference function.
+        "Upsample" if v < 7 => vec![None; n.node.output.len()],
+        "Upsample" if v < 9 => upsample_7(n)?,
+        "Upsample" => scales_input(n)?,
+        "GridSample" => grid_sample(n)?,
+        "Col2Im" => col2im(n)?,
+        "CenterCropPad" => center_crop_pad(n)?,
+        _ => return Ok(None),
+    };
+    Ok(Some(outputs))
+}
+
+/// Whether input `i` is given (a name, not the empty name of a skipped input).
+fn has_input(n: &Node<'_, '_>, i: usize) -> bool {
+    n.node.input.get(i).is_some_and(|s| !s.is_empty())
+}
+
+/// The output sizes of scaling `input` by `scales`: the floor of each known size times
+/// its scale; unknown sizes stay unknown.
+fn scaled(input: &TensorShapeProto<'_>, scales: &[f32]) -> TensorShapeProto<'static> {
+    let dims = input
+        .dim
+        .iter()
+        .zip(scales)
+        .map(|(d, &s)| match d.as_value() {
+            Some(v) => Dimension::value((v as f64 * f64::from(s)).floor() as i64),
+            None => Dimension::unknown(),
+        })
+        .collect();
+    shape_of(dims)
+}
+
+/// `Upsample-7`: the scales are an attribute.
+fn upsample_7(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let Some(input) = shape_in(n, 0) else {
+        return Ok(vec![None; n.node.output.len()]);
+    };
+    let elem = required_elem(n, 0)?;
+    let Some(scales) = attribute(n, "scales") else {
+        return Err("Attribute 'scales' is required.".to_string());
+    };
+    if scales.r#type.and_then(|t| t.get()) != Some(AttributeType::Floats) {
+        return Err("Attribute 'scales' must have floats type.".to_string());
+    }
+    if scales.floats.len() != input.dim.len() {
+        return Err(
+            "Number of elements of attribute 'scales' must be same as rank of input 'X'"
+                .to_string(),
+        );
+    }
+    Ok(one(elem, Some(scaled(input, &scales.floats))))
+}
+
+/// `Upsample-9`, `Upsample-10`, `Resize-10`: the scales are input 1, a float constant
+/// whose values the rules do not see; the rank is known.
+fn scales_input(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let Some(input) = shape_in(n, 0) else {
+        return Ok(one(elem, None));
+    };
+    if input_values(n, 1).is_some() {
+        return Err("Input 'scales' must have float element type.".to_string());
+    }
+    let dims = vec![Dimension::unknown(); input.dim.len()];
+    Ok(one(elem, Some(shape_of(dims))))
+}
+
+/// The policies of `keep_aspect_ratio_policy`.
+#[derive(PartialEq, Clone, Copy)]
+enum Policy {
+    Stretch,
+    NotLarger,
+    NotSmaller,
+}
+
+/// `Resize` from opset 11: `scales` (input 2) or `sizes` (input 3), optionally for the
+/// `axes` only, and the aspect ratio policy.
+fn resize(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let Some(input) = shape_in(n, 0) else {
+        return Ok(one(elem, None));
+    };
+    let rank = input.dim.len();
+    let mut has_scales = has_input(n, 2);
+    let mut has_sizes = has_input(n, 3);
+    // The sizes: the constant's values, or as many unknown values as its length.
+    let mut sizes: Vec<i64> = Vec::new();
+    if n.node.input.len() > 3 {
+        let found = if let Some(values) = input_values(n, 3) {
+            sizes = values.to_vec();
+            true
+        } else if let Some(s) = shape_in(n, 3) {
+            if s.dim.len() != 1 {
+                return Err("shape input must be 1D tensor".to_string());
+            }
+            match s.dim[0].as_value() {
+                Some(len) if (0..=1024).contains(&len) => {
+                    sizes = vec![0; len as usize];
+                    true
+                }
+                _ => false,
+            }
+        } else {
+            false
+        };
+        if found && sizes.is_empty() {
+            has_sizes = false;
+        }
+    }
+    // An empty constant `scales` counts as not given; the rules see its length only.
+    if has_scales
+        && shape_in(n, 2).is_some_and(|s| s.dim.len() == 1 && s.dim[0].as_value() == Some(0))
+    {
+        has_scales = false;
+    }
+    if n.version >= 13 && usize::from(has_scales) + usize::from(has_sizes) != 1 {
+        return Err(
+            "Either `sizes` or `scales` must be provided, but not both of them".to_string(),
+        );
+    }
+    let policy = match attribute(n, "keep_aspect_ratio_policy").and_then(|a| a.s.as_deref()) {
+        None | Some(b"stretch") => Policy::Stretch,
+        Some(b"not_larger") => Policy::NotLarger,
+        Some(b"not_smaller") => Policy::NotSmaller,
+        Some(other) => {
+            return Err(format!(
+                "Unknown value for `keep_aspect_ratio_policy`: {}.",
+                String::from_utf8_lossy(other)
+            ))
+        }
+    };
+    if has_scales && policy != Policy::Stretch {
+        return Err("Providing `scales` is incompatible with a `keep_aspect_ratio_policy` other than \"stretch\".".to_string());
+    }
+    let mut dims = vec![Dimension::unknown(); rank];
+    let mut axes = Vec::new();
+    if let Some(given) = attr_ints(n, "axes") {
+        let r = rank as i64;
+        let mut seen = vec![false; rank];
+        for a in given {
+            if a < -r || a >= r {
+                return Err(format!(
+                    "Unexpected axis value: {a}. Expected range [{}, {r})",
+                    -r
+                ));
+            }
+            let a = if a < 0 { a + r } else { a } as usize;
+            if seen[a] {
+                return Err(format!("Axis {a} is referred to more than once."));
+            }
+            seen[a] = true;
+            axes.push(a);
+        }
+    }
+    if has_sizes {
+        if !axes.is_empty() && sizes.len() != axes.len() {
+            return Err(format!(
+                "Number of elements of input 'sizes' ({}) does not match the number of axes ({}).",
+                sizes.len(),
+                axes.len()
+            ));
+        }
+        if axes.is_empty() && sizes.len() != rank {
+            return Err(format!(
+                "Number of elements of input 'sizes' ({}) must be same as rank of input 'X' ({rank}).",
+                sizes.len()
+            ));
+        }
+        keep_aspect_ratio(policy, input, &axes, &mut sizes);
+        if !axes.is_empty() {
+            // The other axes keep their known sizes (a name is not kept).
+            let mut all: Vec<i64> = input
+                .dim
+                .iter()
+                .map(|d| d.as_value().unwrap_or(-1))
+                .collect();
+            for (&a, &s) in axes.iter().zip(&sizes) {
+                all[a] = s;
+            }
+            sizes = all;
+        }
+        for (d, &s) in dims.iter_mut().zip(&sizes) {
+            if s > 0 {
+                *d = Dimension::value(s);
+            }
+        }
+    } else if has_input(n, 2) && input_values(n, 2).is_some() {
+        return Err("Input 'scales' must have float element type.".to_string());
+    }
+    Ok(one(elem, Some(shape_of(dims))))
+}
+
+/// The sizes under a `not_larger`/`not_smaller` policy: one scale for all the axes (the
+/// smallest or largest of the requested ones), unknown when an input size is.
+fn keep_aspect_ratio(
+    policy: Policy,
+    input: &TensorShapeProto<'_>,
+    axes: &[usize],
+    sizes: &mut [i64],
+) {
+    if policy == Policy::Stretch {
+        return;
+    }
+    let axis = |i: usize| if axes.is_empty() { i } else { axes[i] };
+    let mut known = Vec::with_capacity(sizes.len());
+    for i in 0..sizes.len() {
+        match input.dim[axis(i)].as_value() {
+            Some(v) => known.push(v),
+            None => {
+                sizes.iter_mut().for_each(|s| *s = -1);
+                return;
+            }
+        }
+    }
+    let ratios = sizes.iter().zip(&known).map(|(&s, &d)| s as f64 / d as f64);
+    let scale = if policy == Policy::NotLarger {
+        ratios.fold(f64::MAX, f64::min)
+    } else {
+        ratios.fold(f64::MIN, f64::max)
+    };
+    for (s, &d) in sizes.iter_mut().zip(&known) {
+        *s = (scale * d as f64).round() as i64;
+    }
+}
+
+/// `GridSample`: the batch and channels of the input, the spatial sizes of the grid.
+fn grid_sample(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let (Some(input), Some(grid)) = (shape_in(n, 0), shape_in(n, 1)) else {
+        return Ok(one(elem, None));
+    };
+    if input.dim.len() != grid.dim.len() {
+        return Err(format!(
+            "The input tensor and grid tensor must have the same rank for GridSample. Got input tensor rank: {}. Got grid tensor rank: {}. ",
+            input.dim.len(),
+            grid.dim.len()
+        ));
+    }
+    let rank = input.dim.len();
+    if rank < 3 {
+        return Err(format!(
+            "The input tensor and grid tensor ranks must be >= 3. Got input tensor and grid tensor ranks: {rank}. "
+        ));
+    }
+    if let Some(last) = grid.dim[rank - 1].as_value() {
+        if last != rank as i64 - 2 {
+            return Err(format!(
+                "The last dimension of the grid tensor must be the rank of the grid tensor - 2. Got grid tensor rank: {rank}Got the last dimension of the grid tensor: {last}. "
+            ));
+        }
+    }
+    let mut batch = Dimension::unknown();
+    unify_dim(&input.dim[0], &mut batch)?;
+    unify_dim(&grid.dim[0], &mut batch)?;
+    let mut channels = Dimension::unknown();
+    unify_dim(&input.dim[1], &mut channels)?;
+    let mut dims = vec![batch, channels];
+    for d in &grid.dim[1..rank - 1] {
+        let mut out = Dimension::unknown();
+        unify_dim(d, &mut out)?;
+        dims.push(out);
+    }
+    Ok(one(elem, Some(shape_of(dims))))
+}
+
+/// `Col2Im`: (N, C / prod(block_shape), *image_shape), as far as the constants tell.
+fn col2im(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let (Some(input), Some(image), Some(block)) = (shape_in(n, 0), shape_in(n, 1), shape_in(n, 2))
+    else {
+        return Ok(one(elem, None));
+    };
+    // The number of spatial dimensions, from every source that tells it.
+    let mut spatial = Dimension::unknown();
+    let first = |s: &TensorShapeProto<'_>| -> Result<Dimension<'static>, String> {
+        match s.dim.first() {
+            Some(d) => Ok(owned_dim(d)),
+            None => Err("Input 1 expected to have rank >= 1".to_string()),
+        }
+    };
+    unify_dim(&first(image)?, &mut spatial)?;
+    unify_dim(&first(block)?, &mut spatial)?;
+    for (i, s) in [(1, image), (2, block)] {
+        if s.dim.len() != 1 {
+            return Err(format!(
+                "Input {i} expected to have rank 1 but has rank {}",
+                s.dim.len()
+            ));
+        }
+    }
+    let count = |len: usize| Dimension::value(len as i64);
+    let image_shape = input_values(n, 1).map(<[i64]>::to_vec).unwrap_or_default();
+    if input_values(n, 1).is_some() {
+        unify_dim(&count(image_shape.len()), &mut spatial)?;
+    }
+    if let Some(pads) = attr_ints(n, "pads") {
+        if pads.len() % 2 != 0 {
+            return Err("Attribute pads must have an even size".to_string());
+        }
+        unify_dim(&count(pads.len() / 2), &mut spatial)?;
+    }
+    for name in ["dilations", "strides"] {
+        if let Some(v) = attr_ints(n, name) {
+            unify_dim(&count(v.len()), &mut spatial)?;
+        }
+    }
+    if input.dim.len() != 3 {
+        return Err("input must have rank 3.".to_string());
+    }
+    let block_shape = input_values(n, 2).map(<[i64]>::to_vec).unwrap_or_default();
+    if input_values(n, 2).is_some() {
+        unify_dim(&count(block_shape.len()), &mut spatial)?;
+    }
+    let mut block_size: i64 = 0;
+    if !block_shape.is_empty() {
+        block_size = 1;
+        for &b in &block_shape {
+            if b <= 0 {
+                return Err("'block_shape' input must contain only positive values".to_string());
+            }
+            block_size = block_size
+                .checked_mul(b)
+                .ok_or_else(|| "Integer overflow while inferring a dimension".to_string())?;
+        }
+    }
+    let Some(spatial) = spatial.as_value().filter(|s| (0..=1024).contains(s)) else {
+        return Ok(one(elem, None));
+    };
+    let batch = match input.dim[0].as_value() {
+        Some(_) => owned_dim(&input.dim[0]),
+        None => Dimension::unknown(),
+    };
+    // `C` is the input's second dimension divided by the block size.
+    let channels = if block_size > 0 {
+        match input.dim[1].as_value() {
+            Some(c) => Dimension::value(c / block_size),
+            None if block_size == 1 => owned_dim(&input.dim[1]),
+            None => Dimension::unknown(),
+        }
+    } else {
+        Dimension::unknown()
+    };
+    let mut dims = vec![batch, channels];
+    for i in 0..spatial as usize {
+        dims.push(match image_shape.get(i) {
+            Some(&v) => Dimension::value(v),
+            None => Dimension::unknown(),
+        });
+    }
+    Ok(one(elem, Some(shape_of(dims))))
+}
+
+/// `CenterCropPad`: the input's shape with the cropped or padded axes at their sizes.
+fn center_crop_pad(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    if n.node.input.len() != 2 {
+        return Err("CenterCropPad op must have 2 inputs.".to_string());
+    }
+    let elem = required_elem(n, 0)?;
+    let (Some(input), Some(shape)) = (shape_in(n, 0), input_values(n, 1)) else {
+        return Ok(one(elem, None));
+    };
+    let rank = input.dim.len();
+    let axes: Vec<usize> = match attr_ints(n, "axes") {
+        Some(given) => {
+            let r = rank as i64;
+            let mut seen = vec![false; rank];
+            let mut axes = Vec::with_capacity(given.len());
+            for a in given {
+                if a < -r || a >= r {
+                    return Err(format!(
+                        "Unexpected axis value: {a}. Expected range [{}, {r})",
+                        -r
+                    ));
+                }
+                let a = if a < 0 { a + r } else { a } as usize;
+                if seen[a] {
+                    return Err(format!("Axis {a} is referred to more than once."));
+                }
+                seen[a] = true;
+                axes.push(a);
+            }
+            axes
+        }
+        None => (0..rank).collect(),
+    };
+    if shape.len() != axes.len() {
+        return Err(format!(
+            "Number of elements of input 'shape' ({}) does not match the number of axes ({}).",
+            shape.len(),
+            axes.len()
+        ));
+    }
+    let mut dims: Vec<Dimension<'static>> = input
+        .dim
+        .iter()
+        .map(|d| match (d.as_value(), d.as_param()) {
+            (Some(v), _) => Dimension::value(v),
+            (None, Some(p)) => Dimension::param(p.to_string()),
+            (None, None) => Dimension::unknown(),
+        })
+        .collect();
+    for (&a, &s) in axes.iter().zip(shape) {
+        dims[a] = Dimension::value(s);
+    }
+    Ok(one(elem, Some(shape_of(dims))))
+}
