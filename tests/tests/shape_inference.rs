@@ -210,6 +210,8 @@ const CONV_POOL_NORM: &[&str] = &[
     "GridSample",
     "Col2Im",
     "CenterCropPad",
+    "RoiAlign",
+    "MaxRoiPool",
 ];
 
 /// Whether every node of `m` (no subgraphs, no functions) is covered.

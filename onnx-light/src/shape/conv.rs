@@ -40,6 +40,8 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         "LpPool" => pool(n, v >= 18, v >= 22)?,
         "ConvTranspose" => conv_transpose(n)?,
         "MaxUnpool" => max_unpool(n)?,
+        "RoiAlign" => roi_align(n)?,
+        "MaxRoiPool" => max_roi_pool(n)?,
         "BatchNormalization" => batch_norm(n)?,
         "LayerNormalization" => layer_norm(n)?,
         "RMSNormalization" => {
@@ -651,4 +653,102 @@ fn mean_variance_norm(n: &Node<'_, '_>) -> Result<Outputs, String> {
         }
     }
     Ok(outputs)
+}
+
+/// Input `i`'s rank must be `rank` when its shape is known.
+fn check_rank(n: &Node<'_, '_>, i: usize, rank: usize) -> Result<(), String> {
+    match shape_in(n, i) {
+        Some(s) if s.dim.len() != rank => Err(format!(
+            "Input {i} expected to have rank {rank} but has rank {}",
+            s.dim.len()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `RoiAlign`: (num_rois, C, output_height, output_width), whatever is known of the
+/// inputs; from opset 22 the rois must have 4 columns.
+fn roi_align(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    for (i, rank) in [(0, 4), (1, 2), (2, 1)] {
+        check_rank(n, i, rank)?;
+    }
+    let mut channels = Dimension::unknown();
+    let mut rois = Dimension::unknown();
+    if let Some(x) = shape_in(n, 0) {
+        unify_dim(&x.dim[1], &mut channels)?;
+    }
+    if let Some(r) = shape_in(n, 1) {
+        unify_dim(&r.dim[0], &mut rois)?;
+        if n.version >= 22 {
+            let mut four = Dimension::value(4);
+            unify_dim(&r.dim[1], &mut four)?;
+        }
+    }
+    if let Some(b) = shape_in(n, 2) {
+        unify_dim(&b.dim[0], &mut rois)?;
+    }
+    let height = Dimension::value(attr_int(n, "output_height", 1));
+    let width = Dimension::value(attr_int(n, "output_width", 1));
+    Ok(one(
+        elem,
+        Some(shape_of(vec![rois, channels, height, width])),
+    ))
+}
+
+/// `MaxRoiPool`: (num_rois, C, pooled_shape[0], pooled_shape[1]).
+fn max_roi_pool(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let (Some(x), Some(rois)) = (shape_in(n, 0), shape_in(n, 1)) else {
+        return Ok(one(elem, None));
+    };
+    let pooled_len = if n.version >= 22 {
+        if x.dim.len() != 4 {
+            return Err(format!(
+                "Input 0 expected to have rank 4 but has rank {}",
+                x.dim.len()
+            ));
+        }
+        if rois.dim.len() != 2 {
+            return Err(format!(
+                "Input 1 expected to have rank 2 but has rank {}",
+                rois.dim.len()
+            ));
+        }
+        let mut five = Dimension::value(5);
+        unify_dim(&rois.dim[1], &mut five)?;
+        2
+    } else {
+        if x.dim.len() < 4 {
+            return Err("Input tensor must have at least 4 dimensions".to_string());
+        }
+        if rois.dim.len() != 2 {
+            return Err("RoIs tensor must have 2 dimensions".to_string());
+        }
+        x.dim.len() - 2
+    };
+    let Some(pooled) = attr_ints(n, "pooled_shape") else {
+        return Err("Attribute pooled_shape must be specified".to_string());
+    };
+    if pooled.len() != pooled_len {
+        return Err("Attribute pooled_shape has incorrect length".to_string());
+    }
+    if pooled.iter().any(|&p| p <= 0) {
+        return Err("Attribute pooled_shape must only contain positive values".to_string());
+    }
+    let (num_rois, channels) = if n.version >= 22 {
+        let (mut r, mut c) = (Dimension::unknown(), Dimension::unknown());
+        unify_dim(&rois.dim[0], &mut r)?;
+        unify_dim(&x.dim[1], &mut c)?;
+        (r, c)
+    } else {
+        (owned_dim(&rois.dim[0]), owned_dim(&x.dim[1]))
+    };
+    let dims = vec![
+        num_rois,
+        channels,
+        Dimension::value(pooled[0]),
+        Dimension::value(pooled[1]),
+    ];
+    Ok(one(elem, Some(shape_of(dims))))
 }
