@@ -210,6 +210,7 @@ const CONV_POOL_NORM: &[&str] = &[
     "GridSample",
     "Col2Im",
     "CenterCropPad",
+    "AffineGrid",
     "RoiAlign",
     "MaxRoiPool",
 ];

@@ -25,6 +25,7 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         "GridSample" => grid_sample(n)?,
         "Col2Im" => col2im(n)?,
         "CenterCropPad" => center_crop_pad(n)?,
+        "AffineGrid" => affine_grid(n)?,
         _ => return Ok(None),
     };
     Ok(Some(outputs))
@@ -422,5 +423,44 @@ fn center_crop_pad(n: &Node<'_, '_>) -> Result<Outputs, String> {
     for (&a, &s) in axes.iter().zip(shape) {
         dims[a] = Dimension::value(s);
     }
+    Ok(one(elem, Some(shape_of(dims))))
+}
+
+/// `AffineGrid`: (N, H, W, 2) or (N, D, H, W, 3) from the `size` input's values, or
+/// unknown sizes when only its length is known.
+fn affine_grid(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    if shape_in(n, 0).is_none() {
+        return Ok(one(elem, None));
+    }
+    let size: Vec<Dimension<'static>> = match (input_values(n, 1), shape_in(n, 1)) {
+        (_, Some(s)) if s.dim.len() != 1 => {
+            return Err(format!(
+                "Input 1 expected to have rank 1 but has rank {}",
+                s.dim.len()
+            ))
+        }
+        (Some(values), _) => values.iter().map(|&v| Dimension::value(v)).collect(),
+        (None, Some(s)) => match s.dim[0].as_value() {
+            Some(len) if (0..=1024).contains(&len) => vec![Dimension::unknown(); len as usize],
+            _ => return Ok(one(elem, None)),
+        },
+        (None, None) => return Ok(one(elem, None)),
+    };
+    let mut dims = match size.len() {
+        4 => vec![size[0].clone(), size[2].clone(), size[3].clone()],
+        5 => vec![
+            size[0].clone(),
+            size[2].clone(),
+            size[3].clone(),
+            size[4].clone(),
+        ],
+        len => {
+            return Err(format!(
+                "Length of input 'size' is {len}. It must be 4 for 2D or 5 for 5D."
+            ))
+        }
+    };
+    dims.push(Dimension::value(size.len() as i64 - 2));
     Ok(one(elem, Some(shape_of(dims))))
 }
