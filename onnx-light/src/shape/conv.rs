@@ -752,3 +752,145 @@ fn max_roi_pool(n: &Node<'_, '_>) -> Result<Outputs, String> {
     ];
     Ok(one(elem, Some(shape_of(dims))))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::onnx::*;
+    use crate::shape::{infer_shapes, InferOptions};
+
+    /// A dimension from its notation: a number, `?` for unknown, else a name.
+    fn dims(spec: &[&str]) -> Vec<Dimension<'static>> {
+        spec.iter()
+            .map(|d| match d.parse::<i64>() {
+                Ok(v) => Dimension::value(v),
+                Err(_) if *d == "?" => Dimension::unknown(),
+                Err(_) => Dimension::param(d.to_string()),
+            })
+            .collect()
+    }
+
+    /// The inferred types of `node`'s outputs (`name: type`), its float inputs of the
+    /// given shapes, in opset `opset`; an error in strict mode.
+    fn infer(
+        node: NodeProto<'static>,
+        inputs: &[(&str, &[&str])],
+        opset: i64,
+    ) -> crate::Result<Vec<String>> {
+        let mut g = GraphProto::named("g");
+        for (name, shape) in inputs {
+            g.input.push(ValueInfoProto::tensor(
+                name.to_string(),
+                DataType::Float,
+                dims(shape),
+            ));
+        }
+        g.node.push(node);
+        let mut m = ModelProto::new(g, vec![OperatorSetIdProto::new("", opset)]);
+        infer_shapes(&mut m, &InferOptions::default().strict_mode(true))?;
+        Ok(m.graph
+            .unwrap()
+            .value_info
+            .iter()
+            .map(|vi| format!("{}: {}", vi.name(), vi.r#type.as_ref().unwrap()))
+            .collect())
+    }
+
+    #[test]
+    fn conv_takes_its_kernel_and_channels_from_the_weights() {
+        let conv = NodeProto::new("Conv", ["x", "w"], ["y"])
+            .with_attribute(AttributeProto::ints("strides", [2, 2]))
+            .with_attribute(AttributeProto::ints("pads", [1, 1, 1, 1]));
+        let got = infer(
+            conv,
+            &[("x", &["N", "3", "H", "9"]), ("w", &["M", "3", "3", "3"])],
+            22,
+        );
+        assert_eq!(got.unwrap(), ["y: float[N,M,unk__0,5]"]);
+    }
+
+    #[test]
+    fn pooling_in_ceil_mode_drops_a_last_window_in_the_padding_from_opset_22() {
+        let pool = || {
+            NodeProto::new("MaxPool", ["x"], ["y", "i"])
+                .with_attribute(AttributeProto::ints("kernel_shape", [2, 2]))
+                .with_attribute(AttributeProto::ints("strides", [2, 2]))
+                .with_attribute(AttributeProto::ints("pads", [1, 1, 1, 1]))
+                .with_attribute(AttributeProto::int("ceil_mode", 1))
+        };
+        let x: &[(&str, &[&str])] = &[("x", &["1", "1", "5", "5"])];
+        assert_eq!(
+            infer(pool(), x, 19).unwrap(),
+            ["y: float[1,1,4,4]", "i: int64[1,1,4,4]"]
+        );
+        assert_eq!(
+            infer(pool(), x, 22).unwrap(),
+            ["y: float[1,1,3,3]", "i: int64[1,1,3,3]"]
+        );
+        // Without a kernel shape the pooling is refused.
+        assert!(infer(NodeProto::new("AveragePool", ["x"], ["y"]), x, 22).is_err());
+    }
+
+    #[test]
+    fn conv_transpose_grows_by_the_strides_and_stops_at_a_too_small_output_shape() {
+        let x: &[(&str, &[&str])] = &[("x", &["N", "4", "5", "5"]), ("w", &["4", "G", "3", "3"])];
+        let strided = NodeProto::new("ConvTranspose", ["x", "w"], ["y"])
+            .with_attribute(AttributeProto::ints("strides", [2, 2]))
+            .with_attribute(AttributeProto::ints("output_padding", [1, 1]));
+        assert_eq!(infer(strided, x, 22).unwrap(), ["y: float[N,G,12,12]"]);
+        // As in `onnx`: the shape as far as it got (3 is below the input's 5).
+        let short = NodeProto::new("ConvTranspose", ["x", "w"], ["y"])
+            .with_attribute(AttributeProto::int("group", 2))
+            .with_attribute(AttributeProto::ints("output_shape", [10, 3]));
+        assert_eq!(infer(short, x, 22).unwrap(), ["y: float[N,unk__0,10]"]);
+    }
+
+    #[test]
+    fn normalizations_give_their_statistics_shapes() {
+        let ln = NodeProto::new("LayerNormalization", ["x", "s"], ["y", "m", "d"]);
+        assert_eq!(
+            infer(ln, &[("x", &["N", "S", "8"]), ("s", &["8"])], 17).unwrap(),
+            ["y: float[N,S,8]", "m: float[N,S,1]", "d: float[N,S,1]"]
+        );
+        let inputs: &[(&str, &[&str])] = &[
+            ("x", &["N", "C", "4"]),
+            ("s", &["3"]),
+            ("b", &["c"]),
+            ("m", &["3"]),
+            ("v", &["3"]),
+        ];
+        let bn = || {
+            NodeProto::new(
+                "BatchNormalization",
+                ["x", "s", "b", "m", "v"],
+                ["y", "rm", "rv"],
+            )
+        };
+        assert_eq!(
+            infer(
+                bn().with_attribute(AttributeProto::int("training_mode", 1)),
+                inputs,
+                15
+            )
+            .unwrap(),
+            ["y: float[N,C,4]", "rm: float[3]", "rv: float[3]"]
+        );
+        // Three outputs need the training mode.
+        assert!(infer(bn(), inputs, 15).is_err());
+    }
+
+    #[test]
+    fn roi_align_takes_the_rois_count_and_refuses_rois_of_five_columns_from_opset_22() {
+        let roi = || NodeProto::new("RoiAlign", ["x", "r", "b"], ["y"]);
+        let inputs = |cols| -> Vec<(&str, &[&str])> {
+            vec![
+                ("x", &["N", "C", "8", "8"]),
+                ("r", if cols == 4 { &["R", "4"] } else { &["R", "5"] }),
+                ("b", &["R"]),
+            ]
+        };
+        let node = roi().with_attribute(AttributeProto::int("output_height", 3));
+        assert_eq!(infer(node, &inputs(4), 22).unwrap(), ["y: float[R,C,3,1]"]);
+        assert!(infer(roi(), &inputs(5), 22).is_err());
+        assert_eq!(infer(roi(), &inputs(5), 16).unwrap(), ["y: float[R,C,1,1]"]);
+    }
+}

@@ -464,3 +464,115 @@ fn affine_grid(n: &Node<'_, '_>) -> Result<Outputs, String> {
     dims.push(Dimension::value(size.len() as i64 - 2));
     Ok(one(elem, Some(shape_of(dims))))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::onnx::*;
+    use crate::shape::{infer_shapes, InferOptions};
+
+    /// A dimension from its notation: a number, `?` for unknown, else a name.
+    fn dims(spec: &[&str]) -> Vec<Dimension<'static>> {
+        spec.iter()
+            .map(|d| match d.parse::<i64>() {
+                Ok(v) => Dimension::value(v),
+                Err(_) if *d == "?" => Dimension::unknown(),
+                Err(_) => Dimension::param(d.to_string()),
+            })
+            .collect()
+    }
+
+    /// The inferred types of `node`'s outputs: its float inputs of the given shapes,
+    /// its int64 constants, in opset `opset`; an error in strict mode.
+    fn infer(
+        node: NodeProto<'static>,
+        inputs: &[(&str, &[&str])],
+        constants: &[(&str, &[i64])],
+        opset: i64,
+    ) -> crate::Result<Vec<String>> {
+        let mut g = GraphProto::named("g");
+        for (name, shape) in inputs {
+            g.input.push(ValueInfoProto::tensor(
+                name.to_string(),
+                DataType::Float,
+                dims(shape),
+            ));
+        }
+        for (name, values) in constants {
+            let t = TensorProto::from_vec(name.to_string(), [values.len() as i64], values.to_vec());
+            g.initializer.push(t.unwrap());
+        }
+        g.node.push(node);
+        let mut m = ModelProto::new(g, vec![OperatorSetIdProto::new("", opset)]);
+        infer_shapes(&mut m, &InferOptions::default().strict_mode(true))?;
+        Ok(m.graph
+            .unwrap()
+            .value_info
+            .iter()
+            .map(|vi| format!("{}: {}", vi.name(), vi.r#type.as_ref().unwrap()))
+            .collect())
+    }
+
+    #[test]
+    fn resize_takes_constant_sizes_for_its_axes_and_keeps_only_known_other_sizes() {
+        let node = NodeProto::new("Resize", ["x", "", "", "sizes"], ["y"])
+            .with_attribute(AttributeProto::ints("axes", [2, 3]));
+        let got = infer(
+            node,
+            &[("x", &["N", "3", "8", "W"])],
+            &[("sizes", &[16, 12])],
+            19,
+        );
+        assert_eq!(got.unwrap(), ["y: float[unk__0,3,16,12]"]);
+        // `not_larger`: one scale for all axes, the smallest asked (8/8 here).
+        let node = NodeProto::new("Resize", ["x", "", "", "sizes"], ["y"]).with_attribute(
+            AttributeProto::string("keep_aspect_ratio_policy", b"not_larger".to_vec()),
+        );
+        let got = infer(
+            node,
+            &[("x", &["1", "3", "8", "6"])],
+            &[("sizes", &[1, 3, 16, 16])],
+            19,
+        );
+        assert_eq!(got.unwrap(), ["y: float[1,3,8,6]"]);
+    }
+
+    #[test]
+    fn resize_with_unknown_scales_keeps_the_rank_and_refuses_both_scales_and_sizes() {
+        let node = NodeProto::new("Resize", ["x", "", "scales"], ["y"]);
+        let got = infer(
+            node,
+            &[("x", &["N", "3", "8", "6"]), ("scales", &["4"])],
+            &[],
+            13,
+        );
+        assert_eq!(got.unwrap(), ["y: float[unk__0,unk__1,unk__2,unk__3]"]);
+        let both = NodeProto::new("Resize", ["x", "", "scales", "sizes"], ["y"]);
+        let inputs: &[(&str, &[&str])] = &[("x", &["1", "3", "8", "6"]), ("scales", &["4"])];
+        assert!(infer(both, inputs, &[("sizes", &[1, 3, 4, 4])], 13).is_err());
+    }
+
+    #[test]
+    fn grid_sample_and_crops_take_their_sizes_from_grid_and_constants() {
+        let node = NodeProto::new("GridSample", ["x", "g"], ["y"]);
+        let inputs: &[(&str, &[&str])] =
+            &[("x", &["N", "3", "8", "8"]), ("g", &["M", "h", "5", "2"])];
+        assert_eq!(infer(node, inputs, &[], 20).unwrap(), ["y: float[N,3,h,5]"]);
+        // The grid's last dimension must be the spatial rank.
+        let node = NodeProto::new("GridSample", ["x", "g"], ["y"]);
+        let inputs: &[(&str, &[&str])] =
+            &[("x", &["2", "3", "8", "8"]), ("g", &["2", "4", "5", "3"])];
+        assert!(infer(node, inputs, &[], 20).is_err());
+        let node = NodeProto::new("CenterCropPad", ["x", "s"], ["y"])
+            .with_attribute(AttributeProto::ints("axes", [-1, 2]));
+        let got = infer(node, &[("x", &["N", "3", "8", "W"])], &[("s", &[4, 9])], 18);
+        assert_eq!(got.unwrap(), ["y: float[N,3,9,4]"]);
+        let node = NodeProto::new("Col2Im", ["x", "i", "b"], ["y"]);
+        let got = infer(
+            node,
+            &[("x", &["N", "12", "L"])],
+            &[("i", &[5, 5]), ("b", &[2, 2])],
+            18,
+        );
+        assert_eq!(got.unwrap(), ["y: float[unk__0,3,5,5]"]);
+    }
+}
