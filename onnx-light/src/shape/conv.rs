@@ -24,13 +24,11 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
             let elem = required_elem(n, 0)?;
             one(elem, conv_pool(n, &conv_spec(v >= 22, 1))?)
         }
+        // ConvInteger-10 and QLinearConv-10 use the rounding of the latest Conv.
         "ConvInteger" => {
             tensor_input(n, 0)?;
             tensor_input(n, 1)?;
-            one(
-                DataType::Int32.to_i32(),
-                conv_pool(n, &conv_spec(false, 1))?,
-            )
+            one(DataType::Int32.to_i32(), conv_pool(n, &conv_spec(true, 1))?)
         }
         "QLinearConv" => qlinear_conv(n)?,
         "AveragePool" => pool(n, v >= 11, v >= 22)?,
@@ -318,7 +316,7 @@ fn qlinear_conv(n: &Node<'_, '_>) -> Result<Outputs, String> {
         }
     }
     let elem = required_elem(n, 7)?;
-    Ok(one(elem, conv_pool(n, &conv_spec(false, 3))?))
+    Ok(one(elem, conv_pool(n, &conv_spec(true, 3))?))
 }
 
 /// `ConvTranspose`: `onnx`'s `convTransposeShapeInference`.
