@@ -3,7 +3,9 @@
 //!
 //! Float constants are out of reach of the rules (only small integer constants are
 //! collected), so `scales` given as a constant are treated as unknown values: the
-//! output keeps the input's rank with unknown sizes.
+//! output keeps the input's rank with unknown sizes. A `scales` input of length 0 is
+//! taken for the empty constant exporters write for "not given" (`onnx` reads the
+//! constant; a graph input of length 0 it counts as given).
 
 use super::kit::*;
 use super::types::shape_of;
