@@ -25,7 +25,7 @@ use onnx_support::first_diff;
 
 /// The operators onnx-light has a rule for, by family: `Op` for `ai.onnx`, `domain:Op`
 /// for another domain.
-const RULES: &[&[&str]] = &[CORE, MODELS, ML, CONV_POOL_NORM];
+const RULES: &[&[&str]] = &[CORE, MODELS, ML, CONV_POOL_NORM, TENSOR_QUANT_SIGNAL];
 
 /// Elementwise operators, shapes and indexing, reductions.
 const CORE: &[&str] = &[
@@ -213,6 +213,16 @@ const CONV_POOL_NORM: &[&str] = &[
     "AffineGrid",
     "RoiAlign",
     "MaxRoiPool",
+];
+
+/// Tensor making and splitting, quantization, random generators, signal and strings.
+const TENSOR_QUANT_SIGNAL: &[&str] = &[
+    "Range",
+    "Split",
+    "Pad",
+    "QuantizeLinear",
+    "DequantizeLinear",
+    "DynamicQuantizeLinear",
 ];
 
 /// Whether every node of `m` (no subgraphs, no functions) is covered.

@@ -44,6 +44,7 @@ mod ml;
 mod models;
 mod resize;
 mod rules;
+mod tensor;
 mod types;
 
 use types::{small_ints, with_raw_elem_type};
@@ -339,6 +340,7 @@ const FAMILIES: &[Family] = &[
     ml::infer,
     conv::infer,
     resize::infer,
+    tensor::infer,
 ];
 
 /// The output types the rule of `n`'s operator gives; `Ok(None)` when no family has one.

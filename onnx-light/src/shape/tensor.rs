@@ -1,0 +1,410 @@
+//! Inference rules of the tensor-making and tensor-splitting operators (`Range`,
+//! `Split`, `Pad`, `OneHot`, `Compress`, `Unique`, `GatherND`, `Einsum`, `BitCast`,
+//! `CumProd`, `Det`, ...), of quantization (`QuantizeLinear`, `DequantizeLinear`,
+//! `DynamicQuantizeLinear`, `QLinearMatMul`, `MatMulInteger`), of the random generators
+//! and of the string operators, as `onnx`'s inference functions give them.
+
+use super::kit::*;
+use super::types::{shape_of, tensor_type};
+use crate::onnx::{DataType, Dimension, TensorShapeProto};
+use crate::ProtoEnum;
+
+/// The rule's outcome: `Ok(None)` when this family does not know the operator.
+pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
+    if !n.domain.is_empty() {
+        return Ok(None);
+    }
+    let outputs = match n.node.op_type() {
+        "Range" => range(n)?,
+        "Split" if n.version >= 2 => split(n)?,
+        "Pad" if n.version >= 2 => pad(n)?,
+        "QuantizeLinear" => quantize(n)?,
+        "DequantizeLinear" => dequantize(n)?,
+        "DynamicQuantizeLinear" => dynamic_quantize(n),
+        _ => return Ok(None),
+    };
+    Ok(Some(outputs))
+}
+
+const INT64: DataType = DataType::Int64;
+
+fn attr_int(n: &Node<'_, '_>, name: &str) -> Option<i64> {
+    attribute(n, name).and_then(|a| a.i)
+}
+
+/// Whether input `i` is given (present with a non-empty name).
+fn has_input(n: &Node<'_, '_>, i: usize) -> bool {
+    n.node.input.get(i).is_some_and(|s| !s.is_empty())
+}
+
+/// The values of input `i` read as int64 data, when it is a constant: an error when the
+/// constant is of another integer type, as `onnx`'s parse of the data raises one.
+fn int64_data<'n>(n: &'n Node<'_, '_>, i: usize) -> Result<Option<&'n [i64]>, String> {
+    let Some(values) = input_values(n, i) else {
+        return Ok(None);
+    };
+    match elem_of(n.inputs.get(i)) {
+        Some(e) if e != INT64.to_i32() => Err(format!(
+            "ParseData type mismatch for tensor: {}. Expected:int64",
+            n.node.input[i]
+        )),
+        _ => Ok(Some(values)),
+    }
+}
+
+/// The element type an attribute names (`output_dtype`, `dtype`, ...), checked as
+/// `onnx` checks it; `None` when the attribute is absent.
+fn attr_dtype(n: &Node<'_, '_>, name: &str) -> Result<Option<i32>, String> {
+    let Some(a) = attribute(n, name) else {
+        return Ok(None);
+    };
+    let Some(v) = a.i else {
+        return Err(format!(
+            "Attribute {name} should be of integer type and specify a type"
+        ));
+    };
+    if !(0..=28).contains(&v) {
+        return Err(format!("Attribute {name} does not specify a valid type"));
+    }
+    Ok(Some(v as i32))
+}
+
+/// `a + b` for dimension arithmetic, an error on overflow as in `onnx`.
+fn checked_add(a: i64, b: i64) -> Result<i64, String> {
+    a.checked_add(b)
+        .ok_or_else(|| format!("Integer overflow while adding dimension values {a} and {b}"))
+}
+
+/// `(v as f64).ceil()` converted as C++ converts a double to int64 on x86: a value out
+/// of range (or NaN) becomes `i64::MIN`.
+fn ceil_to_i64(v: f64) -> i64 {
+    // 2^63: the first double past the int64 range.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    let c = v.ceil();
+    if (-LIMIT..LIMIT).contains(&c) {
+        c as i64
+    } else {
+        i64::MIN
+    }
+}
+
+fn range(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let (Some(start), Some(limit), Some(delta)) =
+        (input_values(n, 0), input_values(n, 1), input_values(n, 2))
+    else {
+        // The output is 1-D whatever the inputs; its length is known only from constants.
+        return Ok(one(elem, Some(shape_of(vec![Dimension::unknown()]))));
+    };
+    let elems = [0, 1, 2].map(|i| elem_of(n.inputs.get(i)));
+    if elems[0] != elems[1] || elems[0] != elems[2] {
+        return Err("All inputs to 'Range' op must be of the same type".to_string());
+    }
+    let scalar = |i: usize, v: &[i64]| match shape_in(n, i) {
+        Some(s) => s.dim.is_empty() && v.len() == 1,
+        None => v.len() == 1,
+    };
+    if !(scalar(0, start) && scalar(1, limit) && scalar(2, delta)) {
+        return Err(
+            "Input to 'Range' op should be scalars (Tensor with only one element and shape empty)"
+                .to_string(),
+        );
+    }
+    let (s, l, d) = (start[0], limit[0], delta[0]);
+    // The difference is taken in the element type (wrapping as C++ does), then divided
+    // as doubles.
+    let diff = if elems[0] == Some(DataType::Int32.to_i32()) {
+        f64::from((l as i32).wrapping_sub(s as i32))
+    } else {
+        l.wrapping_sub(s) as f64
+    };
+    let len = ceil_to_i64(diff / d as f64).max(0);
+    Ok(one(elem, Some(shape_of(vec![Dimension::value(len)]))))
+}
+
+fn split(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let count = n.node.output.len();
+    if count == 0 {
+        if n.version < 18 {
+            return Err("Split must have at least one output".to_string());
+        }
+        return Ok(Vec::new());
+    }
+    let elem = required_elem(n, 0)?;
+    let elem_only = vec![Some(tensor_type(elem, None)); count];
+    let Some(shape) = shape_in(n, 0) else {
+        return Ok(elem_only);
+    };
+    let rank = shape.dim.len() as i64;
+    let axis = attr_int(n, "axis").unwrap_or(0);
+    if axis < -rank || axis >= rank {
+        return Err(format!(
+            "Invalid value of attribute 'axis'. Rank={rank} Value={axis}"
+        ));
+    }
+    let axis = if axis < 0 { axis + rank } else { axis } as usize;
+    let with_dim = |d: Dimension<'static>| {
+        let mut s = owned(shape);
+        s.dim[axis] = d;
+        Some(tensor_type(elem, Some(s)))
+    };
+    let Some(total) = shape.dim[axis].as_value() else {
+        return Ok((0..count).map(|_| with_dim(Dimension::unknown())).collect());
+    };
+    // `onnx` holds the split dimension in an `int`.
+    let total = i64::from(total as i32);
+    let equal = |parts: i64| -> Result<Vec<i64>, String> {
+        if total % parts != 0 {
+            return Err("The input is not evenly splittable".to_string());
+        }
+        Ok(vec![total / parts; count])
+    };
+    let split: Vec<i64> = if n.version < 13 {
+        match attribute(n, "split") {
+            Some(a) => a.ints.clone(),
+            None => equal(count as i64)?,
+        }
+    } else if n.version < 18 {
+        if n.node.input.len() == 2 && n.inputs.get(1).is_some_and(Option::is_some) {
+            match int64_data(n, 1)? {
+                Some(v) => v.to_vec(),
+                None => return Ok(elem_only),
+            }
+        } else {
+            equal(count as i64)?
+        }
+    } else {
+        let num_outputs = attr_int(n, "num_outputs");
+        if has_input(n, 1) && attribute(n, "num_outputs").is_some() {
+            return Err("Both 'split' input and 'num_outputs' attribute were given".to_string());
+        }
+        if has_input(n, 1) {
+            match int64_data(n, 1)? {
+                Some(v) => v.to_vec(),
+                None => return Ok(elem_only),
+            }
+        } else if let Some(parts) = num_outputs {
+            if parts < 1 {
+                return Err("Attribute `num_outputs` value cannot be lower than 1".to_string());
+            }
+            if parts < count as i64 {
+                // `onnx` would read past its list of sizes.
+                return Err(format!(
+                    "Attribute `num_outputs` ({parts}) is less than the number of outputs ({count})"
+                ));
+            }
+            // Extra parts beyond the node's outputs are dropped.
+            let mut v = if total % parts == 0 {
+                vec![total / parts; count]
+            } else {
+                // Equal chunks rounded up, the last one what remains (negative when
+                // nothing does, as `onnx` computes it).
+                let chunk = total / parts + 1;
+                let mut v = vec![chunk; count];
+                if parts == count as i64 {
+                    v[count - 1] = total.wrapping_sub(chunk.wrapping_mul(parts - 1));
+                }
+                v
+            };
+            v.truncate(count);
+            v
+        } else {
+            return Err(
+                "Neither 'split' input nor 'num_outputs' attribute has been given".to_string(),
+            );
+        }
+    };
+    if n.version < 18 || has_input(n, 1) {
+        if split.len() != count {
+            return Err(format!(
+                "Mismatch between number of splits ({}) and outputs ({count})",
+                split.len()
+            ));
+        }
+        let sum = split.iter().fold(0i64, |a, &b| a.wrapping_add(b));
+        if sum != total {
+            return Err(format!(
+                "Mismatch between the sum of 'split' ({sum}) and the split dimension of the input ({total})"
+            ));
+        }
+    }
+    Ok(split
+        .into_iter()
+        .map(|v| with_dim(Dimension::value(v)))
+        .collect())
+}
+
+/// The padded dimension: known sizes grow by the pads, an unknown one stays only when
+/// the pads add nothing.
+fn padded(d: &Dimension<'_>, before: i64, after: i64) -> Result<Dimension<'static>, String> {
+    let total = checked_add(before, after)?;
+    Ok(match d.as_value() {
+        Some(v) => Dimension::value(checked_add(v, total)?),
+        None if total == 0 => owned_dim(d),
+        None => Dimension::unknown(),
+    })
+}
+
+fn pad(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let Some(input) = shape_in(n, 0) else {
+        return Ok(one(elem, None));
+    };
+    let rank = input.dim.len();
+    if n.version < 11 {
+        let Some(pads) = attribute(n, "pads").map(|a| &a.ints) else {
+            return Err("Attribute value for pads is required".to_string());
+        };
+        if pads.len() != rank * 2 {
+            return Err("Attribute pads has incorrect length".to_string());
+        }
+        let dims = (0..rank)
+            .map(|i| padded(&input.dim[i], pads[i], pads[rank + i]))
+            .collect::<Result<_, _>>()?;
+        return Ok(one(elem, Some(shape_of(dims))));
+    }
+    // The axes the pads apply to (from opset 18): all unless an `axes` input with a
+    // shape is given, whose values are then needed.
+    let axes: Vec<usize> = if n.version >= 18 && shape_in(n, 3).is_some() {
+        let Some(values) = input_values(n, 3) else {
+            return Ok(one(elem, None));
+        };
+        let r = rank as i64;
+        let mut axes = Vec::with_capacity(values.len());
+        for &a in values {
+            if a < -r || a >= r {
+                return Err(format!(
+                    "Unexpected axis value: {a}. Expected range [{}, {r})",
+                    -r
+                ));
+            }
+            let a = if a < 0 { a + r } else { a } as usize;
+            if axes.contains(&a) {
+                return Err(format!("Axis {a} is referred to more than once."));
+            }
+            axes.push(a);
+        }
+        axes
+    } else {
+        (0..rank).collect()
+    };
+    let unknown = || one(elem, Some(shape_of(vec![Dimension::unknown(); rank])));
+    let Some(pads) = input_values(n, 1) else {
+        return Ok(unknown());
+    };
+    if axes.is_empty() {
+        return Ok(unknown());
+    }
+    let one_d = shape_in(n, 1).is_some_and(|s| s.dim.len() == 1);
+    if !one_d || elem_of(n.inputs.get(1)) != Some(INT64.to_i32()) {
+        return Err(
+            "'pads' input must be a 1D (shape: [2 * num_axes]) tensor of type int64".into(),
+        );
+    }
+    let k = axes.len();
+    if pads.len() != 2 * k {
+        return Err(format!(
+            "Pads has incorrect number of values. Expected 2 * {k} values. Got {} values.",
+            pads.len()
+        ));
+    }
+    let mut dims: Vec<Dimension<'static>> = if n.version >= 18 {
+        // Dimensions not padded keep their size, not their name.
+        input
+            .dim
+            .iter()
+            .map(|d| {
+                d.as_value()
+                    .map_or_else(Dimension::unknown, Dimension::value)
+            })
+            .collect()
+    } else {
+        vec![Dimension::unknown(); rank]
+    };
+    for (i, &a) in axes.iter().enumerate() {
+        dims[a] = padded(&input.dim[a], pads[i], pads[k + i])?;
+    }
+    Ok(one(elem, Some(shape_of(dims))))
+}
+
+/// The shape of input `i`, if known, for an output of the same shape.
+fn shape_copy(n: &Node<'_, '_>, i: usize) -> Option<TensorShapeProto<'static>> {
+    shape_in(n, i).map(owned)
+}
+
+fn quantize(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let zero_point = if has_input(n, 2) {
+        n.inputs.get(2).copied().flatten()
+    } else {
+        None
+    };
+    let elem = if n.version >= 21 {
+        let dtype = attr_dtype(n, "output_dtype")?.filter(|&d| d != 0);
+        if zero_point.is_some() {
+            let zp = elem_of(n.inputs.get(2));
+            if let (Some(d), Some(z)) = (dtype, zp) {
+                if d != z {
+                    return Err(format!(
+                        "output_dtype {d} does not match y_zero_point type {z}."
+                    ));
+                }
+            }
+            zp
+        } else if dtype.is_some() {
+            dtype
+        } else if !has_input(n, 2) {
+            Some(DataType::Uint8.to_i32())
+        } else {
+            None
+        }
+    } else if has_input(n, 2) {
+        zero_point.and_then(|_| elem_of(n.inputs.get(2)))
+    } else {
+        Some(DataType::Uint8.to_i32())
+    };
+    let shape = shape_copy(n, 0);
+    match elem {
+        Some(e) => Ok(one(e, shape)),
+        // A shape without an element type.
+        None if shape.is_some() => Ok(set_elem_unset(one(0, shape))),
+        None => Ok(vec![None]),
+    }
+}
+
+fn dequantize(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = if n.version < 19 {
+        DataType::Float.to_i32()
+    } else {
+        let dtype = if n.version >= 23 {
+            attr_dtype(n, "output_dtype")?.filter(|&d| d != 0)
+        } else {
+            None
+        };
+        match dtype {
+            Some(d) => d,
+            None => required_elem(n, 1)?,
+        }
+    };
+    Ok(one(elem, shape_copy(n, 0)))
+}
+
+fn dynamic_quantize(n: &Node<'_, '_>) -> Outputs {
+    let scalar = |e: DataType| Some(tensor_type(e.to_i32(), Some(shape_of(vec![]))));
+    let mut outputs = vec![
+        Some(tensor_type(DataType::Uint8.to_i32(), shape_copy(n, 0))),
+        scalar(DataType::Float),
+        scalar(DataType::Uint8),
+    ];
+    outputs.truncate(n.node.output.len());
+    outputs
+}
+
+/// The outputs with their element type left unset (not even `UNDEFINED`).
+fn set_elem_unset(mut outputs: Outputs) -> Outputs {
+    for t in outputs.iter_mut().flatten() {
+        if let Some(crate::onnx::TypeValue::TensorType(tt)) = t.value.as_mut() {
+            tt.elem_type_raw = None;
+        }
+    }
+    outputs
+}
