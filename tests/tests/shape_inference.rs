@@ -223,6 +223,17 @@ const TENSOR_QUANT_SIGNAL: &[&str] = &[
     "QuantizeLinear",
     "DequantizeLinear",
     "DynamicQuantizeLinear",
+    "CumProd",
+    "BitCast",
+    "NonMaxSuppression",
+    "ImageDecoder",
+    "Det",
+    "QLinearMatMul",
+    "MatMulInteger",
+    "TfIdfVectorizer",
+    "Unique",
+    "StringSplit",
+    "StringNormalizer",
 ];
 
 /// Whether every node of `m` (no subgraphs, no functions) is covered.

@@ -4,9 +4,10 @@
 //! `DynamicQuantizeLinear`, `QLinearMatMul`, `MatMulInteger`), of the random generators
 //! and of the string operators, as `onnx`'s inference functions give them.
 
+use super::broadcast::broadcast;
 use super::kit::*;
 use super::types::{shape_of, tensor_type};
-use crate::onnx::{DataType, Dimension, TensorShapeProto};
+use crate::onnx::{DataType, Dimension, TensorShapeProto, TypeValue};
 use crate::ProtoEnum;
 
 /// The rule's outcome: `Ok(None)` when this family does not know the operator.
@@ -21,6 +22,17 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         "QuantizeLinear" => quantize(n)?,
         "DequantizeLinear" => dequantize(n)?,
         "DynamicQuantizeLinear" => dynamic_quantize(n),
+        "CumProd" => same_as_input(n, 0)?,
+        "BitCast" => bit_cast(n)?,
+        "NonMaxSuppression" => non_max_suppression(n),
+        "ImageDecoder" => image_decoder(n)?,
+        "Det" => det(n)?,
+        "QLinearMatMul" => qlinear_matmul(n)?,
+        "MatMulInteger" => matmul_integer(n)?,
+        "TfIdfVectorizer" => tfidf_vectorizer(n)?,
+        "Unique" => unique(n)?,
+        "StringSplit" => string_split(n),
+        "StringNormalizer" => string_normalizer(n)?,
         _ => return Ok(None),
     };
     Ok(Some(outputs))
@@ -402,9 +414,252 @@ fn dynamic_quantize(n: &Node<'_, '_>) -> Outputs {
 /// The outputs with their element type left unset (not even `UNDEFINED`).
 fn set_elem_unset(mut outputs: Outputs) -> Outputs {
     for t in outputs.iter_mut().flatten() {
-        if let Some(crate::onnx::TypeValue::TensorType(tt)) = t.value.as_mut() {
+        if let Some(TypeValue::TensorType(tt)) = t.value.as_mut() {
             tt.elem_type_raw = None;
         }
     }
     outputs
+}
+
+/// The number of bits of an element type; 0 for one without a fixed width.
+fn bit_width(elem: i32) -> u32 {
+    // By `TensorProto.DataType` number.
+    match elem {
+        1 | 6 | 12 => 32,
+        7 | 11 | 13 | 14 => 64,
+        15 => 128,
+        4 | 5 | 10 | 16 => 16,
+        2 | 3 | 9 | 17..=20 | 24 => 8,
+        21..=23 => 4,
+        25 | 26 => 2,
+        _ => 0,
+    }
+}
+
+fn bit_cast(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let to = attr_dtype(n, "to")?;
+    if let (Some(from), Some(to)) = (elem_of(n.inputs.first()), to) {
+        let (a, b) = (bit_width(from), bit_width(to));
+        if a != 0 && b != 0 && a != b {
+            return Err(format!(
+                "BitCast requires input and output types to have the same bit-width, but input type has {a} bits and output type has {b} bits."
+            ));
+        }
+    }
+    let Some(to) = to else {
+        return Err("Value of attribute to not specified".to_string());
+    };
+    Ok(one(to, shape_copy(n, 0)))
+}
+
+fn non_max_suppression(n: &Node<'_, '_>) -> Outputs {
+    // Before opset 11 only the element type is given.
+    let shape =
+        (n.version >= 11).then(|| shape_of(vec![Dimension::unknown(), Dimension::value(3)]));
+    one(INT64.to_i32(), shape)
+}
+
+fn image_decoder(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    if shape_in(n, 0).is_some_and(|s| s.dim.len() != 1) {
+        return Err("Input tensor must be 1-dimensional".to_string());
+    }
+    Ok(one(
+        DataType::Uint8.to_i32(),
+        Some(shape_of(vec![Dimension::unknown(); 3])),
+    ))
+}
+
+fn det(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let Some(s) = shape_in(n, 0) else {
+        return Ok(one(elem, None));
+    };
+    let rank = s.dim.len();
+    if rank < 2 {
+        return Err("Input rank must be >= 2.".to_string());
+    }
+    if let (Some(h), Some(w)) = (s.dim[rank - 2].as_value(), s.dim[rank - 1].as_value()) {
+        if h != w {
+            return Err(format!(
+                "The inner-most 2 dimensions must have the same size (mat_w:{w} != mat_h:{h})."
+            ));
+        }
+    }
+    let dims = s.dim[..rank - 2].iter().map(owned_dim).collect();
+    Ok(one(elem, Some(shape_of(dims))))
+}
+
+/// The shape of a matrix product (numpy `matmul`) of inputs `a` and `b`; `None` unless
+/// both shapes are known.
+fn matmul_shape(
+    n: &Node<'_, '_>,
+    a: usize,
+    b: usize,
+) -> Result<Option<TensorShapeProto<'static>>, String> {
+    let (Some(sa), Some(sb)) = (shape_in(n, a), shape_in(n, b)) else {
+        return Ok(None);
+    };
+    if sa.dim.is_empty() || sb.dim.is_empty() {
+        return Err("Input tensors of wrong rank (0).".to_string());
+    }
+    // 1-D operands become a row (left) or a column (right), the added dimension
+    // dropped from the result.
+    let mut left: Vec<Dimension<'static>> = sa.dim.iter().map(owned_dim).collect();
+    let mut right: Vec<Dimension<'static>> = sb.dim.iter().map(owned_dim).collect();
+    if left.len() == 1 {
+        left.insert(0, Dimension::value(1));
+    }
+    if right.len() == 1 {
+        right.push(Dimension::value(1));
+    }
+    let (l, r) = (left.len(), right.len());
+    if let (Some(x), Some(y)) = (left[l - 1].as_value(), right[r - 2].as_value()) {
+        if x != y {
+            return Err("Incompatible dimensions for matrix multiplication".to_string());
+        }
+    }
+    let prefix_l = shape_of(left[..l - 2].to_vec());
+    let prefix_r = shape_of(right[..r - 2].to_vec());
+    let mut dims = broadcast(&[&prefix_l, &prefix_r])?.dim;
+    if sa.dim.len() != 1 {
+        dims.push(left[l - 2].clone());
+    }
+    if sb.dim.len() != 1 {
+        dims.push(right[r - 1].clone());
+    }
+    Ok(Some(shape_of(dims)))
+}
+
+fn is_tensor(n: &Node<'_, '_>, i: usize) -> bool {
+    matches!(
+        n.inputs
+            .get(i)
+            .copied()
+            .flatten()
+            .and_then(|t| t.value.as_ref()),
+        Some(TypeValue::TensorType(_))
+    )
+}
+
+fn qlinear_matmul(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    if !is_tensor(n, 0) || !is_tensor(n, 3) {
+        return Err("inputs are expected to have tensor type.".to_string());
+    }
+    for (input, zero_point) in [(0, 2), (3, 5)] {
+        let zp = n.inputs.get(zero_point).copied().flatten();
+        let zp_elem = elem_of(n.inputs.get(zero_point)).unwrap_or(0);
+        if zp.is_none() || zp_elem != elem_of(n.inputs.get(input)).unwrap_or(0) {
+            return Err("input and zero_point pair is expected to have same type.".to_string());
+        }
+    }
+    let elem = required_elem(n, 7)?;
+    Ok(one(elem, matmul_shape(n, 0, 3)?))
+}
+
+fn matmul_integer(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    if !is_tensor(n, 0) || !is_tensor(n, 1) {
+        return Err(
+            "inputs are expected to have tensor type and output type should not be null."
+                .to_string(),
+        );
+    }
+    Ok(one(DataType::Int32.to_i32(), matmul_shape(n, 0, 1)?))
+}
+
+fn tfidf_vectorizer(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let float = DataType::Float.to_i32();
+    let Some(s) = shape_in(n, 0) else {
+        return Ok(one(float, None));
+    };
+    let indexes = attribute(n, "ngram_indexes").map(|a| a.ints.as_slice());
+    let indexes = indexes.unwrap_or_default();
+    if indexes.is_empty() || indexes.iter().any(|&i| i < 0) {
+        return Err("ngram_indexes must be non-empty with no negative values".to_string());
+    }
+    let width = indexes.iter().max().map_or(0, |&m| m.saturating_add(1));
+    let dims = match s.dim.len() {
+        1 => vec![Dimension::value(width)],
+        2 => vec![owned_dim(&s.dim[0]), Dimension::value(width)],
+        _ => return Err("Input tensor must have rank 1 or 2".to_string()),
+    };
+    Ok(one(float, Some(shape_of(dims))))
+}
+
+fn unique(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let count = n.node.output.len();
+    let vector = || {
+        Some(tensor_type(
+            INT64.to_i32(),
+            Some(shape_of(vec![Dimension::unknown()])),
+        ))
+    };
+    let y = match attr_int(n, "axis") {
+        // Without an axis the input is flattened.
+        None => Some(shape_of(vec![Dimension::unknown()])),
+        Some(axis) => match shape_in(n, 0) {
+            None => None,
+            Some(s) => {
+                let rank = s.dim.len() as i64;
+                // `onnx` holds the axis in an `int`.
+                let axis = i64::from(axis as i32);
+                let axis = if axis < 0 { axis + rank } else { axis };
+                if axis < 0 || axis >= rank {
+                    return Err("Invalid value for attribute axis".to_string());
+                }
+                let dims = s
+                    .dim
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| {
+                        if i as i64 == axis {
+                            Dimension::unknown()
+                        } else {
+                            owned_dim(d)
+                        }
+                    })
+                    .collect();
+                Some(shape_of(dims))
+            }
+        },
+    };
+    let mut outputs = vec![Some(tensor_type(elem, y))];
+    outputs.extend((1..count.min(4)).map(|_| vector()));
+    Ok(outputs)
+}
+
+fn string_split(n: &Node<'_, '_>) -> Outputs {
+    let string = DataType::String.to_i32();
+    let (Some(s), Some(string_in)) = (shape_in(n, 0), elem_of(n.inputs.first())) else {
+        return vec![None; n.node.output.len()];
+    };
+    if string_in != string {
+        return vec![None; n.node.output.len()];
+    }
+    let mut split = owned(s);
+    split.dim.push(Dimension::unknown());
+    let mut outputs = vec![
+        Some(tensor_type(string, Some(split))),
+        Some(tensor_type(INT64.to_i32(), Some(owned(s)))),
+    ];
+    outputs.truncate(n.node.output.len());
+    outputs
+}
+
+fn string_normalizer(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let string = DataType::String.to_i32();
+    let Some(s) = shape_in(n, 0) else {
+        return Ok(one(string, None));
+    };
+    // The last dimension is unknown: stop words may be dropped.
+    let dims = match s.dim.len() {
+        1 => vec![Dimension::unknown()],
+        2 if s.dim[0].as_value() == Some(1) => vec![owned_dim(&s.dim[0]), Dimension::unknown()],
+        _ => {
+            return Err(
+                "Input shape must have either [C] or [1,C] dimensions where C > 0".to_string(),
+            )
+        }
+    };
+    Ok(one(string, Some(shape_of(dims))))
 }
