@@ -7,7 +7,9 @@
 use super::broadcast::broadcast;
 use super::kit::*;
 use super::types::{shape_of, tensor_type};
-use crate::onnx::{DataType, Dimension, TensorShapeProto, TypeValue};
+use std::collections::{BTreeMap, HashSet};
+
+use crate::onnx::{AttributeType, DataType, Dimension, TensorShapeProto, TypeValue};
 use crate::ProtoEnum;
 
 /// The rule's outcome: `Ok(None)` when this family does not know the operator.
@@ -33,6 +35,21 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         "Unique" => unique(n)?,
         "StringSplit" => string_split(n),
         "StringNormalizer" => string_normalizer(n)?,
+        "DFT" => dft(n)?,
+        "Einsum" => einsum(n)?,
+        "Compress" if n.version >= 11 => compress(n)?,
+        "OneHot" => one_hot(n)?,
+        "GatherND" => gather_nd(n)?,
+        "TensorScatter" => tensor_scatter(n)?,
+        "StringConcat" => broadcast_inputs(n, 0..2, 0)?,
+        "RegexFullMatch" => regex_full_match(n)?,
+        "Swish" => same_as_input(n, 0)?,
+        "HannWindow" | "HammingWindow" | "BlackmanWindow" => window(n)?,
+        "MelWeightMatrix" => mel_weight_matrix(n)?,
+        "STFT" => stft(n)?,
+        "RandomUniform" | "RandomNormal" => random(n)?,
+        "RandomUniformLike" | "RandomNormalLike" | "Bernoulli" => random_like(n)?,
+        "Multinomial" => multinomial(n)?,
         _ => return Ok(None),
     };
     Ok(Some(outputs))
@@ -662,4 +679,604 @@ fn string_normalizer(n: &Node<'_, '_>) -> Result<Outputs, String> {
         }
     };
     Ok(one(string, Some(shape_of(dims))))
+}
+
+/// The value of a constant scalar input `i` (a tensor of one element and no dimension),
+/// `None` when it is not a constant; `not_scalar` is the error when it has dimensions.
+fn scalar_const(n: &Node<'_, '_>, i: usize, not_scalar: &str) -> Result<Option<i64>, String> {
+    let Some(values) = input_values(n, i) else {
+        return Ok(None);
+    };
+    if shape_in(n, i).is_some_and(|s| !s.dim.is_empty()) {
+        return Err(not_scalar.to_string());
+    }
+    first_value(n, i, values).map(Some)
+}
+
+/// The first value of constant input `i`: an error when it has none.
+fn first_value(n: &Node<'_, '_>, i: usize, values: &[i64]) -> Result<i64, String> {
+    values
+        .first()
+        .copied()
+        .ok_or_else(|| format!("Input {} holds no value", n.node.input[i]))
+}
+
+/// Whether the input's type is known (whatever its shape).
+fn typed(n: &Node<'_, '_>, i: usize) -> bool {
+    n.inputs.get(i).is_some_and(Option::is_some)
+}
+
+fn dft(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let flag = |name: &str| attr_int(n, name).unwrap_or(0) != 0;
+    let (onesided, inverse) = (flag("onesided"), flag("inverse"));
+    let elem = required_elem(n, 0)?;
+    let Some(s) = shape_in(n, 0) else {
+        return Ok(one(elem, None));
+    };
+    let rank = s.dim.len() as i64;
+    if rank < 2 {
+        return Err(
+            "input tensor must have rank >= 2, including the complex dimension.".to_string(),
+        );
+    }
+    if onesided {
+        let last = s.dim[s.dim.len() - 1].as_value();
+        if inverse && last.is_some_and(|v| v != 2) {
+            return Err(
+                "inverse one-sided DFT requires complex input (last dimension must be 2)".into(),
+            );
+        }
+        if !inverse && last.is_some_and(|v| v != 1) {
+            return Err("one-sided DFT requires real input (last dimension must be 1)".into());
+        }
+    }
+    // The last dimension holds the real and imaginary parts: 1 for a real output.
+    let complex = Dimension::value(if onesided && inverse { 1 } else { 2 });
+    let mut dims: Vec<Dimension<'static>> = s.dim.iter().map(owned_dim).collect();
+    let last = dims.len() - 1;
+    let axis = if n.version >= 20 {
+        if !has_input(n, 2) {
+            -2
+        } else {
+            match scalar_const(n, 2, "axis input must be a scalar.")? {
+                Some(a) => a,
+                None => {
+                    // The signal axis is not known: neither is its length when it changes.
+                    if onesided || has_input(n, 1) {
+                        dims = vec![Dimension::unknown(); dims.len()];
+                    }
+                    dims[last] = complex;
+                    return Ok(one(elem, Some(shape_of(dims))));
+                }
+            }
+        }
+    } else {
+        i64::from(attr_int(n, "axis").unwrap_or(1) as i32)
+    };
+    if !(-rank <= axis && axis != -1 && axis < rank - 1) {
+        return Err(format!(
+            "axis attribute value {axis} is invalid for a tensor of rank {rank}. Valid values are '-rank <= axis && axis != -1 && axis < rank - 1'"
+        ));
+    }
+    let axis = if axis < 0 { axis + rank } else { axis } as usize;
+    if has_input(n, 1) {
+        match scalar_const(n, 1, "dft_length input must be a scalar.")? {
+            Some(length) => {
+                let len = if onesided && !inverse {
+                    (length >> 1).wrapping_add(1)
+                } else {
+                    length
+                };
+                dims[axis] = Dimension::value(len);
+            }
+            // Opset 17 gives up on the shape; later ones only on the size (a name stays).
+            None if n.version < 20 => return Ok(one(elem, None)),
+            None => {
+                if dims[axis].as_value().is_some() {
+                    dims[axis] = Dimension::unknown();
+                }
+            }
+        }
+    } else if onesided {
+        dims[axis] = match dims[axis].as_value() {
+            Some(v) if inverse => {
+                let v = v.checked_sub(1).and_then(|v| v.checked_mul(2));
+                Dimension::value(v.ok_or("Integer overflow in DFT output length")?)
+            }
+            Some(v) => Dimension::value((v >> 1) + 1),
+            None => Dimension::unknown(),
+        };
+    }
+    dims[last] = complex;
+    Ok(one(elem, Some(shape_of(dims))))
+}
+
+fn einsum(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let equation: Vec<u8> = attribute(n, "equation")
+        .and_then(|a| a.s.as_ref())
+        .map(|s| s.iter().copied().filter(|&c| c != b' ').collect())
+        .unwrap_or_default();
+    let count = n.node.input.len();
+    let shapes: Option<Vec<&TensorShapeProto<'_>>> = (0..count).map(|i| shape_in(n, i)).collect();
+    let (Some(shapes), false) = (shapes, equation.is_empty() || count == 0) else {
+        return Ok(one(elem, None));
+    };
+    let find = |s: &[u8], pat: &[u8]| s.windows(pat.len()).position(|w| w == pat);
+    let (left, right) = match find(&equation, b"->") {
+        Some(p) => (&equation[..p], Some(&equation[p + 2..])),
+        None => (&equation[..], None),
+    };
+    // Each label's dimension (from its first occurrence), and the labels repeated.
+    let mut labels: BTreeMap<u8, Dimension<'static>> = BTreeMap::new();
+    let mut repeated = HashSet::new();
+    let mut ellipsis: Option<Vec<Dimension<'static>>> = None;
+    let mut ellipsis_rank: Option<usize> = None;
+    let mut operands = 0;
+    for term in left.split(|&c| c == b',') {
+        let Some(shape) = shapes.get(operands) else {
+            return Err(
+                "Number of input tensors does not match the operands in the equation.".into(),
+            );
+        };
+        let rank = shape.dim.len();
+        let at = find(term, b"...");
+        let letters = term.iter().filter(|c| c.is_ascii_alphabetic()).count();
+        if at.is_some() {
+            if rank < letters {
+                return Err(format!(
+                    "Ellipsis represents incompatible dimensions for input {operands}. Rank {rank} is less than term size {letters}."
+                ));
+            }
+            match ellipsis_rank {
+                None => ellipsis_rank = Some(rank - letters),
+                Some(k) if k != rank - letters => {
+                    return Err(format!(
+                        "Ellipsis for input {operands} represents {} dimensions, but an earlier ellipsis represents {k} dimensions.",
+                        rank - letters
+                    ))
+                }
+                Some(_) => {}
+            }
+        } else if rank != letters {
+            return Err(format!(
+                "Rank of input {operands} ({rank}) does not match the equation indices ({letters})."
+            ));
+        }
+        // The position in the shape of the next label.
+        let mut pos = 0;
+        let mut index = 0;
+        while index < term.len() {
+            if Some(index) == at {
+                let k = rank - letters;
+                let dims = &shape.dim[pos..pos + k];
+                match ellipsis.as_mut() {
+                    None => ellipsis = Some(dims.iter().map(owned_dim).collect()),
+                    // A later ellipsis widens the sizes of 1 it meets (broadcast).
+                    Some(known) => {
+                        for (cur, d) in known.iter_mut().zip(dims) {
+                            if let (Some(c), Some(v)) = (cur.as_value(), d.as_value()) {
+                                if c == 1 && v > c {
+                                    *cur = Dimension::value(v);
+                                }
+                            }
+                        }
+                    }
+                }
+                pos += k;
+                index += 3;
+                continue;
+            }
+            let c = term[index];
+            if !c.is_ascii_alphabetic() {
+                // `onnx` never returns on such an equation.
+                return Err(format!(
+                    "Invalid character in Einsum equation: {}",
+                    c as char
+                ));
+            }
+            if let std::collections::btree_map::Entry::Vacant(e) = labels.entry(c) {
+                e.insert(owned_dim(&shape.dim[pos]));
+            } else {
+                repeated.insert(c);
+            }
+            pos += 1;
+            index += 1;
+        }
+        operands += 1;
+    }
+    if operands != count {
+        return Err("Number of input tensors does not match the operands in the equation.".into());
+    }
+    let ellipsis = ellipsis.unwrap_or_default();
+    let mut dims = Vec::new();
+    match right {
+        Some(right) => {
+            let at = find(right, b"...");
+            let mut index = 0;
+            while index < right.len() {
+                if Some(index) == at {
+                    dims.extend(ellipsis.iter().cloned());
+                    index += 3;
+                    continue;
+                }
+                let c = right[index];
+                if c.is_ascii_alphabetic() {
+                    let Some(d) = labels.get(&c) else {
+                        return Err(
+                            "Equation output contains a label missing from the inputs".into()
+                        );
+                    };
+                    dims.push(d.clone());
+                }
+                index += 1;
+            }
+        }
+        None => {
+            // Implicit output: the ellipsis, then the labels seen once in ASCII order.
+            dims.extend(ellipsis.iter().cloned());
+            dims.extend(
+                labels
+                    .iter()
+                    .filter(|(c, _)| !repeated.contains(*c))
+                    .map(|(_, d)| d.clone()),
+            );
+        }
+    }
+    Ok(one(elem, Some(shape_of(dims))))
+}
+
+fn compress(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let axis = attr_int(n, "axis");
+    let Some(axis) = axis else {
+        // Without an axis the input is flattened.
+        return Ok(one(elem, Some(shape_of(vec![Dimension::unknown()]))));
+    };
+    let Some(s) = shape_in(n, 0) else {
+        return Ok(one(elem, None));
+    };
+    let r = s.dim.len() as i64;
+    if r < 1 {
+        return Err("Indices tensor must have rank >= 1".to_string());
+    }
+    let axis = i64::from(axis as i32);
+    if axis < -r || axis >= r {
+        return Err("'axis' must be in [-rank(indices), rank(indices)-1]".to_string());
+    }
+    let axis = if axis < 0 { axis + r } else { axis } as usize;
+    Ok(one(elem, Some(shape_of(except_axis(s, axis)))))
+}
+
+/// The dimensions of `s`, the one at `axis` unknown.
+fn except_axis(s: &TensorShapeProto<'_>, axis: usize) -> Vec<Dimension<'static>> {
+    s.dim
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            if i == axis {
+                Dimension::unknown()
+            } else {
+                owned_dim(d)
+            }
+        })
+        .collect()
+}
+
+/// A copy of a dimension's size or name only.
+fn plain_dim(d: &Dimension<'_>) -> Dimension<'static> {
+    match (d.as_value(), d.as_param()) {
+        (Some(v), _) => Dimension::value(v),
+        (None, Some(p)) => Dimension::param(p.to_string()),
+        _ => Dimension::unknown(),
+    }
+}
+
+fn one_hot(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    if n.node.input.len() != 3 {
+        return Err("OneHot node must have three inputs.".to_string());
+    }
+    if n.version < 11 && input_values(n, 0).is_some_and(|v| v.iter().any(|&x| x < 0)) {
+        return Err("Input 'indices' must be non-negative for OneHot opset < 11.".to_string());
+    }
+    let mut depth = None;
+    if let Some(ds) = shape_in(n, 1) {
+        if ds.dim.len() > 1 {
+            return Err("Input 'depth' must be a scalar or rank 1 tensor.".to_string());
+        }
+        if ds.dim.len() == 1 && ds.dim[0].as_value().is_some_and(|v| v > 1) {
+            return Err("Input 'depth' must have at most one element.".to_string());
+        }
+        depth = input_values(n, 1).and_then(|v| v.first().copied());
+        if depth.is_some_and(|d| d < 0) {
+            return Err("Input 'depth' must be non-negative.".to_string());
+        }
+    }
+    if let Some(vs) = shape_in(n, 2) {
+        if vs.dim.len() != 1 {
+            return Err("Input 'values' must be rank 1 tensor.".to_string());
+        }
+        if vs.dim[0].as_value().is_some_and(|v| v != 2) {
+            return Err("Input 'values' must have exactly two elements.".to_string());
+        }
+    }
+    let elem = required_elem(n, 2)?;
+    let Some(s) = shape_in(n, 0) else {
+        return Ok(one(elem, None));
+    };
+    let r = s.dim.len() as i64;
+    if r < 1 {
+        return Err("Indices tensor must have rank >= 1".to_string());
+    }
+    let out_rank = r + 1;
+    let axis = i64::from(attr_int(n, "axis").unwrap_or(-1) as i32);
+    if axis < -out_rank || axis >= out_rank {
+        return Err("'axis' must be in [-rank(indices)-1, rank(indices)]".to_string());
+    }
+    let axis = if axis < 0 { axis + out_rank } else { axis } as usize;
+    let mut dims: Vec<Dimension<'static>> = s.dim.iter().map(plain_dim).collect();
+    dims.insert(
+        axis,
+        depth.map_or_else(Dimension::unknown, Dimension::value),
+    );
+    Ok(one(elem, Some(shape_of(dims))))
+}
+
+fn gather_nd(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let (Some(data), Some(indices)) = (shape_in(n, 0), shape_in(n, 1)) else {
+        return Ok(one(elem, None));
+    };
+    let (r, q) = (data.dim.len(), indices.dim.len());
+    if r < 1 || q < 1 {
+        return Err(
+            "Both `data` and `indices` input tensors in GatherND op need to have rank larger than 0."
+                .to_string(),
+        );
+    }
+    let Some(last) = indices.dim[q - 1].as_value() else {
+        return Ok(one(elem, None));
+    };
+    let batch_dims = if n.version >= 12 {
+        attr_int(n, "batch_dims").unwrap_or(0)
+    } else {
+        0
+    };
+    let last = checked_add(last, batch_dims)?;
+    if last > r as i64 {
+        return Err("Last dimension of `indices` input tensor in GatherND op must not be larger than the rank of `data` tensor".to_string());
+    }
+    if last < 0 {
+        return Err("Last dimension of `indices` plus batch_dims is negative".to_string());
+    }
+    let dims: Vec<Dimension<'static>> = indices.dim[..q - 1]
+        .iter()
+        .chain(&data.dim[last as usize..])
+        .map(owned_dim)
+        .collect();
+    // `onnx` makes the shape only when it adds a dimension to it.
+    let shape = (!dims.is_empty()).then(|| shape_of(dims));
+    Ok(one(elem, shape))
+}
+
+/// `onnx`'s check that two known sizes agree.
+fn same_size(a: &Dimension<'_>, b: &Dimension<'_>) -> Result<(), String> {
+    match (a.as_value(), b.as_value()) {
+        (Some(x), Some(y)) if x != y => Err(format!(
+            "Dimension mismatch in unification between {x} and {y}"
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn tensor_scatter(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let cache = shape_in(n, 0);
+    if let (Some(c), Some(u)) = (cache, shape_in(n, 1)) {
+        let rank = c.dim.len() as i64;
+        if u.dim.len() as i64 != rank {
+            return Err(format!(
+                "past_cache and update must have the same rank. past_cache_rank={rank}, update_rank={}",
+                u.dim.len()
+            ));
+        }
+        let axis = attr_int(n, "axis").unwrap_or(-2);
+        let axis = if axis < 0 { axis + rank } else { axis };
+        if axis <= 0 || axis >= rank {
+            return Err(format!("axis {axis} is out of range for rank {rank}"));
+        }
+        for (i, (a, b)) in c.dim.iter().zip(&u.dim).enumerate() {
+            if i as i64 != axis {
+                same_size(a, b)?;
+            }
+        }
+    }
+    if let Some(w) = shape_in(n, 2) {
+        if w.dim.len() != 1 {
+            return Err(format!(
+                "Input 2 expected to have rank 1 but has rank {}",
+                w.dim.len()
+            ));
+        }
+        if let Some(c) = cache {
+            let Some(d) = c.dim.first() else {
+                return Err("Input 0 expected to have rank >0 but has rank 0".to_string());
+            };
+            same_size(d, &w.dim[0])?;
+        }
+    }
+    Ok(one(elem, shape_copy(n, 0)))
+}
+
+fn regex_full_match(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let t = n.inputs.first().copied().flatten();
+    if t.is_some() && !is_tensor(n, 0) {
+        return Err("Mismatch between inferred and declared type.".to_string());
+    }
+    Ok(one(DataType::Bool.to_i32(), shape_copy(n, 0)))
+}
+
+/// The element type an `output_datatype` attribute gives (float by default).
+fn output_datatype(n: &Node<'_, '_>) -> Result<i32, String> {
+    let v = attr_int(n, "output_datatype").unwrap_or(i64::from(DataType::Float.to_i32()));
+    i32::try_from(v).map_err(|_| format!("output_datatype {v} out of range"))
+}
+
+fn window(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = output_datatype(n)?;
+    if shape_in(n, 0).is_none() {
+        return Ok(one(elem, None));
+    }
+    let Some(size) = scalar_const(n, 0, "size input must be a scalar.")? else {
+        return Ok(one(elem, None));
+    };
+    if size <= 0 {
+        return Err("size input must be greater than 0.".to_string());
+    }
+    Ok(one(elem, Some(shape_of(vec![Dimension::value(size)]))))
+}
+
+fn mel_weight_matrix(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = output_datatype(n)?;
+    if shape_in(n, 0).is_none() || shape_in(n, 1).is_none() {
+        return Ok(one(elem, None));
+    }
+    if input_values(n, 0).is_none() || input_values(n, 1).is_none() {
+        return Ok(one(elem, None));
+    }
+    let bins = scalar_const(n, 0, "num_mel_bins input must be scalar.")?.unwrap_or(-1);
+    let length = scalar_const(n, 1, "dft_length input must be scalar.")?.unwrap_or(-1);
+    if bins > 0 && length > 0 {
+        let dims = vec![Dimension::value((length >> 1) + 1), Dimension::value(bins)];
+        return Ok(one(elem, Some(shape_of(dims))));
+    }
+    Ok(one(elem, None))
+}
+
+/// `v` converted as C++ converts a float to int64 on x86: truncated, and `i64::MIN`
+/// when out of range (or NaN).
+fn trunc_to_i64(v: f32) -> i64 {
+    const LIMIT: f32 = 9_223_372_036_854_775_808.0;
+    if (-LIMIT..LIMIT).contains(&v) {
+        v as i64
+    } else {
+        i64::MIN
+    }
+}
+
+fn stft(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let none = || Ok(one(elem, None));
+    let Some(s) = shape_in(n, 0) else {
+        return none();
+    };
+    if s.dim.len() < 2 {
+        return Err("First input should have at least 2 dimensions.".to_string());
+    }
+    let Some(signal) = s.dim[1].as_value() else {
+        return none();
+    };
+    let Some(step) = input_values(n, 1) else {
+        return none();
+    };
+    let step = first_value(n, 1, step)?;
+    let frame_length = if has_input(n, 3) {
+        match input_values(n, 3) {
+            Some(_) => Some(scalar_const(n, 3, "frame_length input must be scalar.")?),
+            None => return none(),
+        }
+    } else {
+        None
+    };
+    // A window of known type counts, shape or not (no shape is rank 0).
+    let window = if n.node.input.len() >= 3 && typed(n, 2) {
+        if !is_tensor(n, 2) {
+            return Err("Input 2 expected to be a tensor or a sparse tensor type.".to_string());
+        }
+        Some(shape_in(n, 2).map_or(0, |w| w.dim.len()))
+    } else {
+        None
+    };
+    let window_len = || shape_in(n, 2).and_then(|w| w.dim.first()?.as_value());
+    let dft_size = match (window, frame_length) {
+        (None, None) => return none(),
+        (Some(rank), Some(length)) => {
+            let length = length.unwrap_or(0);
+            if rank != 1 {
+                return Err("window input must have rank = 1.".to_string());
+            }
+            if window_len().is_some_and(|w| w != length) {
+                return Err("If STFT has both a window input and frame_length specified, the dimension of the window must match the frame_length specified!".to_string());
+            }
+            length
+        }
+        (Some(rank), None) => {
+            if rank != 1 {
+                return Err("window input must have rank = 1.".to_string());
+            }
+            match window_len() {
+                Some(w) => w,
+                None => return none(),
+            }
+        }
+        (None, Some(length)) => length.unwrap_or(0),
+    };
+    let onesided = attr_int(n, "onesided").unwrap_or(0) != 0;
+    let bins = if onesided {
+        (dft_size >> 1).wrapping_add(1)
+    } else {
+        dft_size
+    };
+    // `onnx` divides in single precision.
+    let frames = trunc_to_i64(signal.wrapping_sub(dft_size) as f32 / step as f32).wrapping_add(1);
+    let batch = s.dim[0]
+        .as_value()
+        .map_or_else(Dimension::unknown, Dimension::value);
+    let dims = vec![
+        batch,
+        Dimension::value(frames),
+        Dimension::value(bins),
+        Dimension::value(2),
+    ];
+    Ok(one(elem, Some(shape_of(dims))))
+}
+
+fn random(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = attr_dtype(n, "dtype")?.unwrap_or(DataType::Float.to_i32());
+    let Some(a) = attribute(n, "shape")
+        .filter(|a| a.r#type.map(|t| t.raw()) == Some(AttributeType::Ints as i32))
+    else {
+        return Err("Attribute shape should specify a shape".to_string());
+    };
+    let mut dims = Vec::with_capacity(a.ints.len());
+    for &d in &a.ints {
+        if d < 0 {
+            return Err("Negative values are not allowed in a shape specification".to_string());
+        }
+        dims.push(Dimension::value(d));
+    }
+    Ok(one(elem, Some(shape_of(dims))))
+}
+
+fn random_like(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = match attr_dtype(n, "dtype")? {
+        Some(d) => d,
+        None => required_elem(n, 0)?,
+    };
+    Ok(one(elem, shape_copy(n, 0)))
+}
+
+fn multinomial(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = match attr_int(n, "dtype") {
+        None => DataType::Int32.to_i32(),
+        Some(d) if d == 6 || d == 7 => d as i32,
+        Some(_) => return Err("Output type must be int32 or int64".to_string()),
+    };
+    let batch = match shape_in(n, 0) {
+        Some(s) if s.dim.len() != 2 => return Err("Input tensor must have rank 2".to_string()),
+        Some(s) => owned_dim(&s.dim[0]),
+        None => Dimension::unknown(),
+    };
+    let samples = Dimension::value(attr_int(n, "sample_size").unwrap_or(1));
+    Ok(one(elem, Some(shape_of(vec![batch, samples]))))
 }
