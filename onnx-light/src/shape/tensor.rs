@@ -23,7 +23,7 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         "Pad" if n.version >= 2 => pad(n)?,
         "QuantizeLinear" => quantize(n)?,
         "DequantizeLinear" => dequantize(n)?,
-        "DynamicQuantizeLinear" => dynamic_quantize(n),
+        "DynamicQuantizeLinear" => dynamic_quantize(n)?,
         "CumProd" => same_as_input(n, 0)?,
         "BitCast" => bit_cast(n)?,
         "NonMaxSuppression" => non_max_suppression(n),
@@ -33,7 +33,7 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         "MatMulInteger" => matmul_integer(n)?,
         "TfIdfVectorizer" => tfidf_vectorizer(n)?,
         "Unique" => unique(n)?,
-        "StringSplit" => string_split(n),
+        "StringSplit" => string_split(n)?,
         "StringNormalizer" => string_normalizer(n)?,
         "DFT" => dft(n)?,
         "Einsum" => einsum(n)?,
@@ -295,7 +295,7 @@ fn pad(n: &Node<'_, '_>) -> Result<Outputs, String> {
     // The axes the pads apply to (from opset 18): all unless an `axes` input with a
     // shape is given, whose values are then needed.
     let axes: Vec<usize> = if n.version >= 18 && shape_in(n, 3).is_some() {
-        let Some(values) = input_values(n, 3) else {
+        let Some(values) = int64_data(n, 3)? else {
             return Ok(one(elem, None));
         };
         let r = rank as i64;
@@ -321,7 +321,7 @@ fn pad(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let Some(pads) = input_values(n, 1) else {
         return Ok(unknown());
     };
-    if axes.is_empty() {
+    if n.version >= 18 && axes.is_empty() {
         return Ok(unknown());
     }
     let one_d = shape_in(n, 1).is_some_and(|s| s.dim.len() == 1);
@@ -417,15 +417,17 @@ fn dequantize(n: &Node<'_, '_>) -> Result<Outputs, String> {
     Ok(one(elem, shape_copy(n, 0)))
 }
 
-fn dynamic_quantize(n: &Node<'_, '_>) -> Outputs {
+fn dynamic_quantize(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let scalar = |e: DataType| Some(tensor_type(e.to_i32(), Some(shape_of(vec![]))));
-    let mut outputs = vec![
+    if n.node.output.len() < 3 {
+        // `onnx` fails the whole inference here, even in lax mode.
+        return Err(format!("Output {} is out of bounds.", n.node.output.len()));
+    }
+    Ok(vec![
         Some(tensor_type(DataType::Uint8.to_i32(), shape_copy(n, 0))),
         scalar(DataType::Float),
         scalar(DataType::Uint8),
-    ];
-    outputs.truncate(n.node.output.len());
-    outputs
+    ])
 }
 
 /// The outputs with their element type left unset (not even `UNDEFINED`).
@@ -645,22 +647,24 @@ fn unique(n: &Node<'_, '_>) -> Result<Outputs, String> {
     Ok(outputs)
 }
 
-fn string_split(n: &Node<'_, '_>) -> Outputs {
+fn string_split(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let string = DataType::String.to_i32();
     let (Some(s), Some(string_in)) = (shape_in(n, 0), elem_of(n.inputs.first())) else {
-        return vec![None; n.node.output.len()];
+        return Ok(vec![None; n.node.output.len()]);
     };
     if string_in != string {
-        return vec![None; n.node.output.len()];
+        return Ok(vec![None; n.node.output.len()]);
+    }
+    if n.node.output.len() < 2 {
+        // `onnx` fails the whole inference here, even in lax mode.
+        return Err("Output 1 is out of bounds.".to_string());
     }
     let mut split = owned(s);
     split.dim.push(Dimension::unknown());
-    let mut outputs = vec![
+    Ok(vec![
         Some(tensor_type(string, Some(split))),
         Some(tensor_type(INT64.to_i32(), Some(owned(s)))),
-    ];
-    outputs.truncate(n.node.output.len());
-    outputs
+    ])
 }
 
 fn string_normalizer(n: &Node<'_, '_>) -> Result<Outputs, String> {
