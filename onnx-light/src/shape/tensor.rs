@@ -367,6 +367,9 @@ fn quantize(n: &Node<'_, '_>) -> Result<Outputs, String> {
     } else {
         None
     };
+    if zero_point.is_some() && !is_tensor(n, 2) {
+        return Err("Output 0 expected to have tensor type in node QuantizeLinear.".to_string());
+    }
     let elem = if n.version >= 21 {
         let dtype = attr_dtype(n, "output_dtype")?.filter(|&d| d != 0);
         if zero_point.is_some() {
@@ -1283,4 +1286,353 @@ fn multinomial(n: &Node<'_, '_>) -> Result<Outputs, String> {
     };
     let samples = Dimension::value(attr_int(n, "sample_size").unwrap_or(1));
     Ok(one(elem, Some(shape_of(vec![batch, samples]))))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::onnx::{
+        AttributeProto, DataType, Dimension, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
+        TensorProto, ValueInfoProto,
+    };
+    use crate::shape::{infer_shapes, InferOptions};
+
+    /// A symbolic or sized dimension from its text.
+    fn dim(d: &str) -> Dimension<'static> {
+        d.parse::<i64>()
+            .map_or_else(|_| Dimension::param(d.to_string()), Dimension::value)
+    }
+
+    fn input(name: &str, elem: DataType, dims: &[&str]) -> ValueInfoProto<'static> {
+        ValueInfoProto::tensor(
+            name.to_string(),
+            elem,
+            dims.iter().map(|d| dim(d)).collect::<Vec<_>>(),
+        )
+    }
+
+    /// The inferred types (strict mode) of the values the nodes compute, or the error.
+    fn infer(
+        opset: i64,
+        nodes: Vec<NodeProto<'static>>,
+        inputs: Vec<ValueInfoProto<'static>>,
+        initializers: Vec<TensorProto<'static>>,
+    ) -> Result<Vec<String>, String> {
+        let mut g = GraphProto::named("g");
+        g.input = inputs;
+        g.node = nodes;
+        g.initializer = initializers;
+        let mut m = ModelProto::new(g, vec![OperatorSetIdProto::new("", opset)]);
+        infer_shapes(&mut m, &InferOptions::default().strict_mode(true))
+            .map_err(|e| e.to_string())?;
+        Ok(m.graph
+            .unwrap()
+            .value_info
+            .iter()
+            .map(|vi| format!("{}: {}", vi.name(), vi.r#type.as_ref().unwrap()))
+            .collect())
+    }
+
+    fn ints(name: &str, dims: &[i64], values: Vec<i64>) -> TensorProto<'static> {
+        TensorProto::from_vec(name.to_string(), dims.to_vec(), values).unwrap()
+    }
+
+    fn node(op: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto<'static> {
+        NodeProto::new(
+            op.to_string(),
+            inputs.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            outputs.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        )
+    }
+
+    #[test]
+    fn range_has_a_length_only_from_constant_scalars_of_one_type() {
+        let consts = || {
+            vec![
+                ints("s", &[], vec![1]),
+                ints("l", &[], vec![10]),
+                ints("d", &[], vec![3]),
+            ]
+        };
+        let range = node("Range", &["s", "l", "d"], &["y"]);
+        assert_eq!(
+            infer(21, vec![range.clone()], vec![], consts()),
+            Ok(vec!["y: int64[3]".into()])
+        );
+        // A start given at run time: the output is 1-D of unknown length.
+        let x = input("s", DataType::Int64, &[]);
+        assert_eq!(
+            infer(21, vec![range.clone()], vec![x], consts()[1..].to_vec()),
+            Ok(vec!["y: int64[unk__0]".into()])
+        );
+        // A negative step counts down; an empty range has length 0.
+        let down = vec![
+            ints("s", &[], vec![10]),
+            ints("l", &[], vec![1]),
+            ints("d", &[], vec![-4]),
+        ];
+        assert_eq!(
+            infer(21, vec![range.clone()], vec![], down),
+            Ok(vec!["y: int64[3]".into()])
+        );
+        let vector = vec![
+            ints("s", &[1], vec![1]),
+            ints("l", &[], vec![10]),
+            ints("d", &[], vec![3]),
+        ];
+        assert!(infer(21, vec![range.clone()], vec![], vector).is_err());
+        let mixed = vec![
+            TensorProto::from_vec("s", [], vec![1i32]).unwrap(),
+            ints("l", &[], vec![10]),
+            ints("d", &[], vec![3]),
+        ];
+        assert!(infer(21, vec![range], vec![], mixed).is_err());
+    }
+
+    #[test]
+    fn split_by_count_sizes_or_input_in_each_version() {
+        let x = || vec![input("x", DataType::Float, &["N", "7"])];
+        let three = node("Split", &["x"], &["a", "b", "c"])
+            .with_attribute(AttributeProto::int("axis", 1))
+            .with_attribute(AttributeProto::int("num_outputs", 3));
+        assert_eq!(
+            infer(18, vec![three], x(), vec![]),
+            Ok(vec![
+                "a: float[N,3]".into(),
+                "b: float[N,3]".into(),
+                "c: float[N,1]".into()
+            ])
+        );
+        let sizes =
+            node("Split", &["x", "s"], &["a", "b"]).with_attribute(AttributeProto::int("axis", -1));
+        assert_eq!(
+            infer(
+                13,
+                vec![sizes.clone()],
+                x(),
+                vec![ints("s", &[2], vec![2, 5])]
+            ),
+            Ok(vec!["a: float[N,2]".into(), "b: float[N,5]".into()])
+        );
+        assert!(infer(13, vec![sizes], x(), vec![ints("s", &[2], vec![2, 2])]).is_err());
+        // Opset 11 splits evenly without sizes, and refuses an uneven split.
+        let halves =
+            node("Split", &["x"], &["a", "b"]).with_attribute(AttributeProto::int("axis", 1));
+        assert!(infer(11, vec![halves.clone()], x(), vec![]).is_err());
+        // A symbolic split axis leaves each part's size unknown.
+        assert_eq!(
+            infer(11, vec![node("Split", &["x"], &["a", "b"])], x(), vec![]),
+            Ok(vec![
+                "a: float[unk__0,7]".into(),
+                "b: float[unk__1,7]".into()
+            ])
+        );
+        let huge = node("Split", &["x"], &["a", "b"])
+            .with_attribute(AttributeProto::int("axis", i64::MAX));
+        assert!(infer(18, vec![huge], x(), vec![]).is_err());
+    }
+
+    #[test]
+    fn pad_grows_known_sizes_and_keeps_names_only_when_unpadded() {
+        let x = || vec![input("x", DataType::Float, &["N", "3", "M"])];
+        let pads = ints("p", &[6], vec![0, 1, 0, 0, 2, -1]);
+        assert_eq!(
+            infer(13, vec![node("Pad", &["x", "p"], &["y"])], x(), vec![pads]),
+            Ok(vec!["y: float[N,6,unk__0]".into()])
+        );
+        // From opset 18 the pads may apply to some axes only; the others keep their
+        // size but not their name.
+        let some = vec![
+            ints("p", &[4], vec![0, 1, 0, 2]),
+            ints("a", &[2], vec![1, -1]),
+        ];
+        assert_eq!(
+            infer(
+                18,
+                vec![node("Pad", &["x", "p", "", "a"], &["y"])],
+                x(),
+                some
+            ),
+            Ok(vec!["y: float[unk__0,3,unk__1]".into()])
+        );
+        let short = ints("p", &[4], vec![0, 1, 0, 0]);
+        assert!(infer(13, vec![node("Pad", &["x", "p"], &["y"])], x(), vec![short]).is_err());
+        let big = vec![input("x", DataType::Float, &[&i64::MAX.to_string()])];
+        let grow = ints("p", &[2], vec![1, 0]);
+        assert!(infer(13, vec![node("Pad", &["x", "p"], &["y"])], big, vec![grow]).is_err());
+        // Opset 2 reads the pads from an attribute.
+        let attr = node("Pad", &["x"], &["y"])
+            .with_attribute(AttributeProto::ints("pads", vec![0, 0, 1, 0, 0, 1]));
+        assert_eq!(
+            infer(2, vec![attr], x(), vec![]),
+            Ok(vec!["y: float[N,3,unk__0]".into()])
+        );
+    }
+
+    #[test]
+    fn quantization_types_follow_the_zero_point_or_the_attribute() {
+        let x = || {
+            vec![
+                input("x", DataType::Float, &["N", "3"]),
+                input("s", DataType::Float, &[]),
+            ]
+        };
+        let q = node("QuantizeLinear", &["x", "s"], &["y"]);
+        assert_eq!(
+            infer(21, vec![q.clone()], x(), vec![]),
+            Ok(vec!["y: uint8[N,3]".into()])
+        );
+        let int8 = q
+            .clone()
+            .with_attribute(AttributeProto::int("output_dtype", 3));
+        assert_eq!(
+            infer(21, vec![int8], x(), vec![]),
+            Ok(vec!["y: int8[N,3]".into()])
+        );
+        let mut with_zp = x();
+        with_zp.push(input("z", DataType::Int8, &[]));
+        let clash = node("QuantizeLinear", &["x", "s", "z"], &["y"])
+            .with_attribute(AttributeProto::int("output_dtype", 2));
+        assert!(infer(21, vec![clash], with_zp, vec![]).is_err());
+        let dq = |opset| {
+            let inputs = vec![
+                input("x", DataType::Int8, &["N"]),
+                input("s", DataType::Float16, &[]),
+            ];
+            infer(
+                opset,
+                vec![node("DequantizeLinear", &["x", "s"], &["y"])],
+                inputs,
+                vec![],
+            )
+        };
+        assert_eq!(dq(13), Ok(vec!["y: float[N]".into()]));
+        assert_eq!(dq(19), Ok(vec!["y: float16[N]".into()]));
+    }
+
+    #[test]
+    fn einsum_labels_take_the_dimensions_of_their_first_operand() {
+        let inputs = || {
+            vec![
+                input("a", DataType::Float, &["2", "N", "3"]),
+                input("b", DataType::Float, &["1", "3", "M"]),
+            ]
+        };
+        let einsum = |eq: &str| {
+            node("Einsum", &["a", "b"], &["y"]).with_attribute(AttributeProto::string(
+                "equation",
+                eq.to_string().into_bytes(),
+            ))
+        };
+        assert_eq!(
+            infer(12, vec![einsum("...ij,...jk->...ik")], inputs(), vec![]),
+            Ok(vec!["y: float[2,N,M]".into()])
+        );
+        // Without an output the labels seen once come in ASCII order.
+        assert_eq!(
+            infer(12, vec![einsum("bij,bjk")], inputs(), vec![]),
+            Ok(vec!["y: float[N,M]".into()])
+        );
+        assert!(infer(12, vec![einsum("ij,jk")], inputs(), vec![]).is_err());
+        assert!(infer(12, vec![einsum("bij,bjk->bq")], inputs(), vec![]).is_err());
+        // `onnx` never returns on a stray character; this is an error here.
+        assert!(infer(12, vec![einsum("b.j,bjk")], inputs(), vec![]).is_err());
+    }
+
+    #[test]
+    fn signal_operators_size_their_frequency_axis() {
+        let x = vec![input("x", DataType::Float, &["B", "9", "1"])];
+        let rfft = node("DFT", &["x"], &["y"]).with_attribute(AttributeProto::int("onesided", 1));
+        assert_eq!(
+            infer(20, vec![rfft], x.clone(), vec![]),
+            Ok(vec!["y: float[B,5,2]".into()])
+        );
+        let complex_in = node("DFT", &["x"], &["y"])
+            .with_attribute(AttributeProto::int("onesided", 1))
+            .with_attribute(AttributeProto::int("inverse", 1));
+        assert!(infer(20, vec![complex_in], x, vec![]).is_err());
+        let signal = vec![
+            input("x", DataType::Float, &["B", "128", "1"]),
+            input("w", DataType::Float, &["16"]),
+        ];
+        let stft = node("STFT", &["x", "s", "w"], &["y"]);
+        assert_eq!(
+            infer(17, vec![stft], signal, vec![ints("s", &[], vec![8])]),
+            Ok(vec!["y: float[unk__0,15,16,2]".into()])
+        );
+        let hann = node("HannWindow", &["n"], &["y"]);
+        assert_eq!(
+            infer(
+                17,
+                vec![hann.clone()],
+                vec![],
+                vec![ints("n", &[], vec![10])]
+            ),
+            Ok(vec!["y: float[10]".into()])
+        );
+        assert!(infer(17, vec![hann], vec![], vec![ints("n", &[], vec![0])]).is_err());
+    }
+
+    #[test]
+    fn indexing_operators_place_their_new_dimensions() {
+        let one_hot =
+            node("OneHot", &["i", "d", "v"], &["y"]).with_attribute(AttributeProto::int("axis", 1));
+        let inputs = vec![
+            input("i", DataType::Int64, &["N", "3"]),
+            input("v", DataType::Float, &["2"]),
+        ];
+        assert_eq!(
+            infer(11, vec![one_hot], inputs, vec![ints("d", &[], vec![5])]),
+            Ok(vec!["y: float[N,5,3]".into()])
+        );
+        let gather = vec![
+            input("x", DataType::Float, &["N", "3", "4"]),
+            input("i", DataType::Int64, &["K", "2"]),
+        ];
+        assert_eq!(
+            infer(
+                13,
+                vec![node("GatherND", &["x", "i"], &["y"])],
+                gather,
+                vec![]
+            ),
+            Ok(vec!["y: float[K,4]".into()])
+        );
+        let unique = node("Unique", &["x"], &["y", "i", "v", "c"])
+            .with_attribute(AttributeProto::int("axis", -1));
+        assert_eq!(
+            infer(
+                11,
+                vec![unique],
+                vec![input("x", DataType::Float, &["N", "3"])],
+                vec![]
+            ),
+            Ok(vec![
+                "y: float[N,unk__0]".into(),
+                "i: int64[unk__1]".into(),
+                "v: int64[unk__2]".into(),
+                "c: int64[unk__3]".into()
+            ])
+        );
+        let compress =
+            node("Compress", &["x", "c"], &["y"]).with_attribute(AttributeProto::int("axis", 2));
+        let inputs = vec![
+            input("x", DataType::Float, &["N", "3"]),
+            input("c", DataType::Bool, &["2"]),
+        ];
+        assert!(infer(11, vec![compress], inputs, vec![]).is_err());
+    }
+
+    #[test]
+    fn bit_cast_keeps_the_width() {
+        let x = vec![input("x", DataType::Float, &["N", "3"])];
+        let cast = |to: DataType| {
+            node("BitCast", &["x"], &["y"])
+                .with_attribute(AttributeProto::int("to", i64::from(to as i32)))
+        };
+        assert_eq!(
+            infer(26, vec![cast(DataType::Int32)], x.clone(), vec![]),
+            Ok(vec!["y: int32[N,3]".into()])
+        );
+        assert!(infer(26, vec![cast(DataType::Int64)], x, vec![]).is_err());
+    }
 }
