@@ -165,7 +165,8 @@ fn split(n: &Node<'_, '_>) -> Result<Outputs, String> {
         return Ok(elem_only);
     };
     let rank = shape.dim.len() as i64;
-    let axis = attr_int(n, "axis").unwrap_or(0);
+    // `onnx` holds the axis in an `int`.
+    let axis = i64::from(attr_int(n, "axis").unwrap_or(0) as i32);
     if axis < -rank || axis >= rank {
         return Err(format!(
             "Invalid value of attribute 'axis'. Rank={rank} Value={axis}"
@@ -598,7 +599,7 @@ fn tfidf_vectorizer(n: &Node<'_, '_>) -> Result<Outputs, String> {
     if indexes.is_empty() || indexes.iter().any(|&i| i < 0) {
         return Err("ngram_indexes must be non-empty with no negative values".to_string());
     }
-    let width = indexes.iter().max().map_or(0, |&m| m.saturating_add(1));
+    let width = indexes.iter().max().map_or(0, |&m| m.wrapping_add(1));
     let dims = match s.dim.len() {
         1 => vec![Dimension::value(width)],
         2 => vec![owned_dim(&s.dim[0]), Dimension::value(width)],
