@@ -754,18 +754,7 @@ fn max_roi_pool(n: &Node<'_, '_>) -> Result<Outputs, String> {
 #[cfg(test)]
 mod tests {
     use crate::onnx::*;
-    use crate::shape::{infer_shapes, InferOptions};
-
-    /// A dimension from its notation: a number, `?` for unknown, else a name.
-    fn dims(spec: &[&str]) -> Vec<Dimension<'static>> {
-        spec.iter()
-            .map(|d| match d.parse::<i64>() {
-                Ok(v) => Dimension::value(v),
-                Err(_) if *d == "?" => Dimension::unknown(),
-                Err(_) => Dimension::param(d.to_string()),
-            })
-            .collect()
-    }
+    use crate::shape::test_support::dims;
 
     /// The inferred types of `node`'s outputs (`name: type`), its float inputs of the
     /// given shapes, in opset `opset`; an error in strict mode.
@@ -783,14 +772,8 @@ mod tests {
             ));
         }
         g.node.push(node);
-        let mut m = ModelProto::new(g, vec![OperatorSetIdProto::new("", opset)]);
-        infer_shapes(&mut m, &InferOptions::default().strict_mode(true))?;
-        Ok(m.graph
-            .unwrap()
-            .value_info
-            .iter()
-            .map(|vi| format!("{}: {}", vi.name(), vi.r#type.as_ref().unwrap()))
-            .collect())
+        let m = ModelProto::new(g, vec![OperatorSetIdProto::new("", opset)]);
+        crate::shape::test_support::strict_value_types(m)
     }
 
     #[test]

@@ -629,7 +629,6 @@ mod tests {
         AttributeProto, DataType, Dimension, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
         TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
     };
-    use crate::shape::{infer_shapes, InferOptions};
 
     /// The types strict inference gives a one-node `ai.onnx.ml` model's values
     /// (`name: type`), or its error. Dimensions: a number is a size, `?` unknown,
@@ -668,15 +667,8 @@ mod tests {
             OperatorSetIdProto::new("", 21),
             OperatorSetIdProto::new("ai.onnx.ml", version),
         ];
-        let mut m = ModelProto::new(g, opsets);
-        infer_shapes(&mut m, &InferOptions::default().strict_mode(true))
-            .map_err(|e| e.to_string())?;
-        Ok(m.graph
-            .unwrap()
-            .value_info
-            .iter()
-            .map(|vi| format!("{}: {}", vi.name(), vi.r#type.as_ref().unwrap()))
-            .collect())
+        let m = ModelProto::new(g, opsets);
+        crate::shape::test_support::strict_value_types(m).map_err(|e| e.to_string())
     }
 
     fn strings(name: &str, values: &[&str]) -> AttributeProto<'static> {

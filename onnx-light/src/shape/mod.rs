@@ -45,6 +45,8 @@ mod models;
 mod resize;
 mod rules;
 mod tensor;
+#[cfg(test)]
+mod test_support;
 mod types;
 
 use types::{small_ints, with_raw_elem_type};

@@ -626,7 +626,6 @@ mod tests {
         AttributeProto, DataType, Dimension, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
         TypeProto, ValueInfoProto,
     };
-    use crate::shape::{infer_shapes, InferOptions};
 
     /// An input: name, element type, dimensions (`"?"` unknown, a number a size,
     /// anything else a name; `None` for an unknown shape).
@@ -666,15 +665,8 @@ mod tests {
         } else {
             opsets.push(OperatorSetIdProto::new(opset.0.to_string(), opset.1));
         }
-        let mut m = ModelProto::new(g, opsets);
-        infer_shapes(&mut m, &InferOptions::default().strict_mode(true))
-            .map_err(|e| e.to_string())?;
-        Ok(m.graph
-            .unwrap()
-            .value_info
-            .iter()
-            .map(|vi| format!("{}: {}", vi.name(), vi.r#type.as_ref().unwrap()))
-            .collect())
+        let m = ModelProto::new(g, opsets);
+        crate::shape::test_support::strict_value_types(m).map_err(|e| e.to_string())
     }
 
     fn in_domain(mut n: NodeProto<'static>, domain: &str) -> NodeProto<'static> {

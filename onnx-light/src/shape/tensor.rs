@@ -1295,7 +1295,6 @@ mod tests {
         AttributeProto, DataType, Dimension, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
         TensorProto, ValueInfoProto,
     };
-    use crate::shape::{infer_shapes, InferOptions};
 
     /// A symbolic or sized dimension from its text.
     fn dim(d: &str) -> Dimension<'static> {
@@ -1322,15 +1321,8 @@ mod tests {
         g.input = inputs;
         g.node = nodes;
         g.initializer = initializers;
-        let mut m = ModelProto::new(g, vec![OperatorSetIdProto::new("", opset)]);
-        infer_shapes(&mut m, &InferOptions::default().strict_mode(true))
-            .map_err(|e| e.to_string())?;
-        Ok(m.graph
-            .unwrap()
-            .value_info
-            .iter()
-            .map(|vi| format!("{}: {}", vi.name(), vi.r#type.as_ref().unwrap()))
-            .collect())
+        let m = ModelProto::new(g, vec![OperatorSetIdProto::new("", opset)]);
+        crate::shape::test_support::strict_value_types(m).map_err(|e| e.to_string())
     }
 
     fn ints(name: &str, dims: &[i64], values: Vec<i64>) -> TensorProto<'static> {
