@@ -480,18 +480,7 @@ fn tree_ensemble_regressor(n: &Node<'_, '_>) -> Result<Outputs, String> {
             "base_values",
         ],
     )?;
-    let batch = tree_batch(n)?;
-    let targets = match attribute(n, "n_targets") {
-        Some(a) => Dimension::value(a.i.unwrap_or(0)),
-        None => Dimension::unknown(),
-    };
-    let mut outputs = nothing(n);
-    put(
-        &mut outputs,
-        0,
-        tensor_type(FLOAT, Some(shape_of(vec![batch, targets]))),
-    )?;
-    Ok(outputs)
+    tree_targets(n, FLOAT)
 }
 
 /// `TreeEnsemble` (version 5): the node attributes must all describe as many nodes
@@ -547,18 +536,7 @@ fn tree_ensemble(n: &Node<'_, '_>) -> Result<Outputs, String> {
     if weights.data_type() != elem {
         return Err("Attribute 'leaf_weights' must have same type as input.".to_string());
     }
-    let batch = tree_batch(n)?;
-    let targets = match attribute(n, "n_targets") {
-        Some(a) => Dimension::value(a.i.unwrap_or(0)),
-        None => Dimension::unknown(),
-    };
-    let mut outputs = nothing(n);
-    put(
-        &mut outputs,
-        0,
-        tensor_type(elem, Some(shape_of(vec![batch, targets]))),
-    )?;
-    Ok(outputs)
+    tree_targets(n, elem)
 }
 
 /// An attribute describing each tree node: of type `expected` and `count` long.
@@ -620,6 +598,22 @@ fn zip_map(n: &Node<'_, '_>) -> Result<Outputs, String> {
     };
     let mut outputs = nothing(n);
     put(&mut outputs, 0, seq)?;
+    Ok(outputs)
+}
+
+/// A tree ensemble's one output: `elem` values of shape `[batch, n_targets]`.
+fn tree_targets(n: &Node<'_, '_>, elem: i32) -> Result<Outputs, String> {
+    let batch = tree_batch(n)?;
+    let targets = match attribute(n, "n_targets") {
+        Some(a) => Dimension::value(a.i.unwrap_or(0)),
+        None => Dimension::unknown(),
+    };
+    let mut outputs = nothing(n);
+    put(
+        &mut outputs,
+        0,
+        tensor_type(elem, Some(shape_of(vec![batch, targets]))),
+    )?;
     Ok(outputs)
 }
 

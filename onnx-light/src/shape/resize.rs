@@ -156,25 +156,10 @@ fn resize(n: &Node<'_, '_>) -> Result<Outputs, String> {
         return Err("Providing `scales` is incompatible with a `keep_aspect_ratio_policy` other than \"stretch\".".to_string());
     }
     let mut dims = vec![Dimension::unknown(); rank];
-    let mut axes = Vec::new();
-    if let Some(given) = attr_ints(n, "axes") {
-        let r = rank as i64;
-        let mut seen = vec![false; rank];
-        for a in given {
-            if a < -r || a >= r {
-                return Err(format!(
-                    "Unexpected axis value: {a}. Expected range [{}, {r})",
-                    -r
-                ));
-            }
-            let a = if a < 0 { a + r } else { a } as usize;
-            if seen[a] {
-                return Err(format!("Axis {a} is referred to more than once."));
-            }
-            seen[a] = true;
-            axes.push(a);
-        }
-    }
+    let axes = match attr_ints(n, "axes") {
+        Some(given) => distinct_axes(&given, rank)?,
+        None => Vec::new(),
+    };
     if has_sizes {
         if !axes.is_empty() && sizes.len() != axes.len() {
             return Err(format!(
@@ -384,26 +369,7 @@ fn center_crop_pad(n: &Node<'_, '_>) -> Result<Outputs, String> {
     };
     let rank = input.dim.len();
     let axes: Vec<usize> = match attr_ints(n, "axes") {
-        Some(given) => {
-            let r = rank as i64;
-            let mut seen = vec![false; rank];
-            let mut axes = Vec::with_capacity(given.len());
-            for a in given {
-                if a < -r || a >= r {
-                    return Err(format!(
-                        "Unexpected axis value: {a}. Expected range [{}, {r})",
-                        -r
-                    ));
-                }
-                let a = if a < 0 { a + r } else { a } as usize;
-                if seen[a] {
-                    return Err(format!("Axis {a} is referred to more than once."));
-                }
-                seen[a] = true;
-                axes.push(a);
-            }
-            axes
-        }
+        Some(given) => distinct_axes(&given, rank)?,
         None => (0..rank).collect(),
     };
     if shape.len() != axes.len() {
@@ -465,6 +431,29 @@ fn affine_grid(n: &Node<'_, '_>) -> Result<Outputs, String> {
     };
     dims.push(Dimension::value(size.len() as i64 - 2));
     Ok(one(elem, Some(shape_of(dims))))
+}
+
+/// The `axes` attribute of a tensor of rank `rank`, made non-negative: each in range
+/// and named once, or `onnx`'s reason.
+fn distinct_axes(given: &[i64], rank: usize) -> Result<Vec<usize>, String> {
+    let r = rank as i64;
+    let mut seen = vec![false; rank];
+    let mut axes = Vec::with_capacity(given.len());
+    for &a in given {
+        if a < -r || a >= r {
+            return Err(format!(
+                "Unexpected axis value: {a}. Expected range [{}, {r})",
+                -r
+            ));
+        }
+        let a = if a < 0 { a + r } else { a } as usize;
+        if seen[a] {
+            return Err(format!("Axis {a} is referred to more than once."));
+        }
+        seen[a] = true;
+        axes.push(a);
+    }
+    Ok(axes)
 }
 
 #[cfg(test)]
