@@ -228,13 +228,7 @@ fn conv_pool(
                         let total =
                             sub(effective[i], if residual == 0 { stride } else { residual })?
                                 .max(0);
-                        let small = total >> 1;
-                        let big = total - small;
-                        if mode == b"SAME_UPPER" {
-                            (pads[i], pads[i + rank]) = (small, big);
-                        } else if mode == b"SAME_LOWER" {
-                            (pads[i], pads[i + rank]) = (big, small);
-                        }
+                        split_pad(&mut pads, i, rank, total, mode);
                     }
                 }
                 _ => {}
@@ -398,13 +392,7 @@ fn conv_transpose(n: &Node<'_, '_>) -> Result<Outputs, String> {
             if let Some(mode) = auto_pad.filter(|m| *m != b"VALID") {
                 for i in 0..rank {
                     let total = sub(effective[i], strides[i])?.max(0);
-                    let small = total >> 1;
-                    let big = total - small;
-                    if mode == b"SAME_UPPER" {
-                        (pads[i], pads[i + rank]) = (small, big);
-                    } else if mode == b"SAME_LOWER" {
-                        (pads[i], pads[i + rank]) = (big, small);
-                    }
+                    split_pad(&mut pads, i, rank, total, mode);
                 }
             }
             pads
@@ -749,6 +737,18 @@ fn max_roi_pool(n: &Node<'_, '_>) -> Result<Outputs, String> {
         Dimension::value(pooled[1]),
     ];
     Ok(one(elem, Some(shape_of(dims))))
+}
+
+/// Splits axis `i`'s `total` padding between its start and end as `auto_pad` `mode`
+/// says: the odd one at the end for `SAME_UPPER`, at the start for `SAME_LOWER`.
+fn split_pad(pads: &mut [i64], i: usize, rank: usize, total: i64, mode: &[u8]) {
+    let small = total >> 1;
+    let big = total - small;
+    if mode == b"SAME_UPPER" {
+        (pads[i], pads[i + rank]) = (small, big);
+    } else if mode == b"SAME_LOWER" {
+        (pads[i], pads[i + rank]) = (big, small);
+    }
 }
 
 #[cfg(test)]
