@@ -25,7 +25,17 @@ use onnx_support::first_diff;
 
 /// The operators onnx-light has a rule for, by family: `Op` for `ai.onnx`, `domain:Op`
 /// for another domain.
-const RULES: &[&[&str]] = &[CORE, MODELS, ML, CONV_POOL_NORM, TENSOR_QUANT_SIGNAL];
+const RULES: &[&[&str]] = &[
+    CORE,
+    MODELS,
+    ML,
+    CONV_POOL_NORM,
+    TENSOR_QUANT_SIGNAL,
+    CONTROL_FLOW,
+];
+
+/// The operators that run graphs: their graphs' nodes must be covered too.
+const CONTROL_FLOW: &[&str] = &["If", "Loop", "Scan", "SequenceMap"];
 
 /// Elementwise operators, shapes and indexing, reductions.
 const CORE: &[&str] = &[
@@ -256,21 +266,25 @@ const TENSOR_QUANT_SIGNAL: &[&str] = &[
     "Multinomial",
 ];
 
-/// Whether every node of `m` (no subgraphs, no functions) is covered.
+/// Whether every node of `m` (no functions) is covered, in its graphs too.
 fn covered(m: &Model) -> bool {
-    let Some(g) = &m.graph else { return false };
-    m.functions.is_empty()
-        && !g.node.is_empty()
-        && g.node.iter().all(|n| {
+    fn graph_covered(g: &GraphProto<'_>) -> bool {
+        g.node.iter().all(|n| {
             let name = match n.domain() {
                 "" | "ai.onnx" => n.op_type().to_string(),
                 d => format!("{d}:{}", n.op_type()),
             };
             RULES.iter().any(|family| family.contains(&name.as_str()))
-                && n.attribute
-                    .iter()
-                    .all(|a| a.g.is_none() && a.graphs.is_empty())
+                && n.attribute.iter().all(|a| {
+                    a.graphs.is_empty()
+                        && a.g
+                            .as_deref()
+                            .is_none_or(|g| CONTROL_FLOW.contains(&n.op_type()) && graph_covered(g))
+                })
         })
+    }
+    let Some(g) = &m.graph else { return false };
+    m.functions.is_empty() && !g.node.is_empty() && graph_covered(g)
 }
 
 /// The model with its integer inputs (shapes, axes, indices) turned into initializers

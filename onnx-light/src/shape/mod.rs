@@ -37,6 +37,7 @@
 
 mod broadcast;
 mod check_type;
+mod controlflow;
 mod conv;
 mod function;
 mod kit;
@@ -124,7 +125,13 @@ pub fn infer_shapes(model: &mut ModelProto<'_>, options: &InferOptions) -> Resul
     let Some(graph) = model.graph.as_mut() else {
         return Ok(());
     };
-    let errors = infer_graph(graph, &opsets, ir_version, options)?;
+    let mut symbols = Symbols::of(graph);
+    let mut walk = Walk {
+        opsets: &opsets,
+        options,
+        symbols: &mut symbols,
+    };
+    let errors = infer_graph(graph, &mut walk, None, ir_version)?;
     match errors.into_iter().next() {
         Some(e) if options.strict_mode => Err(e.into()),
         _ => Ok(()),
@@ -153,9 +160,16 @@ pub fn infer_function_output_types(
         .collect();
     let mut graph = function::instantiate(function, input_types, attributes);
     let options = InferOptions::default().strict_mode(true).check_type(true);
+    // As in `onnx`, unknown dimensions of a function's values stay unnamed.
+    let mut symbols = Symbols::disabled();
+    let mut walk = Walk {
+        opsets: &opsets,
+        options: &options,
+        symbols: &mut symbols,
+    };
     // Bodies have no initializers: the IR version (which decides whether initializers
     // are typed) plays no part.
-    let errors = infer_graph(&mut graph, &opsets, i64::MAX, &options)?;
+    let errors = infer_graph(&mut graph, &mut walk, None, i64::MAX)?;
     if let Some(e) = errors.into_iter().next() {
         return Err(e.into());
     }
@@ -185,44 +199,59 @@ enum Home {
 struct Known {
     homes: HashMap<String, Home>,
     initializer_types: Vec<TypeProto<'static>>,
-    /// Graph outputs declared without a type: their value_info is made when inferred,
-    /// and the output takes the inferred type too.
-    untyped_outputs: HashMap<String, usize>,
+    /// Entries (`value_info`, inputs, outputs) declared without a type: each is given
+    /// an empty type, and the inferred one when its value's type is inferred (the type
+    /// also goes to a new `value_info` entry), as `onnx` does.
+    untyped: HashMap<String, Home>,
     constants: HashMap<String, Vec<i64>>,
 }
 
+/// What the walk of a graph and of the graphs in its nodes share.
+struct Walk<'w> {
+    opsets: &'w HashMap<String, i64>,
+    options: &'w InferOptions,
+    /// One table of dimension names for the whole model, subgraphs included.
+    symbols: &'w mut Symbols,
+}
+
+/// The values of the graphs enclosing a graph attribute: their types are visible to
+/// its nodes (their constants are not, as in `onnx`).
+struct Scope<'s, 'a> {
+    graph: &'s GraphProto<'a>,
+    known: &'s Known,
+    outer: Option<&'s Scope<'s, 'a>>,
+}
+
 /// Infers the types of `graph`'s nodes; returns the errors met, in node order, or the
-/// first `check_type` error (which ends the walk in either mode).
-fn infer_graph(
-    graph: &mut GraphProto<'_>,
-    opsets: &HashMap<String, i64>,
+/// first fatal error (a `check_type` mismatch, a domain not imported), which ends the
+/// walk in either mode. `ir_version` decides whether initializers are typed and how a
+/// graph attribute's inputs are matched.
+fn infer_graph<'a>(
+    graph: &mut GraphProto<'a>,
+    walk: &mut Walk<'_>,
+    outer: Option<&Scope<'_, 'a>>,
     ir_version: i64,
-    options: &InferOptions,
 ) -> std::result::Result<Vec<InferenceError>, InferenceError> {
     let mut known = Known {
         homes: HashMap::new(),
         initializer_types: Vec::new(),
-        untyped_outputs: HashMap::new(),
+        untyped: HashMap::new(),
         constants: HashMap::new(),
     };
-    let mut symbols = Symbols::of(graph);
-    for (i, vi) in graph.value_info.iter().enumerate() {
-        if vi.r#type.as_ref().is_some_and(|t| !is_unset(t)) {
-            known
-                .homes
-                .insert(vi.name().to_string(), Home::ValueInfo(i));
-        }
-    }
-    for (i, vi) in graph.input.iter().enumerate() {
-        if vi.r#type.as_ref().is_some_and(|t| !is_unset(t)) {
-            known.homes.insert(vi.name().to_string(), Home::Input(i));
-        }
-    }
-    for (i, vi) in graph.output.iter().enumerate() {
-        if vi.r#type.as_ref().is_some_and(|t| !is_unset(t)) {
-            known.homes.insert(vi.name().to_string(), Home::Output(i));
-        } else {
-            known.untyped_outputs.insert(vi.name().to_string(), i);
+    let entries = [
+        (&mut graph.value_info, Home::ValueInfo as fn(usize) -> Home),
+        (&mut graph.input, Home::Input),
+        (&mut graph.output, Home::Output),
+    ];
+    for (list, home) in entries {
+        for (i, vi) in list.iter_mut().enumerate() {
+            let name = vi.name().to_string();
+            if vi.r#type.is_some() {
+                known.homes.insert(name, home(i));
+            } else {
+                vi.r#type = Some(TypeProto::default());
+                known.untyped.insert(name, home(i));
+            }
         }
     }
     for t in &graph.initializer {
@@ -257,10 +286,10 @@ fn infer_graph(
         };
         // A node's domain must be imported (`""` also as `"ai.onnx"`): `onnx` refuses the
         // model otherwise, in either mode.
-        let imported = opsets.get(node.domain()).or_else(|| {
+        let imported = walk.opsets.get(node.domain()).or_else(|| {
             node.domain()
                 .is_empty()
-                .then(|| opsets.get("ai.onnx"))
+                .then(|| walk.opsets.get("ai.onnx"))
                 .flatten()
         });
         let Some(&version) = imported else {
@@ -269,35 +298,68 @@ fn infer_graph(
                 node.domain()
             )));
         };
-        let domain = match node.domain() {
-            "ai.onnx" => "",
-            d => d,
+        let domain: std::borrow::Cow<'static, str> = match node.domain() {
+            "" | "ai.onnx" => "".into(),
+            d => d.to_string().into(),
         };
+        let domain = &*domain;
         let schema = crate::checker::schema::lookup(domain, node.op_type(), version);
         // After an operator `onnx` knows no schema for, it records no more errors.
         unsupported |= schema.is_none();
-        let inputs: Vec<Option<&TypeProto<'_>>> = node
-            .input
-            .iter()
-            .map(|name| {
-                (!name.is_empty())
-                    .then(|| type_of(graph, &known, name))
-                    .flatten()
+        // The graphs of a control-flow node are taken out while it is inferred: its
+        // rule has them inferred in this graph's scope.
+        let runs_graphs = domain.is_empty()
+            && schema.is_some()
+            && controlflow::RUNS_GRAPHS.contains(&node.op_type());
+        let mut taken = if runs_graphs {
+            take_graphs(&mut graph.node[index])
+        } else {
+            Vec::new()
+        };
+        let outcome = {
+            let graph: &GraphProto<'_> = graph;
+            let node = &graph.node[index];
+            let inputs: Vec<Option<&TypeProto<'_>>> = node
+                .input
+                .iter()
+                .map(|name| {
+                    (!name.is_empty())
+                        .then(|| type_of(graph, &known, outer, name))
+                        .flatten()
+                        .filter(|t| !is_unset(t))
+                })
+                .collect();
+            let checked = match (walk.options.check_type, schema) {
+                (true, Some(schema)) => check_type::check_inputs(schema, &inputs),
+                _ => Ok(()),
+            };
+            checked.map(|()| {
+                let n = kit::Node {
+                    node,
+                    domain,
+                    version,
+                    inputs: &inputs,
+                    constants: &known.constants,
+                };
+                if runs_graphs {
+                    let mut nested = Nested {
+                        taken: &mut taken,
+                        scope: Scope {
+                            graph,
+                            known: &known,
+                            outer,
+                        },
+                        walk,
+                        ir_version,
+                    };
+                    controlflow::infer(&n, &mut nested)
+                } else {
+                    apply_rule(&n)
+                }
             })
-            .collect();
-        if options.check_type {
-            if let Some(schema) = schema {
-                check_type::check_inputs(schema, &inputs).map_err(error)?;
-            }
-        }
-        let outcome = apply_rule(&kit::Node {
-            node,
-            domain,
-            version,
-            inputs: &inputs,
-            constants: &known.constants,
-        });
-        let outputs = match outcome {
+        };
+        restore_graphs(&mut graph.node[index], taken);
+        let outputs = match outcome.map_err(error)? {
             Ok(Some(outputs)) => outputs,
             Ok(None) => continue,
             Err(reason) => {
@@ -307,6 +369,7 @@ fn infer_graph(
                 continue;
             }
         };
+        let node = &graph.node[index];
         if let Some(values) = rules::constant_values(node, version) {
             if let Some(out) = node.output.first() {
                 known.constants.insert(out.to_string(), values);
@@ -320,7 +383,7 @@ fn infer_graph(
             if name.is_empty() || is_unset(&inferred) {
                 continue;
             }
-            symbols.materialize(&mut inferred);
+            walk.symbols.materialize(&mut inferred);
             // As in `onnx`, a conflict ends the node: its later outputs are not merged.
             if let Err(reason) = update_type(graph, &mut known, name, inferred) {
                 if !unsupported {
@@ -331,6 +394,121 @@ fn infer_graph(
         }
     }
     Ok(errors)
+}
+
+/// The graphs of `node`'s attributes, taken out (by attribute name).
+fn take_graphs<'a>(node: &mut crate::onnx::NodeProto<'a>) -> Vec<(String, Box<GraphProto<'a>>)> {
+    node.attribute
+        .iter_mut()
+        .filter_map(|a| Some((a.name().to_string(), a.g.take()?)))
+        .collect()
+}
+
+/// Puts back the graphs [`take_graphs`] took.
+fn restore_graphs<'a>(
+    node: &mut crate::onnx::NodeProto<'a>,
+    taken: Vec<(String, Box<GraphProto<'a>>)>,
+) {
+    for (name, g) in taken {
+        if let Some(a) = node
+            .attribute
+            .iter_mut()
+            .find(|a| a.name() == name && a.g.is_none())
+        {
+            a.g = Some(g);
+        }
+    }
+}
+
+/// Infers a control-flow node's graphs in the scope of the graph holding the node, as
+/// `onnx`'s graph inferencer: the graph's inputs take the types the rule gives (merged
+/// into the declared ones), its nodes see the enclosing graphs' types, and its errors
+/// fail the node in strict mode.
+struct Nested<'n, 's, 'a, 'w> {
+    taken: &'n mut Vec<(String, Box<GraphProto<'a>>)>,
+    scope: Scope<'s, 'a>,
+    walk: &'n mut Walk<'w>,
+    ir_version: i64,
+}
+
+impl controlflow::Subgraphs for Nested<'_, '_, '_, '_> {
+    fn infer(
+        &mut self,
+        name: &str,
+        inputs: Vec<Option<TypeProto<'static>>>,
+    ) -> std::result::Result<Vec<TypeProto<'static>>, String> {
+        let Some((_, g)) = self.taken.iter_mut().find(|(n, _)| n == name) else {
+            return Err(format!("Attribute {name} does not contain a graph."));
+        };
+        let initializers: HashSet<&str> = g.initializer.iter().map(|t| t.name()).collect();
+        let given = inputs.len();
+        if self.ir_version >= 4 {
+            if g.input.len() != given {
+                return Err(format!(
+                    "Graph has {} inputs but {given} were provided",
+                    g.input.len()
+                ));
+            }
+            if let Some(i) = g.input.iter().find(|i| initializers.contains(i.name())) {
+                return Err(format!(
+                    "Cannot use the same name as both a subgraph initializer and subgraph input: {}",
+                    i.name()
+                ));
+            }
+        } else if given > g.input.len() {
+            return Err(format!(
+                "Graph has {} inputs but {given} were provided.The number of graph input cannot be smaller than the number of node input",
+                g.input.len()
+            ));
+        } else {
+            for (i, input) in g.input.iter().enumerate() {
+                let initializer = initializers.contains(input.name());
+                if i < given && initializer {
+                    return Err(format!(
+                        "Graph initializer names must appear after the actual inputs: {}",
+                        input.name()
+                    ));
+                }
+                if i >= given && !initializer {
+                    return Err(format!(
+                        "Cannot find missing input: {}in initializers. ",
+                        input.name()
+                    ));
+                }
+            }
+        }
+        for (input, inferred) in g.input.iter_mut().zip(inputs) {
+            let Some(inferred) = inferred else {
+                continue;
+            };
+            let declared = input.r#type.get_or_insert_with(Default::default);
+            check_types(&inferred, declared)?;
+            merge_types(&inferred, declared);
+            self.walk.symbols.materialize(declared);
+        }
+        // Graphs inside graphs type their initializers and match their inputs as the
+        // latest IR version does, as in `onnx`.
+        let errors =
+            infer_graph(g, self.walk, Some(&self.scope), i64::MAX).map_err(|e| node_error(&e))?;
+        if self.walk.options.strict_mode && !errors.is_empty() {
+            let all: Vec<String> = errors.iter().map(node_error).collect();
+            return Err(format!("Inference error(s): {}", all.join("\n")));
+        }
+        Ok(g.output
+            .iter()
+            .map(|o| o.r#type.as_ref().map(kit::owned_type).unwrap_or_default())
+            .collect())
+    }
+}
+
+/// An error of a graph attribute's node as `onnx` words it for the enclosing node.
+fn node_error(e: &InferenceError) -> String {
+    let name = if e.node_name.is_empty() {
+        String::new()
+    } else {
+        format!(", node name: {}", e.node_name)
+    };
+    format!("(op_type:{}{name}): {}", e.op_type, e.reason)
 }
 
 /// The rule families, each a function giving a node's output types, or `Ok(None)` for
@@ -355,17 +533,37 @@ fn apply_rule(n: &kit::Node<'_, '_>) -> std::result::Result<Option<kit::Outputs>
     Ok(None)
 }
 
-/// The known type of `name`.
+/// The known type of `name`: in this graph, else in the enclosing ones.
 fn type_of<'g, 'a>(
     graph: &'g GraphProto<'a>,
     known: &'g Known,
+    outer: Option<&'g Scope<'g, 'a>>,
     name: &str,
 ) -> Option<&'g TypeProto<'a>> {
-    match *known.homes.get(name)? {
-        Home::ValueInfo(i) => graph.value_info[i].r#type.as_ref(),
-        Home::Input(i) => graph.input[i].r#type.as_ref(),
-        Home::Output(i) => graph.output[i].r#type.as_ref(),
-        Home::Initializer(i) => Some(&known.initializer_types[i]),
+    match known.homes.get(name) {
+        Some(&home) => match home {
+            Home::ValueInfo(i) => graph.value_info[i].r#type.as_ref(),
+            Home::Input(i) => graph.input[i].r#type.as_ref(),
+            Home::Output(i) => graph.output[i].r#type.as_ref(),
+            Home::Initializer(i) => Some(&known.initializer_types[i]),
+        },
+        None => {
+            let s = outer?;
+            type_of(s.graph, s.known, s.outer, name)
+        }
+    }
+}
+
+/// The type slot of the entry at `home`.
+fn slot_at<'g, 'a>(
+    graph: &'g mut GraphProto<'a>,
+    home: Home,
+) -> Option<&'g mut Option<TypeProto<'a>>> {
+    match home {
+        Home::ValueInfo(i) => Some(&mut graph.value_info[i].r#type),
+        Home::Input(i) => Some(&mut graph.input[i].r#type),
+        Home::Output(i) => Some(&mut graph.output[i].r#type),
+        Home::Initializer(_) => None,
     }
 }
 
@@ -389,13 +587,13 @@ fn update_type(
         check_and_merge(&inferred, existing)
     };
     match known.homes.get(name).copied() {
-        Some(Home::ValueInfo(i)) => slot(&mut graph.value_info[i].r#type),
-        Some(Home::Input(i)) => slot(&mut graph.input[i].r#type),
-        Some(Home::Output(i)) => slot(&mut graph.output[i].r#type),
         Some(Home::Initializer(i)) => check_and_merge(&inferred, &mut known.initializer_types[i]),
+        Some(home) => slot(slot_at(graph, home).expect("not an initializer")),
         None => {
-            if let Some(&o) = known.untyped_outputs.get(name) {
-                graph.output[o].r#type = Some(inferred.clone());
+            if let Some(&home) = known.untyped.get(name) {
+                if let Some(t) = slot_at(graph, home) {
+                    *t = Some(inferred.clone());
+                }
             }
             graph.value_info.push(ValueInfoProto {
                 name: Some(name.to_string().into()),
@@ -588,26 +786,53 @@ fn merge_tensor(
 struct Symbols {
     used: HashSet<String>,
     next: u64,
+    /// Whether unknown dimensions are named at all.
+    enabled: bool,
 }
 
 impl Symbols {
+    /// The names `graph` and the graphs of its nodes' attributes use.
     fn of(graph: &GraphProto<'_>) -> Self {
-        let mut used = HashSet::new();
-        for vi in graph
-            .input
-            .iter()
-            .chain(&graph.output)
-            .chain(&graph.value_info)
-        {
-            if let Some(t) = &vi.r#type {
-                collect_params(t, &mut used);
+        fn collect(graph: &GraphProto<'_>, used: &mut HashSet<String>) {
+            for vi in graph
+                .input
+                .iter()
+                .chain(&graph.output)
+                .chain(&graph.value_info)
+            {
+                if let Some(t) = &vi.r#type {
+                    collect_params(t, used);
+                }
+            }
+            for a in graph.node.iter().flat_map(|n| &n.attribute) {
+                if let Some(g) = &a.g {
+                    collect(g, used);
+                }
             }
         }
-        Symbols { used, next: 0 }
+        let mut used = HashSet::new();
+        collect(graph, &mut used);
+        Symbols {
+            used,
+            next: 0,
+            enabled: true,
+        }
+    }
+
+    /// A table that names nothing.
+    fn disabled() -> Self {
+        Symbols {
+            used: HashSet::new(),
+            next: 0,
+            enabled: false,
+        }
     }
 
     /// Names every dimension of `t` that has neither a size nor a name.
     fn materialize(&mut self, t: &mut TypeProto<'_>) {
+        if !self.enabled {
+            return;
+        }
         match t.value.as_mut() {
             Some(TypeValue::TensorType(tt)) => self.materialize_shape(tt.shape.as_mut()),
             Some(TypeValue::SparseTensorType(tt)) => self.materialize_shape(tt.shape.as_mut()),
