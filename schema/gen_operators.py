@@ -176,6 +176,8 @@ def op_schema(s):
         out += f_int(16, 1 if allows_unchecked_attributes(s) else 0)
     for v in s.context_dependent_function_opset_versions:
         out += key(17, 0) + varint(v)
+    if not s.has_type_and_shape_inference_function:
+        out += f_int(18, 1)
     return out
 
 

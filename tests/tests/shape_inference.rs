@@ -32,7 +32,11 @@ const RULES: &[&[&str]] = &[
     CONV_POOL_NORM,
     TENSOR_QUANT_SIGNAL,
     CONTROL_FLOW,
+    BY_FUNCTION,
 ];
+
+/// Operator versions `onnx` infers through their function bodies, or not at all.
+const BY_FUNCTION: &[&str] = &["MeanVarianceNormalization", "GroupNormalization"];
 
 /// The operators that run graphs: their graphs' nodes must be covered too.
 const CONTROL_FLOW: &[&str] = &["If", "Loop", "Scan", "SequenceMap"];
@@ -266,25 +270,35 @@ const TENSOR_QUANT_SIGNAL: &[&str] = &[
     "Multinomial",
 ];
 
-/// Whether every node of `m` (no functions) is covered, in its graphs too.
+/// Whether every node of `m` is covered, in its graphs and local functions too (a call
+/// of a local function is).
 fn covered(m: &Model) -> bool {
-    fn graph_covered(g: &GraphProto<'_>) -> bool {
-        g.node.iter().all(|n| {
-            let name = match n.domain() {
-                "" | "ai.onnx" => n.op_type().to_string(),
-                d => format!("{d}:{}", n.op_type()),
-            };
-            RULES.iter().any(|family| family.contains(&name.as_str()))
-                && n.attribute.iter().all(|a| {
-                    a.graphs.is_empty()
-                        && a.g
-                            .as_deref()
-                            .is_none_or(|g| CONTROL_FLOW.contains(&n.op_type()) && graph_covered(g))
-                })
-        })
-    }
+    let local: Vec<String> = m
+        .functions
+        .iter()
+        .map(|f| format!("{}:{}", f.domain(), f.name()))
+        .collect();
     let Some(g) = &m.graph else { return false };
-    m.functions.is_empty() && !g.node.is_empty() && graph_covered(g)
+    !g.node.is_empty()
+        && nodes_covered(&g.node, &local)
+        && m.functions.iter().all(|f| nodes_covered(&f.node, &local))
+}
+
+fn nodes_covered(nodes: &[NodeProto<'_>], local: &[String]) -> bool {
+    nodes.iter().all(|n| {
+        let name = match n.domain() {
+            "" | "ai.onnx" => n.op_type().to_string(),
+            d => format!("{d}:{}", n.op_type()),
+        };
+        (RULES.iter().any(|family| family.contains(&name.as_str()))
+            || local.contains(&format!("{}:{}", n.domain(), n.op_type())))
+            && n.attribute.iter().all(|a| {
+                a.graphs.is_empty()
+                    && a.g.as_deref().is_none_or(|g| {
+                        CONTROL_FLOW.contains(&n.op_type()) && nodes_covered(&g.node, local)
+                    })
+            })
+    })
 }
 
 /// The model with its integer inputs (shapes, axes, indices) turned into initializers

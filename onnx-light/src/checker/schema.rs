@@ -188,6 +188,10 @@ pub struct OpSchema<'a> {
     /// Opset versions for which `onnx` builds a function body per node (not stored).
     #[proto(17)]
     pub context_dependent_function_versions: Vec<i64>,
+    /// `onnx` has no type and shape inference function for this version: inference
+    /// goes through its function body if it has one, else gives nothing.
+    #[proto(18)]
+    pub without_inference: bool,
     #[proto(unknown_fields)]
     pub unknown_fields: UnknownFields<'a>,
 }

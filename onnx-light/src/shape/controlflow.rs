@@ -841,7 +841,7 @@ mod tests {
         let other = graph(
             "else",
             vec![],
-            vec![NodeProto::new("Relu", ["y"], ["b"])],
+            vec![NodeProto::new("Identity", ["y"], ["b"])],
             &["b"],
         );
         let node = NodeProto::new("If", ["c"], ["z"])

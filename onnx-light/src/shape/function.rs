@@ -1,7 +1,9 @@
-//! A function's body as a graph to infer: its nodes with each attribute reference
-//! (`ref_attr_name`) replaced by the caller's attribute of that name, else the
-//! function's default for it, else dropped, as `onnx` instantiates a function for
-//! inference.
+//! A function's body as a graph to infer, for a call: its inputs typed as the caller's
+//! actual inputs, each attribute reference (`ref_attr_name`) replaced by the caller's
+//! attribute of that name, else the function's default for it, else dropped, as `onnx`
+//! instantiates a function for inference.
+
+use std::collections::HashSet;
 
 use crate::onnx::{
     AttributeProto, FunctionProto, GraphProto, NodeProto, TypeProto, ValueInfoProto,
@@ -15,18 +17,36 @@ macro_rules! owned {
     };
 }
 
-/// The graph of `function`'s body with inputs of `input_types` (inputs past them stay
-/// untyped) and untyped outputs, attributes bound to `attributes`.
+/// What a call gives for one formal input.
+pub(super) enum Actual {
+    /// No input: the body's uses of it are absent inputs.
+    Absent,
+    /// An input, of this type if known.
+    Given(Option<TypeProto<'static>>),
+}
+
+/// The graph of `function`'s body for a call with `actuals` (formal inputs past them
+/// are absent) and the caller's `attributes`; outputs untyped. The function's
+/// `value_info` plays no part, as in `onnx`.
 pub(super) fn instantiate(
     function: &FunctionProto<'_>,
-    input_types: &[TypeProto<'_>],
+    actuals: Vec<Actual>,
     attributes: &[AttributeProto<'_>],
 ) -> GraphProto<'static> {
     let mut graph = GraphProto::named(function.name().to_string());
-    for (i, name) in function.input.iter().enumerate() {
+    let mut actuals = actuals.into_iter();
+    let mut absent = HashSet::new();
+    for name in &function.input {
+        let r#type = match actuals.next().unwrap_or(Actual::Absent) {
+            Actual::Absent => {
+                absent.insert(name.to_string());
+                None
+            }
+            Actual::Given(t) => t,
+        };
         graph.input.push(ValueInfoProto {
             name: Some(name.to_string().into()),
-            r#type: input_types.get(i).map(|t| owned!(t)),
+            r#type,
             ..ValueInfoProto::default()
         });
     }
@@ -36,11 +56,18 @@ pub(super) fn instantiate(
             ..ValueInfoProto::default()
         });
     }
-    graph.value_info = function.value_info.iter().map(|v| owned!(v)).collect();
     graph.node = function
         .node
         .iter()
-        .map(|n| bind(n, function, attributes))
+        .map(|n| {
+            let mut n = bind(n, function, attributes);
+            for input in &mut n.input {
+                if absent.contains(&**input) {
+                    *input = "".into();
+                }
+            }
+            n
+        })
         .collect();
     graph
 }
@@ -58,9 +85,15 @@ fn bind(
             out.attribute.push(owned!(a));
             continue;
         };
+        // The caller's value counts only for an attribute the function declares.
+        let declared = function.attribute.iter().any(|d| d == reference)
+            || function
+                .attribute_proto
+                .iter()
+                .any(|d| d.name() == reference);
         let value = attributes
             .iter()
-            .find(|c| c.name() == reference)
+            .find(|c| declared && c.name() == reference)
             .or_else(|| {
                 function
                     .attribute_proto

@@ -122,16 +122,25 @@ pub fn infer_shapes(model: &mut ModelProto<'_>, options: &InferOptions) -> Resul
         .map(|o| (o.domain().to_string(), o.version()))
         .collect();
     let ir_version = model.ir_version();
-    let Some(graph) = model.graph.as_mut() else {
+    let ModelProto {
+        graph, functions, ..
+    } = model;
+    let Some(graph) = graph.as_mut() else {
         return Ok(());
     };
+    let functions: HashMap<String, &FunctionProto<'_>> = functions
+        .iter()
+        .map(|f| (function_id(f.domain(), f.name(), f.overload()), f))
+        .collect();
     let mut symbols = Symbols::of(graph);
     let mut walk = Walk {
         opsets: &opsets,
         options,
         symbols: &mut symbols,
+        functions: &functions,
+        active: &mut Vec::new(),
     };
-    let errors = infer_graph(graph, &mut walk, None, ir_version)?;
+    let errors = infer_graph(graph, &mut walk, None, ir_version, HashMap::new())?;
     match errors.into_iter().next() {
         Some(e) if options.strict_mode => Err(e.into()),
         _ => Ok(()),
@@ -158,7 +167,14 @@ pub fn infer_function_output_types(
         .iter()
         .map(|o| (o.domain().to_string(), o.version()))
         .collect();
-    let mut graph = function::instantiate(function, input_types, attributes);
+    let actuals = input_types
+        .iter()
+        .map(|t| match is_unset(t) {
+            true => function::Actual::Absent,
+            false => function::Actual::Given(Some(kit::owned_type(t))),
+        })
+        .collect();
+    let mut graph = function::instantiate(function, actuals, attributes);
     let options = InferOptions::default().strict_mode(true).check_type(true);
     // As in `onnx`, unknown dimensions of a function's values stay unnamed.
     let mut symbols = Symbols::disabled();
@@ -166,10 +182,12 @@ pub fn infer_function_output_types(
         opsets: &opsets,
         options: &options,
         symbols: &mut symbols,
+        functions: &HashMap::new(),
+        active: &mut Vec::new(),
     };
     // Bodies have no initializers: the IR version (which decides whether initializers
     // are typed) plays no part.
-    let errors = infer_graph(&mut graph, &mut walk, None, i64::MAX)?;
+    let errors = infer_graph(&mut graph, &mut walk, None, i64::MAX, HashMap::new())?;
     if let Some(e) = errors.into_iter().next() {
         return Err(e.into());
     }
@@ -212,6 +230,18 @@ struct Walk<'w> {
     options: &'w InferOptions,
     /// One table of dimension names for the whole model, subgraphs included.
     symbols: &'w mut Symbols,
+    /// The model-local functions, by [`function_id`].
+    functions: &'w HashMap<String, &'w FunctionProto<'w>>,
+    /// The functions whose bodies are being inferred, outermost first.
+    active: &'w mut Vec<String>,
+}
+
+/// How `onnx` names a function for calls: `domain:name`, `:overload` when it has one.
+fn function_id(domain: &str, name: &str, overload: &str) -> String {
+    match overload {
+        "" => format!("{domain}:{name}"),
+        o => format!("{domain}:{name}:{o}"),
+    }
 }
 
 /// The values of the graphs enclosing a graph attribute: their types are visible to
@@ -225,18 +255,19 @@ struct Scope<'s, 'a> {
 /// Infers the types of `graph`'s nodes; returns the errors met, in node order, or the
 /// first fatal error (a `check_type` mismatch, a domain not imported), which ends the
 /// walk in either mode. `ir_version` decides whether initializers are typed and how a
-/// graph attribute's inputs are matched.
+/// graph attribute's inputs are matched; `constants` are values known from a caller.
 fn infer_graph<'a>(
     graph: &mut GraphProto<'a>,
     walk: &mut Walk<'_>,
     outer: Option<&Scope<'_, 'a>>,
     ir_version: i64,
+    constants: HashMap<String, Vec<i64>>,
 ) -> std::result::Result<Vec<InferenceError>, InferenceError> {
     let mut known = Known {
         homes: HashMap::new(),
         initializer_types: Vec::new(),
         untyped: HashMap::new(),
-        constants: HashMap::new(),
+        constants,
     };
     let entries = [
         (&mut graph.value_info, Home::ValueInfo as fn(usize) -> Home),
@@ -304,8 +335,21 @@ fn infer_graph<'a>(
         };
         let domain = &*domain;
         let schema = crate::checker::schema::lookup(domain, node.op_type(), version);
-        // After an operator `onnx` knows no schema for, it records no more errors.
-        unsupported |= schema.is_none();
+        // A version `onnx` has no inference function for is inferred through its
+        // function body if it has one, else gives nothing; an operator without a schema
+        // may be a model-local function.
+        let body = match schema {
+            Some(s) if s.without_inference => s.functions.last().and_then(|f| f.function.as_ref()),
+            Some(_) => None,
+            None => walk
+                .functions
+                .get(&function_id(node.domain(), node.op_type(), node.overload()))
+                .copied(),
+        };
+        let no_rule = schema.is_some_and(|s| s.without_inference);
+        // After an operator `onnx` knows no schema or function for, it records no more
+        // errors.
+        unsupported |= schema.is_none() && body.is_none();
         // The graphs of a control-flow node are taken out while it is inferred: its
         // rule has them inferred in this graph's scope.
         let runs_graphs = domain.is_empty()
@@ -329,34 +373,41 @@ fn infer_graph<'a>(
                         .filter(|t| !is_unset(t))
                 })
                 .collect();
-            let checked = match (walk.options.check_type, schema) {
-                (true, Some(schema)) => check_type::check_inputs(schema, &inputs),
-                _ => Ok(()),
+            let n = kit::Node {
+                node,
+                domain,
+                version,
+                inputs: &inputs,
+                constants: &known.constants,
             };
-            checked.map(|()| {
-                let n = kit::Node {
-                    node,
-                    domain,
-                    version,
-                    inputs: &inputs,
-                    constants: &known.constants,
+            let outcome = if runs_graphs {
+                let mut nested = Nested {
+                    taken: &mut taken,
+                    scope: Scope {
+                        graph,
+                        known: &known,
+                        outer,
+                    },
+                    walk,
+                    ir_version,
                 };
-                if runs_graphs {
-                    let mut nested = Nested {
-                        taken: &mut taken,
-                        scope: Scope {
-                            graph,
-                            known: &known,
-                            outer,
-                        },
-                        walk,
-                        ir_version,
-                    };
-                    controlflow::infer(&n, &mut nested)
-                } else {
-                    apply_rule(&n)
+                Ok(controlflow::infer(&n, &mut nested))
+            } else if let Some(body) = body {
+                infer_call(&n, body, walk)
+            } else if no_rule {
+                Ok(Ok(None))
+            } else {
+                Ok(apply_rule(&n))
+            };
+            // With `check_type`, the types are checked against the schema after an
+            // inference that did not fail; untyped outputs take the types it implies.
+            match (outcome, schema) {
+                (Ok(Ok(outputs)), Some(schema)) if walk.options.check_type => {
+                    let mut outputs = outputs.unwrap_or_else(|| vec![None; node.output.len()]);
+                    check_type::check(schema, &inputs, &mut outputs).map(|()| Ok(Some(outputs)))
                 }
-            })
+                (outcome, _) => outcome,
+            }
         };
         restore_graphs(&mut graph.node[index], taken);
         let outputs = match outcome.map_err(error)? {
@@ -488,8 +539,8 @@ impl controlflow::Subgraphs for Nested<'_, '_, '_, '_> {
         }
         // Graphs inside graphs type their initializers and match their inputs as the
         // latest IR version does, as in `onnx`.
-        let errors =
-            infer_graph(g, self.walk, Some(&self.scope), i64::MAX).map_err(|e| node_error(&e))?;
+        let errors = infer_graph(g, self.walk, Some(&self.scope), i64::MAX, HashMap::new())
+            .map_err(|e| node_error(&e))?;
         if self.walk.options.strict_mode && !errors.is_empty() {
             let all: Vec<String> = errors.iter().map(node_error).collect();
             return Err(format!("Inference error(s): {}", all.join("\n")));
@@ -499,6 +550,84 @@ impl controlflow::Subgraphs for Nested<'_, '_, '_, '_> {
             .map(|o| o.r#type.as_ref().map(kit::owned_type).unwrap_or_default())
             .collect())
     }
+}
+
+/// Infers a call of `function` by node `n` through the function's body, as `onnx` does
+/// for a model-local function or an operator version defined by a function without an
+/// inference function: the body sees the caller's input types, constants and
+/// attributes, names unknown dimensions from the model's table, and its errors fail
+/// the call in strict mode. The outer error is fatal (a type found for an output the
+/// caller does not have).
+fn infer_call(
+    n: &kit::Node<'_, '_>,
+    function: &FunctionProto<'_>,
+    walk: &mut Walk<'_>,
+) -> std::result::Result<std::result::Result<Option<kit::Outputs>, String>, String> {
+    let id = function_id(function.domain(), function.name(), function.overload());
+    if walk.active.contains(&id) {
+        return Ok(Err(format!(
+            "Cycle detected in model-local function references: function '{id}' is already being expanded in the current call chain."
+        )));
+    }
+    let actuals = (0..function.input.len())
+        .map(|i| match n.node.input.get(i) {
+            Some(name) if !name.is_empty() => {
+                function::Actual::Given(n.inputs[i].map(kit::owned_type))
+            }
+            _ => function::Actual::Absent,
+        })
+        .collect();
+    let mut graph = function::instantiate(function, actuals, &n.node.attribute);
+    let constants = function
+        .input
+        .iter()
+        .zip(&n.node.input)
+        .filter_map(|(formal, actual)| {
+            let values = n.constants.get(&**actual)?;
+            Some((formal.to_string(), values.clone()))
+        })
+        .collect();
+    let opsets: HashMap<String, i64> = function
+        .opset_import
+        .iter()
+        .map(|o| (o.domain().to_string(), o.version()))
+        .collect();
+    walk.active.push(id);
+    let mut inner = Walk {
+        opsets: &opsets,
+        options: walk.options,
+        symbols: walk.symbols,
+        functions: walk.functions,
+        active: walk.active,
+    };
+    let result = infer_graph(&mut graph, &mut inner, None, i64::MAX, constants);
+    walk.active.pop();
+    let errors = match result {
+        Ok(errors) => errors,
+        Err(e) => return Ok(Err(node_error(&e))),
+    };
+    if walk.options.strict_mode && !errors.is_empty() {
+        let all: Vec<String> = errors.iter().map(node_error).collect();
+        return Ok(Err(format!("Inference error(s): {}", all.join("\n"))));
+    }
+    let mut outputs = vec![None; n.node.output.len()];
+    for (i, name) in function.output.iter().enumerate() {
+        let found = graph
+            .value_info
+            .iter()
+            .chain(&graph.input)
+            .find(|v| v.name() == &**name)
+            .and_then(|v| v.r#type.as_ref())
+            .filter(|t| !is_unset(t));
+        let Some(t) = found else {
+            continue;
+        };
+        let Some(slot) = outputs.get_mut(i) else {
+            return Err(format!("Output {i} is out of bounds."));
+        };
+        *slot = Some(kit::owned_type(t));
+    }
+    Ok(Ok(Some(outputs)))
 }
 
 /// An error of a graph attribute's node as `onnx` words it for the enclosing node.

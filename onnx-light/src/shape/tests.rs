@@ -239,3 +239,98 @@ fn a_node_of_a_domain_the_model_does_not_import_fails_in_either_mode() {
     infer_shapes(&mut m, &InferOptions::default()).unwrap();
     assert_eq!(types(&m), ["r: float[2]"]);
 }
+
+fn local_call(input: [&'static str; 1], output: [&'static str; 1]) -> NodeProto<'static> {
+    NodeProto {
+        domain: Some("local".into()),
+        ..NodeProto::new("Twice", input, output)
+    }
+}
+
+/// A model calling local function `local.Twice` (`Add(x, x)` through `Relu`) on `x`.
+fn calling_a_local_function(body: Vec<NodeProto<'static>>) -> ModelProto<'static> {
+    let mut m = model(
+        vec![local_call(["x"], ["y"])],
+        vec![ValueInfoProto::tensor(
+            "x",
+            DataType::Float,
+            [Dimension::param("n"), 3.into()],
+        )],
+    );
+    m.opset_import.push(OperatorSetIdProto::new("local", 1));
+    m.functions.push(FunctionProto {
+        name: Some("Twice".into()),
+        domain: Some("local".into()),
+        input: vec!["a".into()],
+        output: vec!["b".into()],
+        node: body,
+        opset_import: vec![
+            OperatorSetIdProto::new("", 21),
+            OperatorSetIdProto::new("local", 1),
+        ],
+        ..Default::default()
+    });
+    m
+}
+
+#[test]
+fn a_call_of_a_local_function_is_inferred_through_its_body() {
+    let mut m = calling_a_local_function(vec![
+        NodeProto::new("Add", ["a", "a"], ["s"]),
+        NodeProto::new("Relu", ["s"], ["b"]),
+    ]);
+    infer_shapes(&mut m, &InferOptions::default().strict_mode(true)).unwrap();
+    assert_eq!(types(&m), ["y: float[n,3]"]);
+}
+
+#[test]
+fn a_local_function_calling_itself_fails_in_strict_mode_and_ends() {
+    let recursive = vec![local_call(["a"], ["b"])];
+    let mut m = calling_a_local_function(recursive.clone());
+    let e = infer_shapes(&mut m, &InferOptions::default().strict_mode(true)).unwrap_err();
+    assert!(e.to_string().contains("Cycle detected"), "{e}");
+    let mut m = calling_a_local_function(recursive);
+    infer_shapes(&mut m, &InferOptions::default()).unwrap();
+    assert_eq!(types(&m), Vec::<String>::new());
+}
+
+#[test]
+fn versions_onnx_has_no_inference_for_give_nothing_or_go_through_their_body() {
+    let relu = || {
+        let mut m = model(
+            vec![NodeProto::new("Relu", ["x"], ["y"])],
+            vec![ValueInfoProto::tensor("x", DataType::Float, [2])],
+        );
+        m.opset_import[0] = OperatorSetIdProto::new("", 1);
+        m
+    };
+    let mut m = relu();
+    infer_shapes(&mut m, &InferOptions::default().strict_mode(true)).unwrap();
+    assert_eq!(types(&m), Vec::<String>::new());
+    // With `check_type`, the output takes the type its type parameter is bound to.
+    let mut m = relu();
+    let full = InferOptions::default().strict_mode(true).check_type(true);
+    infer_shapes(&mut m, &full).unwrap();
+    assert_eq!(types(&m), ["y: float[]"]);
+    // MeanVarianceNormalization-13 has a function body and no inference function. Its
+    // body reads `axes` from the caller only (the schema's default is not bound, as in
+    // `onnx`): without it, a Constant of the body has no value.
+    let mvn = |axes: Option<[i64; 3]>| {
+        let mut node = NodeProto::new("MeanVarianceNormalization", ["x"], ["y"]);
+        if let Some(axes) = axes {
+            node = node.with_attribute(AttributeProto::ints("axes", axes));
+        }
+        model(
+            vec![node],
+            vec![ValueInfoProto::tensor("x", DataType::Float, [2, 3, 4, 5])],
+        )
+    };
+    let mut m = mvn(Some([0, 2, 3]));
+    infer_shapes(&mut m, &InferOptions::default().strict_mode(true)).unwrap();
+    assert_eq!(types(&m), ["y: float[2,3,4,5]"]);
+    let e = infer_shapes(&mut mvn(None), &InferOptions::default().strict_mode(true));
+    assert!(e.unwrap_err().to_string().contains("op_type:Constant"));
+    let mut m = mvn(None);
+    infer_shapes(&mut m, &InferOptions::default()).unwrap();
+    assert_eq!(types(&m), ["y: float[]"]);
+}
