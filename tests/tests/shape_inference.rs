@@ -1,7 +1,9 @@
 //! Shape inference against `onnx.shape_inference.infer_shapes` (the test venv's onnx),
 //! byte for byte, on the backend node-test models whose operators onnx-light infers,
-//! each in three variants: as shipped, with the graph outputs' types removed, and with
-//! their shapes removed; lax, strict, and strict with `check_type`.
+//! each in several variants: as shipped, with the graph outputs' types removed, with
+//! their shapes removed, with integer inputs as constants, and as if written for older
+//! opsets (other operator versions, other rules, or none); lax, strict, and strict with
+//! `check_type`.
 //!
 //! Models using an operator without a rule here yet are left out (and counted): the
 //! test grows as rules are added. Every model in reach must agree: the same model bytes,
@@ -327,6 +329,35 @@ fn with_constant_inputs(m: &Model, test: &Path) -> Option<Model> {
     changed.then_some(out)
 }
 
+/// The model as if written for older `ai.onnx` opsets (the versions real models use
+/// most), where its operators had other rules, other schemas, or none.
+fn at_older_opsets(m: &Model) -> Vec<(String, Model)> {
+    let current = m
+        .opset_import
+        .iter()
+        .find(|o| o.domain().is_empty() || o.domain() == "ai.onnx")
+        .map(|o| o.version());
+    let Some(current) = current else {
+        return Vec::new();
+    };
+    OLDER_OPSETS
+        .iter()
+        .filter(|&&v| v < current)
+        .map(|&v| {
+            let mut old = m.clone();
+            for o in &mut old.opset_import {
+                if o.domain().is_empty() || o.domain() == "ai.onnx" {
+                    o.version = Some(v);
+                }
+            }
+            (format!("opset{v}"), old)
+        })
+        .collect()
+}
+
+/// The older opsets [`at_older_opsets`] writes models for.
+const OLDER_OPSETS: &[i64] = &[7, 9, 11, 13, 17];
+
 /// The three variants of a model: as shipped, outputs untyped, outputs without shapes.
 fn variants(m: &Model, prefix: &str) -> Vec<(String, Model)> {
     let mut untyped = m.clone();
@@ -370,6 +401,7 @@ fn inference_agrees_with_onnx_on_the_backend_models_it_covers() {
         if let Some(constant) = with_constant_inputs(&model, &test) {
             all.extend(variants(&constant, "constants-"));
         }
+        all.extend(at_older_opsets(&model));
         for (variant, m) in all {
             let file = format!("{name}.{variant}");
             fs::write(
@@ -404,11 +436,19 @@ fn inference_agrees_with_onnx_on_the_backend_models_it_covers() {
                     let want = fs::read(&expected).unwrap();
                     let have = ours.encode_to_vec().unwrap();
                     first_diff(&have, &want).map(|at| {
-                        format!(
-                            "differs at byte {at}: ours {}\nonnx's {}",
-                            describe(&ours),
-                            describe(&Model::decode_owned(&want).unwrap())
-                        )
+                        let theirs = Model::decode_owned(&want).unwrap();
+                        let (a, b) = (entries(&ours), entries(&theirs));
+                        match a.iter().zip(&b).position(|(x, y)| x != y) {
+                            Some(i) => format!(
+                                "differs at byte {at}, entry {i}: ours {} | onnx's {}",
+                                a[i], b[i]
+                            ),
+                            None => format!(
+                                "differs at byte {at}: ours {}\nonnx's {}",
+                                describe(&ours),
+                                describe(&theirs)
+                            ),
+                        }
                     })
                 }
                 // Both refuse (onnx's message is in the `.error` file).
@@ -445,6 +485,19 @@ fn inference_agrees_with_onnx_on_the_backend_models_it_covers() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// The main graph's value_info and outputs, one `name: type` each.
+fn entries(m: &Model) -> Vec<String> {
+    let g = m.graph.as_ref().unwrap();
+    g.value_info
+        .iter()
+        .chain(&g.output)
+        .map(|vi| {
+            let t = vi.r#type.as_ref().map(|t| t.to_string());
+            format!("{}: {}", vi.name(), t.unwrap_or_default())
+        })
+        .collect()
 }
 
 /// The graph's value_info and outputs in ONNX notation, for failure reports.

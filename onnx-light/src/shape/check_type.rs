@@ -21,10 +21,41 @@ pub(super) fn check(
     inputs: &[Option<&TypeProto<'_>>],
     outputs: &mut [Option<TypeProto<'static>>],
 ) -> Result<(), String> {
+    let node = format!(
+        "Node with schema(::{}:{})",
+        schema.name(),
+        schema.since_version
+    );
+    for (side, count, min, max, allowed) in [
+        (
+            "input",
+            inputs.len(),
+            schema.min_input,
+            schema.max_input,
+            schema.input_count_allowed(inputs.len()),
+        ),
+        (
+            "output",
+            outputs.len(),
+            schema.min_output,
+            schema.max_output,
+            schema.output_count_allowed(outputs.len()),
+        ),
+    ] {
+        if (count as i64) < i64::from(min) || (count as i64) > i64::from(max) {
+            return Err(format!(
+                "{node} has {side} size {count} not in range [min={min}, max={max}]."
+            ));
+        }
+        if !allowed {
+            return Err(format!(
+                "{node} has {side} size {count} not in allowed {side} sizes."
+            ));
+        }
+    }
     let mut bound: HashMap<&str, String> = HashMap::new();
     for (i, input) in inputs.iter().enumerate() {
         let Some(param) = parameter(&schema.inputs, i) else {
-            // Too many inputs is the checker's to report, not inference's.
             break;
         };
         let Some(written) = input.filter(|t| t.value.is_some()).and_then(type_string) else {
@@ -189,13 +220,13 @@ mod tests {
         let relu = lookup("", "Relu", 13).unwrap();
         let s = tensor(DataType::String);
         assert_eq!(
-            check(relu, &[Some(&s)], &mut []),
+            check(relu, &[Some(&s)], &mut [None]),
             Err("X typestr: T, has unsupported type: tensor(string)".into())
         );
         // Relu accepts int32 from opset 14 on.
         let i = tensor(DataType::Int32);
-        assert!(check(relu, &[Some(&i)], &mut []).is_err());
-        assert!(check(lookup("", "Relu", 14).unwrap(), &[Some(&i)], &mut []).is_ok());
+        assert!(check(relu, &[Some(&i)], &mut [None]).is_err());
+        assert!(check(lookup("", "Relu", 14).unwrap(), &[Some(&i)], &mut [None]).is_ok());
     }
 
     #[test]
@@ -203,15 +234,33 @@ mod tests {
         let add = lookup("", "Add", 21).unwrap();
         let (f, i) = (tensor(DataType::Float), tensor(DataType::Int32));
         assert_eq!(
-            check(add, &[Some(&i), Some(&f)], &mut []),
+            check(add, &[Some(&i), Some(&f)], &mut [None]),
             Err("B has inconsistent type tensor(float)".into())
         );
-        assert!(check(add, &[None, Some(&f)], &mut []).is_ok());
+        assert!(check(add, &[None, Some(&f)], &mut [None]).is_ok());
         // Variadic inputs are checked against the last formal parameter.
         let sum = lookup("", "Sum", 13).unwrap();
         assert_eq!(
-            check(sum, &[Some(&f), Some(&f), Some(&i)], &mut []),
+            check(sum, &[Some(&f), Some(&f), Some(&i)], &mut [None]),
             Err("data_0 typestr: T, has unsupported type: tensor(int32)".into())
+        );
+    }
+
+    #[test]
+    fn counts_outside_the_schemas_are_refused() {
+        let f = tensor(DataType::Float);
+        assert_eq!(
+            check(
+                lookup("", "Relu", 14).unwrap(),
+                &[Some(&f), None],
+                &mut [None]
+            ),
+            Err("Node with schema(::Relu:14) has input size 2 not in range [min=1, max=1].".into())
+        );
+        let bn = lookup("", "BatchNormalization", 9).unwrap();
+        assert_eq!(
+            check(bn, &[None; 5], &mut [None, None, None]),
+            Err("Node with schema(::BatchNormalization:9) has output size 3 not in allowed output sizes.".into())
         );
     }
 

@@ -63,15 +63,6 @@ pub(super) fn same_as_input(n: &Node<'_, '_>, i: usize) -> Result<Outputs, Strin
     Ok(vec![Some(tensor_type(elem, shape_in(n, i).map(owned)))])
 }
 
-pub(super) fn set_elem(mut outputs: Outputs, elem: i32) -> Outputs {
-    for t in outputs.iter_mut().flatten() {
-        if let Some(TypeValue::TensorType(tt)) = t.value.as_mut() {
-            tt.elem_type_raw = Some(elem);
-        }
-    }
-    outputs
-}
-
 /// The inputs' shapes broadcast; `None` unless every one is known.
 pub(super) fn broadcast_shapes(
     n: &Node<'_, '_>,

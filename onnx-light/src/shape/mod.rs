@@ -346,7 +346,8 @@ fn infer_graph<'a>(
                 .get(&function_id(node.domain(), node.op_type(), node.overload()))
                 .copied(),
         };
-        let no_rule = schema.is_some_and(|s| s.without_inference);
+        // An operator without a schema (and not a local function) gives nothing.
+        let no_rule = schema.is_none_or(|s| s.without_inference);
         // After an operator `onnx` knows no schema or function for, it records no more
         // errors.
         unsupported |= schema.is_none() && body.is_none();
@@ -403,7 +404,8 @@ fn infer_graph<'a>(
             // inference that did not fail; untyped outputs take the types it implies.
             match (outcome, schema) {
                 (Ok(Ok(outputs)), Some(schema)) if walk.options.check_type => {
-                    let mut outputs = outputs.unwrap_or_else(|| vec![None; node.output.len()]);
+                    let mut outputs = outputs.unwrap_or_default();
+                    outputs.resize(node.output.len(), None);
                     check_type::check(schema, &inputs, &mut outputs).map(|()| Ok(Some(outputs)))
                 }
                 (outcome, _) => outcome,

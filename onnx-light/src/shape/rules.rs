@@ -5,7 +5,7 @@
 use super::broadcast::broadcast;
 use super::kit::*;
 use super::types::{shape_of, small_ints, tensor_type};
-use crate::onnx::{DataType, Dimension, NodeProto, TensorShapeProto};
+use crate::onnx::{AttributeType, DataType, Dimension, NodeProto, TensorShapeProto};
 use crate::ProtoEnum;
 
 /// The rule's outcome: `Ok(None)` when no rule knows the operator.
@@ -75,12 +75,17 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         "Expand" => expand(n)?,
         "Tile" => tile(n)?,
         "Slice" if n.version >= 10 => slice(n)?,
+        "Slice" => slice_1(n)?,
         "IsNaN" | "IsInf" => bool_like(n, 0..1)?,
         // Any type (tensor, sequence, optional), copied whole.
         "Identity" => match n.inputs.first().copied().flatten() {
             Some(t) => vec![Some(owned_type(t))],
             None => return Err("Input 0 expected to have type but instead is null".into()),
         },
+        // Versions before broadcasting: the first input's type and shape.
+        "Add" | "Sub" | "Mul" | "Div" | "Pow" if n.version < 7 => same_as_input(n, 0)?,
+        "Max" | "Min" | "Sum" | "Mean" if n.version < 8 => same_as_input(n, 0)?,
+        "PRelu" if n.version < 16 => same_as_input(n, 0)?,
         // Broadcast, the element type of the first input.
         "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" | "BitShift" | "BitwiseAnd" | "BitwiseOr"
         | "BitwiseXor" | "PRelu" | "Max" | "Min" | "Sum" | "Mean" => {
@@ -92,13 +97,8 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         }
         "Where" => broadcast_inputs(n, 0..n.inputs.len(), 1)?,
         "Cast" => cast(n),
-        "CastLike" => {
-            let elem = elem_of(n.inputs.get(1));
-            match elem {
-                Some(e) => set_elem(same_as_input(n, 0)?, e),
-                None => vec![None],
-            }
-        }
+        // The element type of the second input, the shape of the first.
+        "CastLike" => one(required_elem(n, 1)?, shape_in(n, 0).map(owned)),
         "Shape" => shape_op(n),
         "Size" => vec![Some(tensor_type(
             DataType::Int64.to_i32(),
@@ -127,17 +127,25 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
 
 /// The values a node that makes a constant gives its output, when they are small
 /// integers (for rules downstream that read shapes and axes).
+/// As `onnx`, every attribute is looked at by its type (the last one with values wins),
+/// after the node's inference succeeded.
 pub(super) fn constant_values(node: &NodeProto<'_>, _version: i64) -> Option<Vec<i64>> {
-    if node.op_type() != "Constant" || !node.domain().is_empty() {
+    let onnx_domain = matches!(node.domain(), "" | "ai.onnx");
+    if node.op_type() != "Constant" || !onnx_domain || node.output.len() != 1 {
         return None;
     }
-    let a = node.attribute.first()?;
-    match a.name() {
-        "value" => a.t.as_deref().and_then(small_ints),
-        "value_int" => a.i.map(|i| vec![i]),
-        "value_ints" => Some(a.ints.clone()),
-        _ => None,
+    let mut values = None;
+    for a in &node.attribute {
+        let found = match (a.name(), a.r#type().get()) {
+            ("value", Some(AttributeType::Tensor)) => a.t.as_deref().and_then(small_ints),
+            ("value", _) => None,
+            (_, Some(AttributeType::Ints)) => Some(a.ints.clone()),
+            (_, Some(AttributeType::Int)) => Some(vec![a.i.unwrap_or(0)]),
+            _ => None,
+        };
+        values = found.or(values);
     }
+    values
 }
 
 fn cast(n: &Node<'_, '_>) -> Outputs {
@@ -178,6 +186,8 @@ fn shape_op(n: &Node<'_, '_>) -> Outputs {
     ))]
 }
 
+/// As in `onnx`, `perm` is not checked against the rank: each of its entries must name
+/// an input dimension once (negative ones do not), and gives one output dimension.
 fn transpose(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let Some(shape) = shape_in(n, 0) else {
@@ -188,25 +198,34 @@ fn transpose(n: &Node<'_, '_>) -> Result<Outputs, String> {
         Some(a) => a.ints.clone(),
         None => (0..rank as i64).rev().collect(),
     };
-    if perm.len() != rank {
-        return Err(format!(
-            "Number of elements of attribute 'perm' ({}) must be equal to the rank of the input ({rank}).",
-            perm.len()
-        ));
-    }
     let mut seen = vec![false; rank];
-    let mut dims = Vec::with_capacity(rank);
+    let mut dims = Vec::with_capacity(perm.len());
     for &p in &perm {
-        let i = if p < 0 { p + rank as i64 } else { p };
-        if i < 0 || i >= rank as i64 || seen[i as usize] {
+        let Some(i) = usize::try_from(p).ok().filter(|&i| i < rank) else {
+            let list = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<_>>().join(", ");
+            let sizes = list(
+                &mut shape
+                    .dim
+                    .iter()
+                    .map(|d| d.as_value().unwrap_or(0).to_string()),
+            );
+            let shown = if rank > 0 {
+                format!("{sizes}}}")
+            } else {
+                String::new()
+            };
             return Err(format!(
-                "Attribute perm has an invalid or repeated axis {p}"
+                "Invalid attribute perm {{{}}}, input shape = {{{shown}",
+                list(&mut perm.iter().map(i64::to_string))
+            ));
+        };
+        if seen[i] {
+            return Err(format!(
+                "Attribute perm for Transpose has repeated value: {p}"
             ));
         }
-        seen[i as usize] = true;
-        dims.push(crate::IntoOwned::into_owned(crate::Reborrow::reborrow(
-            &shape.dim[i as usize],
-        )));
+        seen[i] = true;
+        dims.push(owned_dim(&shape.dim[i]));
     }
     Ok(one(elem, Some(shape_of(dims))))
 }
@@ -252,46 +271,94 @@ fn matmul(n: &Node<'_, '_>) -> Result<Outputs, String> {
 }
 
 fn constant(n: &Node<'_, '_>) -> Result<Outputs, String> {
-    if n.node.attribute.len() != 1 {
-        return Err("Constant node must have exactly one of the value attributes set".to_string());
-    }
-    let a = &n.node.attribute[0];
-    let scalar = |elem: DataType| Some(tensor_type(elem.to_i32(), Some(shape_of(vec![]))));
-    let vector = |elem: DataType, len: usize| {
-        Some(tensor_type(
-            elem.to_i32(),
-            Some(shape_of(vec![Dimension::value(len as i64)])),
-        ))
+    let tensor = |t: Option<&crate::onnx::TensorProto<'_>>| {
+        let (elem, dims) = t.map_or((0, &[][..]), |t| (t.data_type(), &t.dims[..]));
+        Some(tensor_type(elem, Some(TensorShapeProto::from_dims(dims))))
     };
-    let t = match a.name() {
-        "value" => {
-            let Some(t) = a.t.as_deref() else {
-                return Err("Attribute 'value' of Constant node must be a tensor".to_string());
-            };
-            Some(tensor_type(
-                t.data_type(),
-                Some(TensorShapeProto::from_dims(&t.dims)),
-            ))
-        }
-        "value_float" => scalar(DataType::Float),
-        "value_floats" => vector(DataType::Float, a.floats.len()),
-        "value_int" => scalar(DataType::Int64),
-        "value_ints" => vector(DataType::Int64, a.ints.len()),
-        "value_string" => scalar(DataType::String),
-        "value_strings" => vector(DataType::String, a.strings.len()),
-        "sparse_value" => {
-            let Some(t) = a.sparse_tensor.as_deref() else {
+    let sparse = |a: &crate::onnx::AttributeProto<'_>| {
+        let t = a.sparse_tensor.as_deref();
+        let elem = t
+            .and_then(|t| t.values.as_ref())
+            .map_or(0, |v| v.data_type());
+        let dims = t.map_or(&[][..], |t| &t.dims[..]);
+        Some(tensor_type(elem, Some(TensorShapeProto::from_dims(dims))))
+    };
+    let value = attribute(n, "value");
+    let sparse_value = attribute(n, "sparse_value");
+    // Each version accepts other attributes and words its refusals its own way.
+    let t = match n.version {
+        ..=8 => match value.and_then(|a| a.t.as_deref()) {
+            Some(t) => tensor(Some(t)),
+            None => return Ok(vec![None]),
+        },
+        9..=10 => match value.and_then(|a| a.t.as_deref()) {
+            Some(t) => tensor(Some(t)),
+            None => {
                 return Err(
-                    "Attribute 'sparse_value' of Constant node must be a sparse tensor".to_string(),
-                );
+                    "Attribute 'value' of Constant node must exist with 'Tensor' data.".into(),
+                )
+            }
+        },
+        11 => match (value, sparse_value) {
+            (Some(_), Some(_)) => {
+                return Err(
+                    "Only one of the attributes 'value' or 'sparse_value' must be specified for a Constant node.".into(),
+                )
+            }
+            (Some(v), None) => tensor(v.t.as_deref()),
+            (None, Some(s)) => sparse(s),
+            (None, None) => {
+                return Err(
+                    "One of the attributes 'value' or 'sparse_value' must be specified for a Constant node.".into(),
+                )
+            }
+        },
+        _ => {
+            let scalar = |elem: DataType| Some(tensor_type(elem.to_i32(), Some(shape_of(vec![]))));
+            let vector = |elem: DataType, len: usize| {
+                Some(tensor_type(
+                    elem.to_i32(),
+                    Some(shape_of(vec![Dimension::value(len as i64)])),
+                ))
             };
-            let elem = t.values.as_ref().map_or(0, |v| v.data_type());
-            Some(tensor_type(
-                elem,
-                Some(TensorShapeProto::from_dims(&t.dims)),
-            ))
+            const NAMES: [&str; 8] = [
+                "value",
+                "sparse_value",
+                "value_int",
+                "value_ints",
+                "value_float",
+                "value_floats",
+                "value_string",
+                "value_strings",
+            ];
+            let set: Vec<&str> = NAMES
+                .into_iter()
+                .filter(|name| attribute(n, name).is_some())
+                .collect();
+            let [name] = set[..] else {
+                return Err("One and only one of the attributes 'value', 'value_*' or 'sparse_value' must be specified for a Constant node.".into());
+            };
+            let a = attribute(n, name).expect("listed as set");
+            match name {
+                "value" => tensor(a.t.as_deref()),
+                "sparse_value" => sparse(a),
+                "value_int" if a.i.is_none() => {
+                    return Err("Attribute 'value_int' expect an integer.".into())
+                }
+                "value_int" => scalar(DataType::Int64),
+                "value_ints" => vector(DataType::Int64, a.ints.len()),
+                "value_float" if a.f.is_none() => {
+                    return Err("Attribute 'value_float' expect a float.".into())
+                }
+                "value_float" => scalar(DataType::Float),
+                "value_floats" => vector(DataType::Float, a.floats.len()),
+                "value_string" if a.s.is_none() => {
+                    return Err("Attribute 'value_string' expect a string.".into())
+                }
+                "value_string" => scalar(DataType::String),
+                _ => vector(DataType::String, a.strings.len()),
+            }
         }
-        other => return Err(format!("Constant node has an unexpected attribute {other}")),
     };
     Ok(vec![t])
 }
@@ -371,7 +438,8 @@ fn flatten(n: &Node<'_, '_>) -> Result<Outputs, String> {
     };
     let rank = s.dim.len() as i64;
     let mut axis = attribute(n, "axis").and_then(|a| a.i).unwrap_or(1);
-    if axis < 0 {
+    // Negative axes count from the end from opset 11.
+    if axis < 0 && n.version >= 11 {
         axis += rank;
     }
     if axis < 0 || axis > rank {
@@ -605,14 +673,9 @@ fn dropout(n: &Node<'_, '_>) -> Result<Outputs, String> {
     }
     let shape = shape_in(n, 0).map(owned);
     let mut outputs = vec![Some(tensor_type(elem, shape.clone()))];
-    if n.node.output.len() > 1 {
-        // The mask: boolean from opset 10, the input's type before.
-        let mask = if n.version >= 10 {
-            DataType::Bool.to_i32()
-        } else {
-            elem
-        };
-        outputs.push(Some(tensor_type(mask, shape)));
+    // The mask (boolean) is inferred from opset 10; before, nothing is.
+    if n.node.output.len() > 1 && n.version >= 10 {
+        outputs.push(Some(tensor_type(DataType::Bool.to_i32(), shape)));
     }
     Ok(outputs)
 }
@@ -659,38 +722,38 @@ fn global_pool(n: &Node<'_, '_>) -> Result<Outputs, String> {
 }
 
 /// The opset version from which a reduction takes its axes as an input.
-fn axes_as_input_since(op: &str) -> i64 {
-    if op == "ReduceSum" {
-        13
-    } else {
-        18
-    }
-}
-
 fn reduce(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let Some(s) = shape_in(n, 0) else {
         return Ok(one(elem, None));
     };
-    let keep = attribute(n, "keepdims").and_then(|a| a.i).unwrap_or(1) != 0;
+    let keep = attribute(n, "keepdims").and_then(|a| a.i).unwrap_or(1) == 1;
     let rank = s.dim.len() as i64;
-    let axes: Vec<i64> = if n.version >= axes_as_input_since(n.node.op_type()) {
-        let given = n.node.input.get(1).is_some_and(|i| !i.is_empty());
-        match (given, input_values(n, 1)) {
-            (false, _) => Vec::new(),
-            (true, Some(v)) => v.to_vec(),
+    // From opset 13 every reduction reads `axes` from its second input when it is
+    // given (even the versions whose schema has the attribute), as `onnx`'s rule does.
+    let given = n.node.input.get(1).is_some_and(|i| !i.is_empty());
+    let axes: Vec<i64> = if n.version >= 13 && given {
+        if attribute(n, "axes").is_some() {
+            return Err(
+                "axes as an input and attribute cannot be specified at the same time.".into(),
+            );
+        }
+        match input_values(n, 1) {
+            Some(v) => v.to_vec(),
             // Which axes is not known: neither is the shape.
-            (true, None) => return Ok(one(elem, None)),
+            None => return Ok(one(elem, None)),
         }
     } else {
         attribute(n, "axes")
             .map(|a| a.ints.clone())
             .unwrap_or_default()
     };
-    let noop = attribute(n, "noop_with_empty_axes")
-        .and_then(|a| a.i)
-        .unwrap_or(0)
-        != 0;
+    // `noop_with_empty_axes` exists from opset 13.
+    let noop = n.version >= 13
+        && attribute(n, "noop_with_empty_axes")
+            .and_then(|a| a.i)
+            .unwrap_or(0)
+            != 0;
     if axes.is_empty() && noop {
         return Ok(vec![Some(tensor_type(elem, Some(owned(s))))]);
     }
@@ -899,6 +962,61 @@ fn depth_space(n: &Node<'_, '_>, to_space: bool) -> Result<Outputs, String> {
     Ok(one(elem, Some(shape_of(dims))))
 }
 
+/// `Slice` of opset 1: `starts`, `ends` and `axes` are attributes; sizes are computed
+/// for known dimensions only, negative axes give the rank alone.
+fn slice_1(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let Some(s) = shape_in(n, 0) else {
+        return Ok(one(elem, None));
+    };
+    let (starts, ends) = match (attr_ints(n, "starts"), attr_ints(n, "ends")) {
+        (Some(a), Some(b)) if a.len() == b.len() => (a, b),
+        _ => return Err("Incorrect or missing attribute value for starts and ends".into()),
+    };
+    let axes = match attr_ints(n, "axes") {
+        None => (0..starts.len() as i64).collect(),
+        Some(a) if a.len() != starts.len() => {
+            return Err("Attribute axes has incorrect length".into())
+        }
+        // Unsorted axes: onnx infers nothing more than the type.
+        Some(a) if !a.is_sorted() => return Ok(one(elem, None)),
+        Some(a) => a,
+    };
+    if axes.iter().any(|&a| a < 0) {
+        return Ok(one(
+            elem,
+            Some(shape_of(vec![Dimension::unknown(); s.dim.len()])),
+        ));
+    }
+    let mut j = 0;
+    let dims = s
+        .dim
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            if axes.get(j).is_none_or(|&a| a != i as i64) {
+                return owned_dim(d);
+            }
+            let (mut start, mut end) = (starts[j], ends[j]);
+            j += 1;
+            let Some(size) = d.as_value() else {
+                return Dimension::unknown();
+            };
+            if start < 0 {
+                start = start.saturating_add(size);
+            }
+            if end < 0 {
+                end = end.saturating_add(size);
+            }
+            match (start >= 0 && end >= 0).then(|| size.min(end).saturating_sub(start)) {
+                Some(v) if v >= 0 => Dimension::value(v),
+                _ => Dimension::unknown(),
+            }
+        })
+        .collect();
+    Ok(one(elem, Some(shape_of(dims))))
+}
+
 fn top_k(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let int64 = DataType::Int64.to_i32();
@@ -917,7 +1035,10 @@ fn top_k(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let k = if n.version >= 10 {
         input_values(n, 1).and_then(|v| v.first().copied())
     } else {
-        attribute(n, "k").and_then(|a| a.i)
+        match attribute(n, "k").and_then(|a| a.i).unwrap_or(-1) {
+            k if k <= 0 => return Err("Invalid value for attribute k".into()),
+            k => Some(k),
+        }
     };
     // Without `k`, only the rank is known (as in `onnx`).
     let dims: Vec<Dimension<'static>> = match k {
