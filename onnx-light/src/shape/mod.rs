@@ -59,7 +59,6 @@ use crate::onnx::{
     AttributeProto, DataType, DimensionValue, FunctionProto, GraphProto, ModelProto,
     TensorShapeProto, TypeProto, TypeValue, ValueInfoProto,
 };
-use crate::ProtoEnum;
 
 /// What [`infer_shapes`] checks and how it reports.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -406,7 +405,8 @@ fn infer_graph<'a>(
                 (Ok(Ok(outputs)), Some(schema)) if walk.options.check_type => {
                     let mut outputs = outputs.unwrap_or_default();
                     outputs.resize(node.output.len(), None);
-                    check_type::check(schema, &inputs, &mut outputs).map(|()| Ok(Some(outputs)))
+                    check_type::check_node(schema, &inputs, &mut outputs)
+                        .map(|()| Ok(Some(outputs)))
                 }
                 (outcome, _) => outcome,
             }
@@ -792,15 +792,16 @@ fn check_types(
     }
 }
 
-fn type_case(t: &TypeProto<'_>) -> u32 {
+/// The name `onnx` gives the kind of a type in messages.
+fn type_case(t: &TypeProto<'_>) -> &'static str {
     match &t.value {
-        None => 0,
-        Some(TypeValue::TensorType(_)) => 1,
-        Some(TypeValue::SequenceType(_)) => 4,
-        Some(TypeValue::MapType(_)) => 5,
-        Some(TypeValue::OpaqueType(_)) => 7,
-        Some(TypeValue::SparseTensorType(_)) => 8,
-        Some(TypeValue::OptionalType(_)) => 9,
+        None => "NOT_SET",
+        Some(TypeValue::TensorType(_)) => "tensor_type",
+        Some(TypeValue::SequenceType(_)) => "sequence_type",
+        Some(TypeValue::MapType(_)) => "map_type",
+        Some(TypeValue::OpaqueType(_)) => "opaque_type",
+        Some(TypeValue::SparseTensorType(_)) => "sparse_tensor_type",
+        Some(TypeValue::OptionalType(_)) => "optional_type",
     }
 }
 
@@ -811,10 +812,9 @@ fn check_tensor(
     existing_shape: Option<&TensorShapeProto<'_>>,
 ) -> std::result::Result<(), String> {
     if inferred_elem != 0 && existing_elem != 0 && inferred_elem != existing_elem {
+        // `onnx`'s build prints the element type numbers.
         return Err(format!(
-            "Inferred elem type differs from existing elem type: ({}) vs ({})",
-            elem_name(inferred_elem),
-            elem_name(existing_elem)
+            "Inferred elem type differs from existing elem type: ({inferred_elem}) vs ({existing_elem})"
         ));
     }
     let (Some(i), Some(e)) = (inferred_shape, existing_shape) else {
@@ -837,14 +837,6 @@ fn check_tensor(
         }
     }
     Ok(())
-}
-
-/// The name `onnx` uses for an element type in messages (`FLOAT`, ...).
-fn elem_name(raw: i32) -> String {
-    match DataType::from_i32(raw) {
-        Some(dt) => format!("{dt:?}").to_uppercase(),
-        None => raw.to_string(),
-    }
 }
 
 /// `onnx`'s merge of an inferred type into a declared one (after [`check_types`]).
@@ -967,20 +959,15 @@ impl Symbols {
         match t.value.as_mut() {
             Some(TypeValue::TensorType(tt)) => self.materialize_shape(tt.shape.as_mut()),
             Some(TypeValue::SparseTensorType(tt)) => self.materialize_shape(tt.shape.as_mut()),
+            // As in `onnx`, walking into a missing element type makes an empty one.
             Some(TypeValue::SequenceType(s)) => {
-                if let Some(e) = s.elem_type.as_deref_mut() {
-                    self.materialize(e)
-                }
+                self.materialize(s.elem_type.get_or_insert_with(Default::default))
             }
             Some(TypeValue::OptionalType(s)) => {
-                if let Some(e) = s.elem_type.as_deref_mut() {
-                    self.materialize(e)
-                }
+                self.materialize(s.elem_type.get_or_insert_with(Default::default))
             }
             Some(TypeValue::MapType(m)) => {
-                if let Some(e) = m.value_type.as_deref_mut() {
-                    self.materialize(e)
-                }
+                self.materialize(m.value_type.get_or_insert_with(Default::default))
             }
             _ => {}
         }

@@ -334,3 +334,55 @@ fn versions_onnx_has_no_inference_for_give_nothing_or_go_through_their_body() {
     infer_shapes(&mut m, &InferOptions::default()).unwrap();
     assert_eq!(types(&m), ["y: float[]"]);
 }
+
+#[test]
+fn values_declared_without_a_type_get_an_empty_one_and_the_last_declaration_the_inferred_type() {
+    let named = |name: &str| ValueInfoProto {
+        name: Some(name.to_string().into()),
+        ..ValueInfoProto::default()
+    };
+    let x = ValueInfoProto::tensor("x", DataType::Float, [2]);
+    let mut m = model(
+        vec![NodeProto::new("Relu", ["x"], ["y"])],
+        vec![x, named("z")],
+    );
+    let g = m.graph.as_mut().unwrap();
+    g.value_info = vec![named("y"), named("q")];
+    g.output = vec![named("w")];
+    infer_shapes(&mut m, &InferOptions::default()).unwrap();
+    let g = m.graph.as_ref().unwrap();
+    // As `onnx` does: the untyped entry of `y` takes the type, and a new one is added.
+    assert_eq!(types(&m), ["y: float[2]", "q: ", "y: float[2]"]);
+    assert_eq!(g.input[1].r#type, Some(TypeProto::default()));
+    assert_eq!(g.output[0].r#type, Some(TypeProto::default()));
+}
+
+#[test]
+fn a_declared_type_of_another_kind_or_element_type_is_named_as_onnx_names_it() {
+    let x = ValueInfoProto::tensor("x", DataType::Float, [2]);
+    let refuse = |output: ValueInfoProto<'static>| {
+        let mut m = model(vec![NodeProto::new("Relu", ["x"], ["y"])], vec![x.clone()]);
+        m.graph.as_mut().unwrap().output.push(output);
+        infer_shapes(&mut m, &InferOptions::default().strict_mode(true))
+            .unwrap_err()
+            .to_string()
+    };
+    let e = refuse(ValueInfoProto::tensor("y", DataType::Int64, [2]));
+    assert!(
+        e.ends_with("Inferred elem type differs from existing elem type: (1) vs (7)"),
+        "{e}"
+    );
+    let sequence = TypeProto {
+        value: Some(TypeValue::SequenceType(Box::default())),
+        ..TypeProto::default()
+    };
+    let e = refuse(ValueInfoProto {
+        name: Some("y".into()),
+        r#type: Some(sequence),
+        ..ValueInfoProto::default()
+    });
+    assert!(
+        e.ends_with("type case mismatch. existing=sequence_type inferred=tensor_type"),
+        "{e}"
+    );
+}

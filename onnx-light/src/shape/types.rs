@@ -2,6 +2,7 @@
 //! the values of small integer constants.
 
 use crate::onnx::{DataType, Dimension, TensorProto, TensorShapeProto, TypeProto, TypeValue};
+use crate::ProtoEnum;
 
 /// A tensor type with the element type number as stored (also numbers this schema does
 /// not know).
@@ -44,4 +45,13 @@ pub(super) fn tensor_type(
     shape: Option<TensorShapeProto<'static>>,
 ) -> TypeProto<'static> {
     with_raw_elem_type(TypeProto::tensor(DataType::Undefined, shape), elem)
+}
+
+/// The name of an element type in `onnx`'s type strings (`float`, `int64`); an error
+/// for a number `onnx` does not know (0 included), as its `ToDataTypeString` raises one.
+pub(super) fn data_type_string(raw: i32) -> Result<String, String> {
+    match DataType::from_i32(raw) {
+        Some(dt) if raw != 0 => Ok(dt.to_string()),
+        _ => Err(format!("Invalid tensor data type {raw}.")),
+    }
 }
