@@ -35,6 +35,7 @@ const RULES: &[&[&str]] = &[
     TENSOR_QUANT_SIGNAL,
     CONTROL_FLOW,
     BY_FUNCTION,
+    SEQUENCE,
 ];
 
 /// Operator versions `onnx` infers through their function bodies, or not at all.
@@ -270,6 +271,21 @@ const TENSOR_QUANT_SIGNAL: &[&str] = &[
     "RandomNormalLike",
     "Bernoulli",
     "Multinomial",
+];
+
+/// Sequences and optionals.
+const SEQUENCE: &[&str] = &[
+    "SequenceEmpty",
+    "SequenceConstruct",
+    "SequenceInsert",
+    "SequenceAt",
+    "SequenceErase",
+    "SequenceLength",
+    "SplitToSequence",
+    "ConcatFromSequence",
+    "Optional",
+    "OptionalHasElement",
+    "OptionalGetElement",
 ];
 
 /// Whether every node of `m` is covered, in its graphs and local functions too (a call

@@ -5,9 +5,11 @@
 use std::collections::HashMap;
 
 use super::broadcast::broadcast;
-use super::types::tensor_type;
+use super::types::{data_type_string, tensor_type};
 use crate::onnx::{
-    AttributeProto, DataType, Dimension, NodeProto, TensorShapeProto, TypeProto, TypeValue,
+    AttributeProto, DataType, Dimension, DimensionValue, NodeProto, TensorShapeProto, TypeProto,
+    TypeProtoMap, TypeProtoOptional, TypeProtoSequence, TypeProtoSparseTensor, TypeProtoTensor,
+    TypeValue,
 };
 use crate::ProtoEnum;
 
@@ -152,4 +154,303 @@ pub(super) fn unify_dim(
             Ok(())
         }
     }
+}
+
+/// `onnx`'s number for the kind of a type (its `value_case`), as its messages print it:
+/// 0 unset, 1 tensor, 4 sequence, 5 map, 7 opaque, 8 sparse tensor, 9 optional.
+pub(super) fn value_case(t: &TypeProto<'_>) -> u32 {
+    match &t.value {
+        None => 0,
+        Some(TypeValue::TensorType(_)) => 1,
+        Some(TypeValue::SequenceType(_)) => 4,
+        Some(TypeValue::MapType(_)) => 5,
+        Some(TypeValue::OpaqueType(_)) => 7,
+        Some(TypeValue::SparseTensorType(_)) => 8,
+        Some(TypeValue::OptionalType(_)) => 9,
+    }
+}
+
+/// The element type and shape of a type read as a dense tensor, as `onnx`'s rules read
+/// `tensor_type()` of any type: element type 0 and no shape for a type of another kind.
+pub(super) fn as_tensor<'t, 'a>(t: &'t TypeProto<'a>) -> (i32, Option<&'t TensorShapeProto<'a>>) {
+    match &t.value {
+        Some(TypeValue::TensorType(tt)) => (tt.elem_type_raw(), tt.shape.as_ref()),
+        _ => (0, None),
+    }
+}
+
+/// `onnx`'s `hasShape`: a (sparse) tensor with a shape, or a sequence or optional whose
+/// element type has one.
+pub(super) fn has_shape(t: &TypeProto<'_>) -> bool {
+    match &t.value {
+        Some(TypeValue::TensorType(tt)) => tt.shape.is_some(),
+        Some(TypeValue::SparseTensorType(tt)) => tt.shape.is_some(),
+        Some(TypeValue::SequenceType(s)) => s.elem_type.as_deref().is_some_and(has_shape),
+        Some(TypeValue::OptionalType(o)) => o.elem_type.as_deref().is_some_and(has_shape),
+        _ => false,
+    }
+}
+
+/// A sequence of `elem`.
+pub(super) fn sequence_of(elem: TypeProto<'static>) -> TypeProto<'static> {
+    TypeProto {
+        value: Some(TypeValue::SequenceType(Box::new(TypeProtoSequence {
+            elem_type: Some(Box::new(elem)),
+            ..TypeProtoSequence::default()
+        }))),
+        ..TypeProto::default()
+    }
+}
+
+/// An optional of `elem`.
+pub(super) fn optional_of(elem: TypeProto<'static>) -> TypeProto<'static> {
+    TypeProto {
+        value: Some(TypeValue::OptionalType(Box::new(TypeProtoOptional {
+            elem_type: Some(Box::new(elem)),
+            ..TypeProtoOptional::default()
+        }))),
+        ..TypeProto::default()
+    }
+}
+
+/// `onnx`'s `propagateElemTypeFromInputToOutput` into an output with no type yet: a
+/// (sparse) tensor of input `i`'s element type, or a sequence, optional or map of its
+/// element (or value) type; nothing for an opaque or unset type. An error when the
+/// input's type or its element type is unknown.
+pub(super) fn propagate_elem_type(
+    n: &Node<'_, '_>,
+    i: usize,
+) -> Result<TypeProto<'static>, String> {
+    let Some(t) = n.inputs.get(i).copied().flatten() else {
+        return Err(format!(
+            "Input {i} expected to have type but instead is null"
+        ));
+    };
+    let value = match &t.value {
+        Some(TypeValue::TensorType(tt)) => {
+            if tt.elem_type_raw() == 0 {
+                return Err(format!("Element type of input {i} unknown"));
+            }
+            TypeValue::TensorType(TypeProtoTensor {
+                elem_type_raw: Some(tt.elem_type_raw()),
+                ..TypeProtoTensor::default()
+            })
+        }
+        Some(TypeValue::SparseTensorType(tt)) => {
+            if tt.elem_type_raw() == 0 {
+                return Err(format!("Element type of input {i} unknown"));
+            }
+            TypeValue::SparseTensorType(TypeProtoSparseTensor {
+                elem_type_raw: Some(tt.elem_type_raw()),
+                ..TypeProtoSparseTensor::default()
+            })
+        }
+        Some(TypeValue::SequenceType(s)) => match s.elem_type.as_deref() {
+            Some(e) => return Ok(sequence_of(owned_type(e))),
+            None => return Err(format!("Element type of sequence input {i} unknown")),
+        },
+        Some(TypeValue::OptionalType(o)) => match o.elem_type.as_deref() {
+            Some(e) => return Ok(optional_of(owned_type(e))),
+            None => return Err(format!("Element type of optional input {i} unknown")),
+        },
+        Some(TypeValue::MapType(m)) => {
+            let Some(key) = m.key_type_raw else {
+                return Err(format!("Key type of map input {i} unknown"));
+            };
+            let Some(v) = m.value_type.as_deref() else {
+                return Err(format!("Value type of map input {i} unknown"));
+            };
+            TypeValue::MapType(Box::new(TypeProtoMap {
+                key_type_raw: Some(key),
+                value_type: Some(Box::new(owned_type(v))),
+                ..TypeProtoMap::default()
+            }))
+        }
+        Some(TypeValue::OpaqueType(_)) | None => return Ok(TypeProto::default()),
+    };
+    Ok(TypeProto {
+        value: Some(value),
+        ..TypeProto::default()
+    })
+}
+
+/// `onnx`'s `propagateShape`: the shape of `from` copied into `to`, through sequences,
+/// optionals and maps; the two must be of one kind.
+pub(super) fn propagate_shape(
+    from: &TypeProto<'_>,
+    to: &mut TypeProto<'static>,
+) -> Result<(), String> {
+    let (from_case, to_case) = (value_case(from), value_case(to));
+    if from_case != to_case {
+        return Err(format!(
+            "Mismatch between inferred and declared type. Inferred={from_case} Declared={to_case}"
+        ));
+    }
+    let unset = TypeProto::default();
+    match (&from.value, to.value.as_mut()) {
+        (Some(TypeValue::TensorType(f)), Some(TypeValue::TensorType(t))) => {
+            if let Some(s) = &f.shape {
+                t.shape = Some(owned(s));
+            }
+        }
+        (Some(TypeValue::SparseTensorType(f)), Some(TypeValue::SparseTensorType(t))) => {
+            if let Some(s) = &f.shape {
+                t.shape = Some(owned(s));
+            }
+        }
+        (Some(TypeValue::SequenceType(f)), Some(TypeValue::SequenceType(t))) => {
+            let target = t.elem_type.get_or_insert_with(Default::default);
+            propagate_shape(f.elem_type.as_deref().unwrap_or(&unset), target)?;
+        }
+        (Some(TypeValue::OptionalType(f)), Some(TypeValue::OptionalType(t))) => {
+            let target = t.elem_type.get_or_insert_with(Default::default);
+            propagate_shape(f.elem_type.as_deref().unwrap_or(&unset), target)?;
+        }
+        (Some(TypeValue::MapType(f)), Some(TypeValue::MapType(t))) => {
+            let target = t.value_type.get_or_insert_with(Default::default);
+            propagate_shape(f.value_type.as_deref().unwrap_or(&unset), target)?;
+        }
+        _ => return Err(format!("Unsupported Source/Target type={from_case}")),
+    }
+    Ok(())
+}
+
+/// `onnx`'s `propagateShapeAndTypeFromFirstInput`: one output of input 0's type (of any
+/// kind), with its shape when it has one.
+pub(super) fn propagate_first_input(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let mut out = propagate_elem_type(n, 0)?;
+    if let Some(t) = n.inputs.first().copied().flatten() {
+        if has_shape(t) {
+            propagate_shape(t, &mut out)?;
+        }
+    }
+    Ok(vec![Some(out)])
+}
+
+/// `onnx`'s `UnionShapeInfo` of a shape into a (sparse) tensor type's shape: a target
+/// of unknown shape stays unknown, one of another rank becomes unknown, and each
+/// dimension on which the two differ (size, name, or known against unknown) becomes
+/// unknown.
+pub(super) fn union_shape(
+    source: &TensorShapeProto<'_>,
+    target: &mut Option<TensorShapeProto<'static>>,
+) {
+    let Some(shape) = target else {
+        return;
+    };
+    if shape.dim.len() != source.dim.len() {
+        *target = None;
+        return;
+    }
+    for (s, t) in source.dim.iter().zip(shape.dim.iter_mut()) {
+        let same = match (&s.value, &t.value) {
+            (Some(DimensionValue::DimValue(a)), Some(DimensionValue::DimValue(b))) => a == b,
+            (Some(DimensionValue::DimParam(a)), Some(DimensionValue::DimParam(b))) => a == b,
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            // Only the value is cleared: the dimension keeps its denotation.
+            t.value = None;
+        }
+    }
+}
+
+/// `onnx`'s `UnionTypeInfo`: merges `source` into `target` as the type of a value that
+/// is either of them (the branches of an `If`, the tensors of a sequence). The two must
+/// be of one kind, with the same element (and map key) types; shapes are united by
+/// [`union_shape`], and a source of unknown shape makes the target's unknown. Nested
+/// sequences, optionals and maps are united element by element.
+pub(super) fn union_types(
+    source: &TypeProto<'_>,
+    target: &mut TypeProto<'static>,
+) -> Result<(), String> {
+    let (source_case, target_case) = (value_case(source), value_case(target));
+    if source_case != target_case {
+        return Err(format!(
+            "Mismatched type: inferred={source_case} declared={target_case}"
+        ));
+    }
+    let elem_mismatch = |what: &str, s: i32, t: i32| -> String {
+        match (data_type_string(s), data_type_string(t)) {
+            (Ok(s), Ok(t)) => {
+                format!("Mismatched {what} element type: inferred={s} declared={t}")
+            }
+            (Err(e), _) | (_, Err(e)) => e,
+        }
+    };
+    match (&source.value, target.value.as_mut()) {
+        (Some(TypeValue::TensorType(s)), Some(TypeValue::TensorType(t))) => {
+            if s.elem_type_raw() != t.elem_type_raw() {
+                return Err(elem_mismatch(
+                    "tensor",
+                    s.elem_type_raw(),
+                    t.elem_type_raw(),
+                ));
+            }
+            match &s.shape {
+                Some(shape) => union_shape(shape, &mut t.shape),
+                None => t.shape = None,
+            }
+        }
+        (Some(TypeValue::SparseTensorType(s)), Some(TypeValue::SparseTensorType(t))) => {
+            if s.elem_type_raw() != t.elem_type_raw() {
+                return Err(elem_mismatch(
+                    "sparse tensor",
+                    s.elem_type_raw(),
+                    t.elem_type_raw(),
+                ));
+            }
+            match &s.shape {
+                Some(shape) => union_shape(shape, &mut t.shape),
+                None => t.shape = None,
+            }
+        }
+        (Some(TypeValue::SequenceType(s)), Some(TypeValue::SequenceType(t))) => {
+            let Some(s) = s.elem_type.as_deref() else {
+                return Err("source sequence type missing element type.".into());
+            };
+            let Some(t) = t.elem_type.as_deref_mut() else {
+                return Err("target sequence type missing element type.".into());
+            };
+            union_types(s, t)?;
+        }
+        (Some(TypeValue::OptionalType(s)), Some(TypeValue::OptionalType(t))) => {
+            let Some(s) = s.elem_type.as_deref() else {
+                return Err("source optional type missing element type.".into());
+            };
+            let Some(t) = t.elem_type.as_deref_mut() else {
+                return Err("target optional type missing element type.".into());
+            };
+            union_types(s, t)?;
+        }
+        (Some(TypeValue::MapType(s)), Some(TypeValue::MapType(t))) => {
+            let Some(source_key) = s.key_type_raw else {
+                return Err("source map type missing key type.".into());
+            };
+            let Some(target_key) = t.key_type_raw else {
+                return Err("target map type missing key type.".into());
+            };
+            if source_key != target_key {
+                return Err(
+                    match (data_type_string(source_key), data_type_string(target_key)) {
+                        (Ok(s), Ok(t)) => {
+                            format!("Mismatched map tensor key type: inferred={s} declared={t}")
+                        }
+                        (Err(e), _) | (_, Err(e)) => e,
+                    },
+                );
+            }
+            let Some(s) = s.value_type.as_deref() else {
+                return Err("source map type missing value type.".into());
+            };
+            let Some(t) = t.value_type.as_deref_mut() else {
+                return Err("target map type missing value type.".into());
+            };
+            union_types(s, t)?;
+        }
+        // Opaque or unset types of one kind: nothing to unite.
+        _ => {}
+    }
+    Ok(())
 }

@@ -45,6 +45,7 @@ mod ml;
 mod models;
 mod resize;
 mod rules;
+mod sequence;
 mod tensor;
 #[cfg(test)]
 mod test_support;
@@ -652,6 +653,7 @@ const FAMILIES: &[Family] = &[
     conv::infer,
     resize::infer,
     tensor::infer,
+    sequence::infer,
 ];
 
 /// The output types the rule of `n`'s operator gives; `Ok(None)` when no family has one.

@@ -40,7 +40,6 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         | "LogSoftmax"
         | "Mish"
         | "Neg"
-        | "Not"
         | "Reciprocal"
         | "Relu"
         | "Round"
@@ -76,12 +75,10 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         "Tile" => tile(n)?,
         "Slice" if n.version >= 10 => slice(n)?,
         "Slice" => slice_1(n)?,
-        "IsNaN" | "IsInf" => bool_like(n, 0..1)?,
-        // Any type (tensor, sequence, optional), copied whole.
-        "Identity" => match n.inputs.first().copied().flatten() {
-            Some(t) => vec![Some(owned_type(t))],
-            None => return Err("Input 0 expected to have type but instead is null".into()),
-        },
+        // Boolean whatever the input's type (known or not), its shape.
+        "IsNaN" | "IsInf" | "Not" => bool_like(n, 0..1)?,
+        // Any type (tensor, sequence, optional, map), with its shape.
+        "Identity" => propagate_first_input(n)?,
         // Versions before broadcasting: the first input's type and shape.
         "Add" | "Sub" | "Mul" | "Div" | "Pow" if n.version < 7 => same_as_input(n, 0)?,
         "Max" | "Min" | "Sum" | "Mean" if n.version < 8 => same_as_input(n, 0)?,
@@ -97,8 +94,7 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         }
         "Where" => broadcast_inputs(n, 0..n.inputs.len(), 1)?,
         "Cast" => cast(n),
-        // The element type of the second input, the shape of the first.
-        "CastLike" => one(required_elem(n, 1)?, shape_in(n, 0).map(owned)),
+        "CastLike" => cast_like(n)?,
         "Shape" => shape_op(n),
         "Size" => vec![Some(tensor_type(
             DataType::Int64.to_i32(),
@@ -158,6 +154,17 @@ fn cast(n: &Node<'_, '_>) -> Outputs {
         to as i32,
         if known { shape } else { None },
     ))]
+}
+
+/// The element type of input 1 (the target), the shape of input 0 when it is known.
+fn cast_like(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let mut out = propagate_elem_type(n, 1)?;
+    if let Some(t) = n.inputs.first().copied().flatten() {
+        if has_shape(t) {
+            propagate_shape(t, &mut out)?;
+        }
+    }
+    Ok(vec![Some(out)])
 }
 
 fn shape_op(n: &Node<'_, '_>) -> Outputs {
