@@ -7,10 +7,7 @@
 
 use super::kit::*;
 use super::types::shape_of;
-use crate::onnx::{
-    DataType, Dimension, TensorShapeProto, TypeProto, TypeProtoSequence, TypeProtoTensor, TypeValue,
-};
-use crate::ProtoEnum;
+use crate::onnx::{DataType, Dimension, TensorShapeProto, TypeProto, TypeProtoTensor, TypeValue};
 
 /// The driver's side: infers the graph held by a node's attribute.
 pub(super) trait Subgraphs {
@@ -47,19 +44,6 @@ pub(super) fn infer(
     Ok(Some(outputs.into_iter().map(Some).collect()))
 }
 
-/// `onnx`'s number for the kind of a type (the `value` oneof's field number).
-fn case(t: &TypeProto<'_>) -> u32 {
-    match &t.value {
-        None => 0,
-        Some(TypeValue::TensorType(_)) => 1,
-        Some(TypeValue::SequenceType(_)) => 4,
-        Some(TypeValue::MapType(_)) => 5,
-        Some(TypeValue::OpaqueType(_)) => 7,
-        Some(TypeValue::SparseTensorType(_)) => 8,
-        Some(TypeValue::OptionalType(_)) => 9,
-    }
-}
-
 /// The tensor part of `t`, which becomes a tensor type (dropping any other kind) as a
 /// protobuf `mutable_tensor_type` does.
 fn tensor_mut<'t>(t: &'t mut TypeProto<'static>) -> &'t mut TypeProtoTensor<'static> {
@@ -69,13 +53,6 @@ fn tensor_mut<'t>(t: &'t mut TypeProto<'static>) -> &'t mut TypeProtoTensor<'sta
     match t.value.as_mut() {
         Some(TypeValue::TensorType(tt)) => tt,
         _ => unreachable!("just made a tensor type"),
-    }
-}
-
-fn elem_name(raw: i32) -> String {
-    match DataType::from_i32(raw) {
-        Some(dt) => format!("{dt:?}").to_lowercase(),
-        None => raw.to_string(),
     }
 }
 
@@ -107,11 +84,11 @@ fn if_(n: &Node<'_, '_>, graphs: &mut dyn Subgraphs) -> Result<Vec<TypeProto<'st
         if n.version >= 13 {
             union_types(e, &mut out)?;
         } else {
-            if case(&out) != case(e) {
+            if value_case(&out) != value_case(e) {
                 return Err(format!(
                     "Mismatched type for output {i} then={} else={}",
-                    case(&out),
-                    case(e)
+                    value_case(&out),
+                    value_case(e)
                 ));
             }
             if let (Some(e), Some(TypeValue::TensorType(o))) = (e.tensor_type(), out.value.as_mut())
@@ -134,127 +111,6 @@ fn if_(n: &Node<'_, '_>, graphs: &mut dyn Subgraphs) -> Result<Vec<TypeProto<'st
         outputs.push(out);
     }
     Ok(outputs)
-}
-
-/// `onnx`'s `UnionTypeInfo`: `target` becomes a type both `source` and itself have,
-/// dimensions that differ becoming unknown; different kinds or element types are errors.
-pub(super) fn union_types(
-    source: &TypeProto<'_>,
-    target: &mut TypeProto<'static>,
-) -> Result<(), String> {
-    if case(source) != case(target) {
-        return Err(format!(
-            "Mismatched type: inferred={} declared={}",
-            case(source),
-            case(target)
-        ));
-    }
-    match (&source.value, target.value.as_mut()) {
-        (Some(TypeValue::TensorType(s)), Some(TypeValue::TensorType(t))) => union_tensor(
-            s.elem_type_raw,
-            s.shape.as_ref(),
-            &mut t.elem_type_raw,
-            &mut t.shape,
-            "",
-        ),
-        (Some(TypeValue::SparseTensorType(s)), Some(TypeValue::SparseTensorType(t))) => {
-            union_tensor(
-                s.elem_type_raw,
-                s.shape.as_ref(),
-                &mut t.elem_type_raw,
-                &mut t.shape,
-                "sparse ",
-            )
-        }
-        (Some(TypeValue::SequenceType(s)), Some(TypeValue::SequenceType(t))) => union_elems(
-            s.elem_type.as_deref(),
-            &mut t.elem_type,
-            "sequence",
-            "element",
-        ),
-        (Some(TypeValue::OptionalType(s)), Some(TypeValue::OptionalType(t))) => union_elems(
-            s.elem_type.as_deref(),
-            &mut t.elem_type,
-            "optional",
-            "element",
-        ),
-        (Some(TypeValue::MapType(s)), Some(TypeValue::MapType(t))) => {
-            match (s.key_type_raw, t.key_type_raw) {
-                (None, _) => return Err("source map type missing key type.".into()),
-                (_, None) => return Err("target map type missing key type.".into()),
-                (Some(a), Some(b)) if a != b => {
-                    return Err(format!(
-                        "Mismatched map tensor key type: inferred={} declared={}",
-                        elem_name(a),
-                        elem_name(b)
-                    ))
-                }
-                _ => {}
-            }
-            union_elems(s.value_type.as_deref(), &mut t.value_type, "map", "value")
-        }
-        _ => Ok(()),
-    }
-}
-
-fn union_tensor(
-    source_elem: Option<i32>,
-    source_shape: Option<&TensorShapeProto<'_>>,
-    target_elem: &mut Option<i32>,
-    target_shape: &mut Option<TensorShapeProto<'static>>,
-    kind: &str,
-) -> Result<(), String> {
-    let (s, t) = (source_elem.unwrap_or(0), target_elem.unwrap_or(0));
-    if s != t {
-        return Err(format!(
-            "Mismatched {kind}tensor element type: inferred={} declared={}",
-            elem_name(s),
-            elem_name(t)
-        ));
-    }
-    // A tensor of unknown rank and one of known rank make one of unknown rank.
-    match source_shape {
-        Some(s) => union_shape(s, target_shape),
-        None => *target_shape = None,
-    }
-    Ok(())
-}
-
-fn union_elems(
-    source: Option<&TypeProto<'_>>,
-    target: &mut Option<Box<TypeProto<'static>>>,
-    kind: &str,
-    what: &str,
-) -> Result<(), String> {
-    let Some(source) = source else {
-        return Err(format!("source {kind} type missing {what} type."));
-    };
-    let Some(target) = target.as_deref_mut() else {
-        return Err(format!("target {kind} type missing {what} type."));
-    };
-    union_types(source, target)
-}
-
-/// `onnx`'s `UnionShapeInfo` into a tensor's shape: a different rank drops the shape,
-/// dimensions that differ become unknown.
-fn union_shape(source: &TensorShapeProto<'_>, target: &mut Option<TensorShapeProto<'static>>) {
-    let Some(t) = target.as_mut() else {
-        return;
-    };
-    if t.dim.len() != source.dim.len() {
-        *target = None;
-        return;
-    }
-    for (s, t) in source.dim.iter().zip(t.dim.iter_mut()) {
-        let same = match (s.as_value(), s.as_param()) {
-            (Some(v), _) => t.as_value() == Some(v),
-            (None, Some(p)) => t.as_param() == Some(p),
-            (None, None) => t.value.is_none(),
-        };
-        if !same {
-            t.value = None;
-        }
-    }
 }
 
 /// `onnx`'s `mergeInDimensionInfo`: a size wins, sizes must agree, a name already there
@@ -307,53 +163,6 @@ fn merge_in_shape(
     Ok(())
 }
 
-/// `onnx`'s `propagateElemTypeFromInputToOutput`: the element type of input `i` (a
-/// sequence's, optional's or map's whole element type) as a new output type.
-fn elem_type_from_input(n: &Node<'_, '_>, i: usize) -> Result<TypeProto<'static>, String> {
-    let Some(t) = n.inputs.get(i).copied().flatten() else {
-        return Err(format!(
-            "Input {i} expected to have type but instead is null"
-        ));
-    };
-    let mut out = TypeProto::default();
-    match &t.value {
-        Some(TypeValue::TensorType(tt)) => match tt.elem_type_raw.unwrap_or(0) {
-            0 => return Err(format!("Element type of input {i} unknown")),
-            e => tensor_mut(&mut out).elem_type_raw = Some(e),
-        },
-        Some(TypeValue::SparseTensorType(tt)) => match tt.elem_type_raw.unwrap_or(0) {
-            0 => return Err(format!("Element type of input {i} unknown")),
-            e => {
-                out.value = Some(TypeValue::SparseTensorType(
-                    crate::onnx::TypeProtoSparseTensor {
-                        elem_type_raw: Some(e),
-                        ..Default::default()
-                    },
-                ))
-            }
-        },
-        Some(TypeValue::SequenceType(s)) => match &s.elem_type {
-            Some(_) => out = owned_type(t),
-            None => return Err(format!("Element type of sequence input {i} unknown")),
-        },
-        Some(TypeValue::OptionalType(s)) => match &s.elem_type {
-            Some(_) => out = owned_type(t),
-            None => return Err(format!("Element type of optional input {i} unknown")),
-        },
-        Some(TypeValue::MapType(m)) => {
-            if m.key_type_raw.is_none() {
-                return Err(format!("Key type of map input {i} unknown"));
-            }
-            if m.value_type.is_none() {
-                return Err(format!("Value type of map input {i} unknown"));
-            }
-            out = owned_type(t);
-        }
-        _ => {}
-    }
-    Ok(out)
-}
-
 /// `onnx`'s `propagateElemTypeWithValidation`: the element type of `input` into
 /// `output`, which must agree with one `output` already has.
 fn elem_type_with_validation(
@@ -381,7 +190,7 @@ fn elem_type_with_validation(
                 Some(_) => {
                     return Err(format!(
                         "Output was expected to have tensor type. Got {}",
-                        case(output)
+                        value_case(output)
                     ))
                 }
             };
@@ -438,7 +247,7 @@ fn elem_type_with_validation(
         }
         _ => Err(format!(
             "Input was expected to have either tensor, sequence, optional or map type. Got {}",
-            case(input)
+            value_case(input)
         )),
     }
 }
@@ -474,12 +283,12 @@ fn loop_(n: &Node<'_, '_>, graphs: &mut dyn Subgraphs) -> Result<Vec<TypeProto<'
         input_type(n, 1),
     ];
     for i in 2..num_inputs {
-        let elem = elem_type_from_input(n, i)?;
+        let elem = propagate_elem_type(n, i)?;
         let Some(slot) = outputs.get_mut(i - 2) else {
             return Err(format!("Output {} is out of bounds.", i - 2));
         };
         *slot = elem;
-        let mut t = input_type(n, i).expect("typed: checked by elem_type_from_input");
+        let mut t = input_type(n, i).expect("typed: checked by propagate_elem_type");
         match n.version {
             // Before opset 13 a state variable is taken as a tensor.
             ..=12 => tensor_mut(&mut t).shape = None,
@@ -511,7 +320,7 @@ fn loop_(n: &Node<'_, '_>, graphs: &mut dyn Subgraphs) -> Result<Vec<TypeProto<'
     }
     for (i, (sub, out)) in body[1..].iter().zip(outputs.iter_mut()).enumerate() {
         let is_state = i < state_vars;
-        let c = case(sub);
+        let c = value_case(sub);
         let allowed = match n.version {
             ..=12 => c == 1,
             13..=15 => c == 1 || c == 4,
@@ -614,7 +423,7 @@ fn scan(n: &Node<'_, '_>, graphs: &mut dyn Subgraphs) -> Result<Vec<TypeProto<'s
     for i in 0..num_inputs {
         let t = tensor_input(n, i)?;
         if i < state_vars {
-            outputs[i] = elem_type_from_input(n, i)?;
+            outputs[i] = propagate_elem_type(n, i)?;
             if let Some(s) = &t.shape {
                 tensor_mut(&mut outputs[i]).shape = Some(owned(s));
             }
@@ -687,7 +496,7 @@ fn scan_8(n: &Node<'_, '_>, graphs: &mut dyn Subgraphs) -> Result<Vec<TypeProto<
     for i in 1..num_inputs {
         let t = tensor_input(n, i)?;
         let drop = if i - 1 < state_vars {
-            let elem = elem_type_from_input(n, i)?;
+            let elem = propagate_elem_type(n, i)?;
             let Some(out) = outputs.get_mut(i - 1) else {
                 return Err(format!("Output {} is out of bounds.", i - 1));
             };
@@ -769,16 +578,7 @@ fn sequence_map(
             body.len()
         ));
     }
-    Ok(body
-        .into_iter()
-        .map(|elem| TypeProto {
-            value: Some(TypeValue::SequenceType(Box::new(TypeProtoSequence {
-                elem_type: Some(Box::new(elem)),
-                ..Default::default()
-            }))),
-            ..Default::default()
-        })
-        .collect())
+    Ok(body.into_iter().map(sequence_of).collect())
 }
 
 #[cfg(test)]
