@@ -1,9 +1,9 @@
 //! Shape inference against `onnx.shape_inference.infer_shapes` (the test venv's onnx),
 //! byte for byte, on the backend node-test models whose operators onnx-light infers,
 //! each in several variants: as shipped, with the graph outputs' types removed, with
-//! their shapes removed, with integer inputs as constants, and as if written for older
-//! opsets (other operator versions, other rules, or none); lax, strict, and strict with
-//! `check_type`.
+//! their shapes removed, with integer inputs as constants, as if written for older
+//! opsets (other operator versions, other rules, or none), and with a node's last output
+//! dropped; lax, strict, and strict with `check_type`.
 //!
 //! Models using an operator without a rule here yet are left out (and counted): the
 //! test grows as rules are added. Every model in reach must agree: the same model bytes,
@@ -372,6 +372,17 @@ fn at_older_opsets(m: &Model) -> Vec<(String, Model)> {
         .collect()
 }
 
+/// The model with its first node of several outputs giving one fewer (the value
+/// dropped from the graph's outputs too): rules must not type outputs a node lacks.
+fn without_last_output(m: &Model) -> Option<(String, Model)> {
+    let mut out = m.clone();
+    let g = out.graph.as_mut().unwrap();
+    let node = g.node.iter_mut().find(|n| n.output.len() > 1)?;
+    let dropped = node.output.pop()?;
+    g.output.retain(|o| o.name() != &*dropped);
+    Some(("fewer-outputs".to_string(), out))
+}
+
 /// The older opsets [`at_older_opsets`] writes models for.
 const OLDER_OPSETS: &[i64] = &[7, 9, 11, 13, 17];
 
@@ -419,6 +430,7 @@ fn inference_agrees_with_onnx_on_the_backend_models_it_covers() {
             all.extend(variants(&constant, "constants-"));
         }
         all.extend(at_older_opsets(&model));
+        all.extend(without_last_output(&model));
         cases.extend(write_cases(&dir, &name, all));
     }
     assert!(cases.len() > 300, "only {} cases", cases.len());

@@ -414,8 +414,22 @@ fn infer_graph<'a>(
         };
         restore_graphs(&mut graph.node[index], taken);
         let outputs = match outcome.map_err(error)? {
+            // A rule typing an output the node does not have: `onnx`'s rule asked for
+            // it, which fails the call in either mode.
+            Ok(Some(outputs)) if outputs.len() > graph.node[index].output.len() => {
+                let extra = outputs
+                    .iter()
+                    .skip(graph.node[index].output.len())
+                    .position(Option::is_some);
+                if let Some(k) = extra {
+                    let at = graph.node[index].output.len() + k;
+                    return Err(error(format!("Output {at} is out of bounds.")));
+                }
+                outputs
+            }
             Ok(Some(outputs)) => outputs,
             Ok(None) => continue,
+            Err(reason) if out_of_bounds(&reason) => return Err(error(reason)),
             Err(reason) => {
                 if !unsupported {
                     errors.push(error(reason));
@@ -641,6 +655,16 @@ fn node_error(e: &InferenceError) -> String {
         format!(", node name: {}", e.node_name)
     };
     format!("(op_type:{}{name}): {}", e.op_type, e.reason)
+}
+
+/// Whether a rule's error is `onnx`'s for an input or output index the node does not
+/// have: raised outside its inference errors, it fails the call in either mode.
+fn out_of_bounds(reason: &str) -> bool {
+    let index = ["Input ", "Output "]
+        .iter()
+        .find_map(|p| reason.strip_prefix(p))
+        .and_then(|r| r.strip_suffix(" is out of bounds."));
+    index.is_some_and(|i| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The rule families, each a function giving a node's output types, or `Ok(None)` for
