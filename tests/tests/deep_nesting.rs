@@ -195,3 +195,40 @@ fn borrowed_models_built_by_hand_at_any_depth_convert_and_visit_their_tensors() 
         .join()
         .unwrap();
 }
+
+#[test]
+fn shape_inference_walks_graphs_and_types_nested_at_any_depth() {
+    use onnx_light::shape::{infer_shapes, InferOptions};
+    on_main_sized_stack(|| {
+        // 10,000 `If` levels, each with only a then-branch: every level is walked
+        // before its node fails (no else-branch), which lax mode skips.
+        let mut model = nested(10_000);
+        infer_shapes(&mut model, &InferOptions::default()).unwrap();
+        // Strict mode: each level's error quotes the next (cut, not 10,000 deep).
+        let e = infer_shapes(&mut model, &InferOptions::default().strict_mode(true));
+        let message = e.unwrap_err().to_string();
+        assert!(message.contains("Inference error(s)"), "{message}");
+        assert!(message.len() < 8192, "{} bytes", message.len());
+        std::mem::forget(model);
+        // A value typed 20,000 sequences deep, passed through Identity and declared.
+        let deep = nested_type(20_000);
+        let mut g = GraphProto::named("g");
+        g.input.push(ValueInfoProto {
+            name: Some("x".into()),
+            r#type: Some(deep.clone()),
+            ..Default::default()
+        });
+        g.node.push(NodeProto::new("Identity", ["x"], ["y"]));
+        g.output.push(ValueInfoProto {
+            name: Some("y".into()),
+            r#type: Some(deep),
+            ..Default::default()
+        });
+        let mut model = ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)]);
+        let full = InferOptions::default().strict_mode(true).check_type(true);
+        // The check refuses a type nested past what onnx can name; nothing overflows.
+        let _ = infer_shapes(&mut model, &full);
+        infer_shapes(&mut model, &InferOptions::default().strict_mode(true)).unwrap();
+        std::mem::forget(model);
+    });
+}

@@ -83,7 +83,7 @@
 #![allow(missing_docs)] // field and enum value names are the ONNX schema's own
 
 mod data;
-mod deep;
+pub(crate) mod deep;
 mod entry;
 mod enums;
 mod graph;

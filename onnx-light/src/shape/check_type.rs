@@ -149,7 +149,7 @@ fn allowed_types<'s>(schema: &'s OpSchema<'_>, param: &'s FormalParameter<'_>) -
 /// (nested in a sequence, optional or map) or an element type `onnx` does not know.
 pub(super) fn type_string(t: &TypeProto<'_>) -> Result<String, String> {
     let nested = |t: Option<&TypeProto<'_>>| match t {
-        Some(t) => type_string(t),
+        Some(t) => crate::onnx::deep::guarded(|| type_string(t)),
         None => Err("Unsupported type proto value case:0".to_string()),
     };
     Ok(match &t.value {

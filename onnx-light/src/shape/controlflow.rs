@@ -215,7 +215,9 @@ fn elem_type_with_validation(
             let Some(TypeValue::SequenceType(o)) = output.value.as_mut() else {
                 unreachable!("just made a sequence type")
             };
-            elem_type_with_validation(e, o.elem_type.get_or_insert_with(Default::default))
+            crate::onnx::deep::guarded(|| {
+                elem_type_with_validation(e, o.elem_type.get_or_insert_with(Default::default))
+            })
         }
         Some(TypeValue::OptionalType(s)) => {
             let Some(e) = s.elem_type.as_deref() else {
@@ -227,7 +229,9 @@ fn elem_type_with_validation(
             let Some(TypeValue::OptionalType(o)) = output.value.as_mut() else {
                 unreachable!("just made an optional type")
             };
-            elem_type_with_validation(e, o.elem_type.get_or_insert_with(Default::default))
+            crate::onnx::deep::guarded(|| {
+                elem_type_with_validation(e, o.elem_type.get_or_insert_with(Default::default))
+            })
         }
         Some(TypeValue::MapType(m)) => {
             let Some(key) = m.key_type_raw else {
@@ -243,7 +247,9 @@ fn elem_type_with_validation(
                 unreachable!("just made a map type")
             };
             o.key_type_raw = Some(key);
-            elem_type_with_validation(v, o.value_type.get_or_insert_with(Default::default))
+            crate::onnx::deep::guarded(|| {
+                elem_type_with_validation(v, o.value_type.get_or_insert_with(Default::default))
+            })
         }
         _ => Err(format!(
             "Input was expected to have either tensor, sequence, optional or map type. Got {}",
@@ -258,12 +264,12 @@ fn clear_shape(t: &mut TypeProto<'_>) {
         Some(TypeValue::TensorType(tt)) => tt.shape = None,
         Some(TypeValue::SequenceType(s)) => {
             if let Some(e) = s.elem_type.as_deref_mut() {
-                clear_shape(e)
+                crate::onnx::deep::guarded(|| clear_shape(e))
             }
         }
         Some(TypeValue::OptionalType(s)) => {
             if let Some(e) = s.elem_type.as_deref_mut() {
-                clear_shape(e)
+                crate::onnx::deep::guarded(|| clear_shape(e))
             }
         }
         _ => {}

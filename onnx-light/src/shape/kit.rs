@@ -413,7 +413,7 @@ pub(super) fn union_types(
             let Some(t) = t.elem_type.as_deref_mut() else {
                 return Err("target sequence type missing element type.".into());
             };
-            union_types(s, t)?;
+            crate::onnx::deep::guarded(|| union_types(s, t))?;
         }
         (Some(TypeValue::OptionalType(s)), Some(TypeValue::OptionalType(t))) => {
             let Some(s) = s.elem_type.as_deref() else {
@@ -422,7 +422,7 @@ pub(super) fn union_types(
             let Some(t) = t.elem_type.as_deref_mut() else {
                 return Err("target optional type missing element type.".into());
             };
-            union_types(s, t)?;
+            crate::onnx::deep::guarded(|| union_types(s, t))?;
         }
         (Some(TypeValue::MapType(s)), Some(TypeValue::MapType(t))) => {
             let Some(source_key) = s.key_type_raw else {
@@ -447,7 +447,7 @@ pub(super) fn union_types(
             let Some(t) = t.value_type.as_deref_mut() else {
                 return Err("target map type missing value type.".into());
             };
-            union_types(s, t)?;
+            crate::onnx::deep::guarded(|| union_types(s, t))?;
         }
         // Opaque or unset types of one kind: nothing to unite.
         _ => {}

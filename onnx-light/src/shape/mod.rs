@@ -556,8 +556,11 @@ impl controlflow::Subgraphs for Nested<'_, '_, '_, '_> {
         }
         // Graphs inside graphs type their initializers and match their inputs as the
         // latest IR version does, as in `onnx`.
-        let errors = infer_graph(g, self.walk, Some(&self.scope), i64::MAX, HashMap::new())
-            .map_err(|e| node_error(&e))?;
+        // Graphs nest as deep as the model does: each level makes sure of its stack.
+        let errors = crate::onnx::deep::guarded(|| {
+            infer_graph(g, self.walk, Some(&self.scope), i64::MAX, HashMap::new())
+        })
+        .map_err(|e| node_error(&e))?;
         if self.walk.options.strict_mode && !errors.is_empty() {
             let all: Vec<String> = errors.iter().map(node_error).collect();
             return Err(format!("Inference error(s): {}", all.join("\n")));
@@ -617,7 +620,9 @@ fn infer_call(
         functions: walk.functions,
         active: walk.active,
     };
-    let result = infer_graph(&mut graph, &mut inner, None, i64::MAX, constants);
+    let result = crate::onnx::deep::guarded(|| {
+        infer_graph(&mut graph, &mut inner, None, i64::MAX, constants)
+    });
     walk.active.pop();
     let errors = match result {
         Ok(errors) => errors,
@@ -647,14 +652,30 @@ fn infer_call(
     Ok(Ok(Some(outputs)))
 }
 
-/// An error of a graph attribute's node as `onnx` words it for the enclosing node.
+/// An error of a graph attribute's node as `onnx` words it for the enclosing node. A
+/// reason past 4 KiB (errors of graphs nested many levels deep, each quoting the next) is
+/// cut, so that the message grows linearly with the depth.
 fn node_error(e: &InferenceError) -> String {
+    const MAX: usize = 4096;
     let name = if e.node_name.is_empty() {
         String::new()
     } else {
         format!(", node name: {}", e.node_name)
     };
-    format!("(op_type:{}{name}): {}", e.op_type, e.reason)
+    let mut reason = e.reason.as_str();
+    if reason.len() > MAX {
+        let mut end = MAX;
+        while !reason.is_char_boundary(end) {
+            end -= 1;
+        }
+        reason = &reason[..end];
+    }
+    let cut = if reason.len() < e.reason.len() {
+        "..."
+    } else {
+        ""
+    };
+    format!("(op_type:{}{name}): {reason}{cut}", e.op_type)
 }
 
 /// Whether a rule's error is `onnx`'s for an input or output index the node does not
@@ -697,17 +718,18 @@ fn type_of<'g, 'a>(
     outer: Option<&'g Scope<'g, 'a>>,
     name: &str,
 ) -> Option<&'g TypeProto<'a>> {
-    match known.homes.get(name) {
-        Some(&home) => match home {
-            Home::ValueInfo(i) => graph.value_info[i].r#type.as_ref(),
-            Home::Input(i) => graph.input[i].r#type.as_ref(),
-            Home::Output(i) => graph.output[i].r#type.as_ref(),
-            Home::Initializer(i) => Some(&known.initializer_types[i]),
-        },
-        None => {
-            let s = outer?;
-            type_of(s.graph, s.known, s.outer, name)
+    let (mut graph, mut known, mut outer) = (graph, known, outer);
+    loop {
+        if let Some(&home) = known.homes.get(name) {
+            return match home {
+                Home::ValueInfo(i) => graph.value_info[i].r#type.as_ref(),
+                Home::Input(i) => graph.input[i].r#type.as_ref(),
+                Home::Output(i) => graph.output[i].r#type.as_ref(),
+                Home::Initializer(i) => Some(&known.initializer_types[i]),
+            };
         }
+        let s = outer?;
+        (graph, known, outer) = (s.graph, s.known, s.outer);
     }
 }
 
@@ -787,13 +809,13 @@ fn check_types(
         }
         (Some(TypeValue::SequenceType(i)), Some(TypeValue::SequenceType(e))) => {
             match (i.elem_type.as_deref(), e.elem_type.as_deref()) {
-                (Some(i), Some(e)) => check_types(i, e),
+                (Some(i), Some(e)) => crate::onnx::deep::guarded(|| check_types(i, e)),
                 _ => Ok(()),
             }
         }
         (Some(TypeValue::OptionalType(i)), Some(TypeValue::OptionalType(e))) => {
             match (i.elem_type.as_deref(), e.elem_type.as_deref()) {
-                (Some(i), Some(e)) => check_types(i, e),
+                (Some(i), Some(e)) => crate::onnx::deep::guarded(|| check_types(i, e)),
                 _ => Ok(()),
             }
         }
@@ -806,7 +828,7 @@ fn check_types(
                 ));
             }
             match (i.value_type.as_deref(), e.value_type.as_deref()) {
-                (Some(i), Some(e)) => check_types(i, e),
+                (Some(i), Some(e)) => crate::onnx::deep::guarded(|| check_types(i, e)),
                 _ => Ok(()),
             }
         }
@@ -889,17 +911,23 @@ fn merge_types(inferred: &TypeProto<'_>, existing: &mut TypeProto<'_>) {
         ),
         (TypeValue::SequenceType(i), Some(TypeValue::SequenceType(e))) => {
             if let Some(i) = i.elem_type.as_deref() {
-                merge_types(i, e.elem_type.get_or_insert_with(Default::default));
+                crate::onnx::deep::guarded(|| {
+                    merge_types(i, e.elem_type.get_or_insert_with(Default::default))
+                });
             }
         }
         (TypeValue::OptionalType(i), Some(TypeValue::OptionalType(e))) => {
             if let Some(i) = i.elem_type.as_deref() {
-                merge_types(i, e.elem_type.get_or_insert_with(Default::default));
+                crate::onnx::deep::guarded(|| {
+                    merge_types(i, e.elem_type.get_or_insert_with(Default::default))
+                });
             }
         }
         (TypeValue::MapType(i), Some(TypeValue::MapType(e))) => {
             if let Some(i) = i.value_type.as_deref() {
-                merge_types(i, e.value_type.get_or_insert_with(Default::default));
+                crate::onnx::deep::guarded(|| {
+                    merge_types(i, e.value_type.get_or_insert_with(Default::default))
+                });
             }
         }
         _ => {}
@@ -955,7 +983,7 @@ impl Symbols {
             }
             for a in graph.node.iter().flat_map(|n| &n.attribute) {
                 if let Some(g) = &a.g {
-                    collect(g, used);
+                    crate::onnx::deep::guarded(|| collect(g, used));
                 }
             }
         }
@@ -986,15 +1014,15 @@ impl Symbols {
             Some(TypeValue::TensorType(tt)) => self.materialize_shape(tt.shape.as_mut()),
             Some(TypeValue::SparseTensorType(tt)) => self.materialize_shape(tt.shape.as_mut()),
             // As in `onnx`, walking into a missing element type makes an empty one.
-            Some(TypeValue::SequenceType(s)) => {
+            Some(TypeValue::SequenceType(s)) => crate::onnx::deep::guarded(|| {
                 self.materialize(s.elem_type.get_or_insert_with(Default::default))
-            }
-            Some(TypeValue::OptionalType(s)) => {
+            }),
+            Some(TypeValue::OptionalType(s)) => crate::onnx::deep::guarded(|| {
                 self.materialize(s.elem_type.get_or_insert_with(Default::default))
-            }
-            Some(TypeValue::MapType(m)) => {
+            }),
+            Some(TypeValue::MapType(m)) => crate::onnx::deep::guarded(|| {
                 self.materialize(m.value_type.get_or_insert_with(Default::default))
-            }
+            }),
             _ => {}
         }
     }
@@ -1025,19 +1053,19 @@ fn collect_params(t: &TypeProto<'_>, used: &mut HashSet<String>) {
         Some(TypeValue::SparseTensorType(tt)) => tt.shape.as_ref(),
         Some(TypeValue::SequenceType(s)) => {
             if let Some(e) = s.elem_type.as_deref() {
-                collect_params(e, used);
+                crate::onnx::deep::guarded(|| collect_params(e, used));
             }
             None
         }
         Some(TypeValue::OptionalType(s)) => {
             if let Some(e) = s.elem_type.as_deref() {
-                collect_params(e, used);
+                crate::onnx::deep::guarded(|| collect_params(e, used));
             }
             None
         }
         Some(TypeValue::MapType(m)) => {
             if let Some(e) = m.value_type.as_deref() {
-                collect_params(e, used);
+                crate::onnx::deep::guarded(|| collect_params(e, used));
             }
             None
         }
