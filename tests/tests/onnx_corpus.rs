@@ -613,10 +613,13 @@ fn corpus_mutations(model: &Model) -> Vec<(&'static str, Model)> {
 
 /// `onnx_light::checker` gives every corpus model, and several broken variants of each,
 /// the verdict `onnx.checker.check_model` gives it (accepted or rejected, with the
-/// model's directory for external data).
+/// model's directory for external data), and so does the full check (the checker, then
+/// strict shape inference with type checks) with `full_check=True`.
 #[test]
 fn checker_agrees_with_onnx_checker_on_every_corpus_model() {
-    use onnx_light_tests::checker_oracle::{onnx_verdicts, our_verdict};
+    use onnx_light_tests::checker_oracle::{
+        onnx_full_verdicts, onnx_verdicts, our_full_verdict, our_verdict,
+    };
     let root = corpus_dir();
     let scratch = workspace_root()
         .join("target")
@@ -637,9 +640,10 @@ fn checker_agrees_with_onnx_checker_on_every_corpus_model() {
         }
     }
     let theirs = onnx_verdicts(&paths, &scratch);
+    let theirs_full = onnx_full_verdicts(&paths, &scratch);
     let mut disagreements = Vec::new();
-    let mut rejected = 0usize;
-    for (path, theirs) in paths.iter().zip(&theirs) {
+    let (mut rejected, mut rejected_full) = (0usize, 0usize);
+    for ((path, theirs), theirs_full) in paths.iter().zip(&theirs).zip(&theirs_full) {
         let ours = our_verdict(path);
         rejected += usize::from(theirs.is_err());
         if ours.is_ok() != theirs.is_ok() {
@@ -648,8 +652,18 @@ fn checker_agrees_with_onnx_checker_on_every_corpus_model() {
                 path.display()
             ));
         }
+        // `check_model(full_check=True)`: the checker, then strict inference.
+        let ours_full = our_full_verdict(path);
+        rejected_full += usize::from(theirs_full.is_err());
+        if ours_full.is_ok() != theirs_full.is_ok() {
+            disagreements.push(format!(
+                "{} (full_check):\n  onnx: {theirs_full:?}\n  ours: {ours_full:?}",
+                path.display()
+            ));
+        }
     }
     let _ = fs::remove_dir_all(&scratch);
+    assert!(rejected_full >= rejected, "{rejected_full} < {rejected}");
     assert!(
         disagreements.is_empty(),
         "{} of {} corpus verdicts differ from onnx.checker ({rejected} rejected by onnx):\n{}",

@@ -88,6 +88,8 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         | "BitwiseXor" | "PRelu" | "Max" | "Min" | "Sum" | "Mean" => {
             broadcast_inputs(n, 0..n.inputs.len(), 0)?
         }
+        // Before broadcasting: boolean, the first input's shape.
+        "Equal" | "Greater" | "Less" | "And" | "Or" | "Xor" if n.version < 7 => bool_like(n, 0..1)?,
         // Broadcast, a boolean result whatever the inputs' types.
         "Equal" | "Greater" | "GreaterOrEqual" | "Less" | "LessOrEqual" | "And" | "Or" | "Xor" => {
             bool_like(n, 0..n.inputs.len())?
