@@ -1,9 +1,10 @@
 //! Shape inference against `onnx.shape_inference.infer_shapes` (the test venv's onnx),
 //! byte for byte, on the backend node-test models whose operators onnx-light infers,
 //! each in several variants: as shipped, with the graph outputs' types removed, with
-//! their shapes removed, with integer inputs as constants, as if written for older
-//! opsets (other operator versions, other rules, or none), and with a node's last output
-//! dropped; lax, strict, and strict with `check_type`.
+//! their shapes removed, with integer inputs as constants, with float inputs as
+//! constants too, as if written for older opsets (other operator versions, other rules,
+//! or none), and with a node's last output dropped; lax, strict, and strict with
+//! `check_type`.
 //!
 //! Models using an operator without a rule here yet are left out (and counted): the
 //! test grows as rules are added. Every model in reach must agree: the same model bytes,
@@ -323,10 +324,13 @@ fn nodes_covered(nodes: &[NodeProto<'_>], local: &[String]) -> bool {
 
 /// The model with its integer inputs (shapes, axes, indices) turned into initializers
 /// holding the test's input data, as exporters write them: rules read such constants.
-fn with_constant_inputs(m: &Model, test: &Path) -> Option<Model> {
+/// With `floats`, its float and double inputs of rank 0 or 1 (scales, bounds) too; the
+/// model only when that makes a float initializer.
+fn with_constant_inputs(m: &Model, test: &Path, floats: bool) -> Option<Model> {
     let mut out = m.clone();
     let g = out.graph.as_mut().unwrap();
     let mut changed = false;
+    let mut made_float = false;
     let mut keep = Vec::new();
     for (i, input) in g.input.clone().into_iter().enumerate() {
         let data = fs::read(test.join("test_data_set_0").join(format!("input_{i}.pb"))).ok();
@@ -340,11 +344,22 @@ fn with_constant_inputs(m: &Model, test: &Path) -> Option<Model> {
                 g.initializer.push(t);
                 changed = true;
             }
+            Some(mut t)
+                if floats
+                    && matches!(t.elem_type(), Some(DataType::Float | DataType::Double))
+                    && t.dims.len() <= 1
+                    && t.dims.iter().product::<i64>() <= 64 =>
+            {
+                t.name = Some(input.name().to_string().into());
+                g.initializer.push(t);
+                made_float = true;
+            }
             _ => keep.push(input),
         }
     }
     g.input = keep;
-    changed.then_some(out)
+    let wanted = if floats { made_float } else { changed };
+    wanted.then_some(out)
 }
 
 /// The model as if written for older `ai.onnx` opsets (the versions real models use
@@ -409,6 +424,14 @@ fn variants(m: &Model, prefix: &str) -> Vec<(String, Model)> {
     .collect()
 }
 
+/// The ways each case is inferred: name, `strict_mode`, `check_type` (the Python side
+/// runs onnx with the same options under the same names).
+const MODES: [(&str, bool, bool); 3] = [
+    ("lax", false, false),
+    ("strict", true, false),
+    ("full", true, true),
+];
+
 #[test]
 fn inference_agrees_with_onnx_on_the_backend_models_it_covers() {
     let corpus = corpus_dir();
@@ -427,8 +450,11 @@ fn inference_agrees_with_onnx_on_the_backend_models_it_covers() {
             continue;
         }
         let mut all = variants(&model, "");
-        if let Some(constant) = with_constant_inputs(&model, &test) {
+        if let Some(constant) = with_constant_inputs(&model, &test, false) {
             all.extend(variants(&constant, "constants-"));
+        }
+        if let Some(constant) = with_constant_inputs(&model, &test, true) {
+            all.extend(variants(&constant, "float-constants-"));
         }
         all.extend(at_older_opsets(&model));
         all.extend(without_last_output(&model));
@@ -499,11 +525,7 @@ fn assert_agreement(dir: &Scratch, cases: &[(String, Model)]) {
     );
     let mut failures = BTreeMap::new();
     for (file, m) in cases {
-        for (mode, strict, check_type) in [
-            ("lax", false, false),
-            ("strict", true, false),
-            ("full", true, true),
-        ] {
+        for (mode, strict, check_type) in MODES {
             let expected = dir.path(&format!("{file}.{mode}.expected"));
             let refused = dir.path(&format!("{file}.{mode}.error"));
             let mut ours = m.clone();
@@ -544,7 +566,7 @@ fn assert_agreement(dir: &Scratch, cases: &[(String, Model)]) {
             }
         }
     }
-    println!("{} cases compared", cases.len() * 3);
+    println!("{} cases compared", cases.len() * MODES.len());
     // Every disagreement's case, one line each (the assertion shows the first ones).
     for (k, v) in &failures {
         println!("DISAGREE {k}: {}", v.replace('\n', " | "));
@@ -553,7 +575,7 @@ fn assert_agreement(dir: &Scratch, cases: &[(String, Model)]) {
         failures.is_empty(),
         "{} of {} disagree:\n{}",
         failures.len(),
-        cases.len() * 3,
+        cases.len() * MODES.len(),
         failures
             .iter()
             .take(20)

@@ -1,11 +1,11 @@
 //! What every inference rule works with: the node as a rule sees it (its inputs' known
-//! types, the small integer constants in reach) and small readers and constructors of
-//! types, shared by the rule families.
+//! types, the constants in reach) and small readers and constructors of types, shared
+//! by the rule families.
 
 use std::collections::HashMap;
 
 use super::broadcast::broadcast;
-use super::types::{data_type_string, tensor_type};
+use super::types::{data_type_string, shape_of, tensor_type, Constant};
 use crate::onnx::{
     AttributeProto, DataType, Dimension, DimensionValue, NodeProto, TensorShapeProto, TypeProto,
     TypeProtoMap, TypeProtoOptional, TypeProtoSequence, TypeProtoSparseTensor, TypeProtoTensor,
@@ -22,8 +22,8 @@ pub(super) struct Node<'n, 'a> {
     pub version: i64,
     /// The known type of each input; `None` for an absent input or an unknown type.
     pub inputs: &'n [Option<&'n TypeProto<'a>>],
-    /// The values of small integer constants, by name.
-    pub constants: &'n HashMap<String, Vec<i64>>,
+    /// The constants (initializers and `Constant` nodes' outputs), by name.
+    pub constants: &'n HashMap<String, Constant>,
 }
 
 /// The types of each output (`None` for one not inferred).
@@ -96,14 +96,95 @@ pub(super) fn bool_like(
     Ok(vec![Some(tensor_type(DataType::Bool.to_i32(), shape))])
 }
 
-/// The values of input `i` when it is a small integer constant (an initializer or a
-/// `Constant` node's output).
-pub(super) fn input_values<'n>(n: &'n Node<'_, '_>, i: usize) -> Option<&'n [i64]> {
+/// The constant input `i` is (an initializer or a `Constant` node's output), whether
+/// its values were read or not.
+pub(super) fn input_constant<'n>(n: &'n Node<'_, '_>, i: usize) -> Option<&'n Constant> {
     let name = n.node.input.get(i)?;
     if name.is_empty() {
         return None;
     }
-    n.constants.get(name.as_ref() as &str).map(Vec::as_slice)
+    n.constants.get(name.as_ref() as &str)
+}
+
+/// The values of input `i` when it is an integer constant (int32 or int64) whose values
+/// were read.
+pub(super) fn input_values<'n>(n: &'n Node<'_, '_>, i: usize) -> Option<&'n [i64]> {
+    input_constant(n, i)?.ints()
+}
+
+/// `onnx`'s refusal to parse constant input `i` as `expected`.
+pub(super) fn parse_mismatch(n: &Node<'_, '_>, i: usize, expected: DataType) -> String {
+    let actual = input_constant(n, i).map_or(0, |c| c.elem);
+    if actual == 0 {
+        return format!(
+            "The type of tensor: {} is undefined so it cannot be parsed.",
+            n.node.input[i]
+        );
+    }
+    let actual = DataType::from_i32(actual).map_or_else(|| actual.to_string(), |d| d.to_string());
+    format!(
+        "ParseData type mismatch for tensor: {}. Expected:{expected} Actual:{actual}",
+        n.node.input[i]
+    )
+}
+
+/// The values of constant input `i` read as int64 data, as `onnx` parses them: an error
+/// when the constant is of another type; `None` when the input is not a constant (or
+/// its values were not read).
+pub(super) fn int64_values<'n>(n: &'n Node<'_, '_>, i: usize) -> Result<Option<&'n [i64]>, String> {
+    match input_constant(n, i) {
+        None => Ok(None),
+        Some(c) if c.is(DataType::Int64) => Ok(c.ints()),
+        Some(_) => Err(parse_mismatch(n, i, DataType::Int64)),
+    }
+}
+
+/// The values of constant input `i` read as float data, as `onnx` parses them: an error
+/// when the constant is of another type; `None` when the input is not a constant (or
+/// its values were not read).
+pub(super) fn float_values<'n>(n: &'n Node<'_, '_>, i: usize) -> Result<Option<&'n [f64]>, String> {
+    match input_constant(n, i) {
+        None => Ok(None),
+        Some(c) if c.is(DataType::Float) => Ok(c.floats()),
+        Some(_) => Err(parse_mismatch(n, i, DataType::Float)),
+    }
+}
+
+/// The most dimensions a shape is given when only the length of a shape input is known.
+const MAX_RANK: i64 = 1024;
+
+/// A shape given by input `i` (`onnx`'s `getShapeInput`): the values of an int64
+/// constant, else as many unknown dimensions as the input's length when that is known.
+/// `fail_if_negative` refuses a negative size.
+pub(super) fn shape_input(
+    n: &Node<'_, '_>,
+    i: usize,
+    fail_if_negative: bool,
+) -> Result<Option<TensorShapeProto<'static>>, String> {
+    let mut found = None;
+    if let Some(values) = int64_values(n, i)? {
+        found = Some(shape_of(
+            values.iter().map(|&v| Dimension::value(v)).collect(),
+        ));
+    } else if let Some(s) = shape_in(n, i) {
+        if s.dim.len() != 1 {
+            return Err("shape input must be 1D tensor".to_string());
+        }
+        match s.dim[0].as_value() {
+            Some(len) if (0..=MAX_RANK).contains(&len) => {
+                found = Some(shape_of(vec![Dimension::unknown(); len as usize]));
+            }
+            _ => {}
+        }
+    }
+    if fail_if_negative
+        && found
+            .as_ref()
+            .is_some_and(|s| s.dim.iter().any(|d| d.as_value().is_some_and(|v| v < 0)))
+    {
+        return Err("shape input tensor must have non-negative elements".to_string());
+    }
+    Ok(found)
 }
 
 /// A copy of a type that owns its strings.

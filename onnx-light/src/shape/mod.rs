@@ -13,8 +13,9 @@
 //!
 //! Operators without a rule here (yet) infer nothing, as an operator `onnx` has no
 //! schema for: their outputs stay without a type. Weights are not needed: a rule reads
-//! the values of small integer constants (the `shape` of a `Reshape`, the `axes` of an
-//! `Unsqueeze`) from initializers and `Constant` nodes, and nothing else.
+//! the values of small constants (the `shape` of a `Reshape`, the `axes` of an
+//! `Unsqueeze`, the `scales` of a `Resize`, the bounds of a `Range`) from initializers
+//! and `Constant` nodes, and nothing else; a structure-only load fetches just those.
 //!
 //! ```
 //! use onnx_light::onnx::*;
@@ -51,7 +52,7 @@ mod tensor;
 mod test_support;
 mod types;
 
-use types::{small_ints, with_raw_elem_type};
+use types::{with_raw_elem_type, Constant};
 
 use std::collections::{HashMap, HashSet};
 
@@ -213,7 +214,7 @@ enum Home {
     Initializer(usize),
 }
 
-/// The types known by value name, and the small integer constants rules may read.
+/// The types known by value name, and the constants rules may read.
 struct Known {
     homes: HashMap<String, Home>,
     initializer_types: Vec<TypeProto<'static>>,
@@ -221,7 +222,7 @@ struct Known {
     /// an empty type, and the inferred one when its value's type is inferred (the type
     /// also goes to a new `value_info` entry), as `onnx` does.
     untyped: HashMap<String, Home>,
-    constants: HashMap<String, Vec<i64>>,
+    constants: HashMap<String, Constant>,
 }
 
 /// What the walk of a graph and of the graphs in its nodes share.
@@ -261,7 +262,7 @@ fn infer_graph<'a>(
     walk: &mut Walk<'_>,
     outer: Option<&Scope<'_, 'a>>,
     ir_version: i64,
-    constants: HashMap<String, Vec<i64>>,
+    constants: HashMap<String, Constant>,
 ) -> std::result::Result<Vec<InferenceError>, InferenceError> {
     let mut known = Known {
         homes: HashMap::new(),
@@ -286,9 +287,9 @@ fn infer_graph<'a>(
         }
     }
     for t in &graph.initializer {
-        if let Some(values) = small_ints(t) {
-            known.constants.insert(t.name().to_string(), values);
-        }
+        known
+            .constants
+            .insert(t.name().to_string(), Constant::of(t));
         if known.homes.contains_key(t.name()) || ir_version < 4 {
             continue;
         }
@@ -438,9 +439,9 @@ fn infer_graph<'a>(
             }
         };
         let node = &graph.node[index];
-        if let Some(values) = rules::constant_values(node, version) {
+        if let Some(constant) = rules::constant_values(node, version) {
             if let Some(out) = node.output.first() {
-                known.constants.insert(out.to_string(), values);
+                known.constants.insert(out.to_string(), constant);
             }
         }
         let names: Vec<String> = node.output.iter().map(|s| s.to_string()).collect();

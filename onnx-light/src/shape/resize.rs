@@ -1,15 +1,14 @@
 //! The inference rules of resizing and sampling: `Resize`, `Upsample`, `GridSample`,
 //! `Col2Im`, `CenterCropPad` and `AffineGrid`, as `onnx` infers them.
 //!
-//! Float constants are out of reach of the rules (only small integer constants are
-//! collected), so `scales` given as a constant are treated as unknown values: the
-//! output keeps the input's rank with unknown sizes. A `scales` input of length 0 is
-//! taken for the empty constant exporters write for "not given" (`onnx` reads the
-//! constant; a graph input of length 0 it counts as given).
+//! `scales` given as a float constant scale the known sizes (floored); otherwise the
+//! output keeps the input's rank with unknown sizes. An empty constant `scales` counts
+//! as not given (exporters write one for "not given"); a graph input of length 0 counts
+//! as given, as in `onnx`.
 
 use super::kit::*;
 use super::types::shape_of;
-use crate::onnx::{AttributeType, Dimension, TensorShapeProto};
+use crate::onnx::{AttributeType, DataType, Dimension, TensorShapeProto};
 
 /// The rule's outcome: `Ok(None)` for an operator this family does not know.
 pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
@@ -38,15 +37,28 @@ fn has_input(n: &Node<'_, '_>, i: usize) -> bool {
     n.node.input.get(i).is_some_and(|s| !s.is_empty())
 }
 
-/// The output sizes of scaling `input` by `scales`: the floor of each known size times
-/// its scale; unknown sizes stay unknown.
-fn scaled(input: &TensorShapeProto<'_>, scales: &[f32]) -> TensorShapeProto<'static> {
+/// `v.floor()` converted as C++ converts a double to int64 on x86: a value out of range
+/// (or NaN) becomes `i64::MIN`.
+fn floor_to_i64(v: f64) -> i64 {
+    // 2^63: the first double past the int64 range.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    let f = v.floor();
+    if (-LIMIT..LIMIT).contains(&f) {
+        f as i64
+    } else {
+        i64::MIN
+    }
+}
+
+/// The output sizes of scaling `input` by `scales` (floats, held as doubles): the floor
+/// of each known size times its scale; unknown sizes stay unknown.
+fn scaled(input: &TensorShapeProto<'_>, scales: &[f64]) -> TensorShapeProto<'static> {
     let dims = input
         .dim
         .iter()
         .zip(scales)
         .map(|(d, &s)| match d.as_value() {
-            Some(v) => Dimension::value((v as f64 * f64::from(s)).floor() as i64),
+            Some(v) => Dimension::value(floor_to_i64(v as f64 * s)),
             None => Dimension::unknown(),
         })
         .collect();
@@ -71,21 +83,33 @@ fn upsample_7(n: &Node<'_, '_>) -> Result<Outputs, String> {
                 .to_string(),
         );
     }
-    Ok(one(elem, Some(scaled(input, &scales.floats))))
+    let scales: Vec<f64> = scales.floats.iter().map(|&s| f64::from(s)).collect();
+    Ok(one(elem, Some(scaled(input, &scales))))
 }
 
-/// `Upsample-9`, `Upsample-10`, `Resize-10`: the scales are input 1, a float constant
-/// whose values the rules do not see; the rank is known.
+/// `Upsample-9`, `Upsample-10`, `Resize-10`: the scales are input 1; the sizes are known
+/// when it is a float constant, the rank in any case.
 fn scales_input(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let Some(input) = shape_in(n, 0) else {
         return Ok(one(elem, None));
     };
-    if input_values(n, 1).is_some() {
-        return Err("Input 'scales' must have float element type.".to_string());
+    let rank = input.dim.len();
+    if let Some(c) = input_constant(n, 1) {
+        if !c.is(DataType::Float) {
+            return Err("Input 'scales' must have float element type.".to_string());
+        }
+        if let Some(scales) = c.floats() {
+            if scales.len() != rank {
+                return Err(
+                    "Number of elements of input 'scales' must be same as rank of input 'X'"
+                        .to_string(),
+                );
+            }
+            return Ok(one(elem, Some(scaled(input, scales))));
+        }
     }
-    let dims = vec![Dimension::unknown(); input.dim.len()];
-    Ok(one(elem, Some(shape_of(dims))))
+    Ok(one(elem, Some(shape_of(vec![Dimension::unknown(); rank]))))
 }
 
 /// The policies of `keep_aspect_ratio_policy`.
@@ -106,35 +130,25 @@ fn resize(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let rank = input.dim.len();
     let mut has_scales = has_input(n, 2);
     let mut has_sizes = has_input(n, 3);
-    // The sizes: the constant's values, or as many unknown values as its length.
+    // The sizes: the constant's values, the propagated ones, or as many unknown values
+    // as its length (an unknown or symbolic size reads as 0: not known).
     let mut sizes: Vec<i64> = Vec::new();
     if n.node.input.len() > 3 {
-        let found = if let Some(values) = input_values(n, 3) {
-            sizes = values.to_vec();
-            true
-        } else if let Some(s) = shape_in(n, 3) {
-            if s.dim.len() != 1 {
-                return Err("shape input must be 1D tensor".to_string());
+        if let Some(s) = shape_input(n, 3, false)? {
+            if s.dim.is_empty() {
+                has_sizes = false;
             }
-            match s.dim[0].as_value() {
-                Some(len) if (0..=1024).contains(&len) => {
-                    sizes = vec![0; len as usize];
-                    true
-                }
-                _ => false,
-            }
-        } else {
-            false
-        };
-        if found && sizes.is_empty() {
-            has_sizes = false;
+            sizes = s.dim.iter().map(|d| d.as_value().unwrap_or(0)).collect();
         }
     }
-    // An empty constant `scales` counts as not given; the rules see its length only.
-    if has_scales
-        && shape_in(n, 2).is_some_and(|s| s.dim.len() == 1 && s.dim[0].as_value() == Some(0))
-    {
-        has_scales = false;
+    // An empty constant `scales` counts as not given.
+    let mut scales = None;
+    if n.node.input.len() > 2 && input_constant(n, 2).is_some() {
+        scales = float_values(n, 2)?;
+        if scales.is_some_and(<[f64]>::is_empty) {
+            has_scales = false;
+            scales = None;
+        }
     }
     if n.version >= 13 && usize::from(has_scales) + usize::from(has_sizes) != 1 {
         return Err(
@@ -192,10 +206,35 @@ fn resize(n: &Node<'_, '_>) -> Result<Outputs, String> {
                 *d = Dimension::value(s);
             }
         }
-    } else if has_input(n, 2) && input_values(n, 2).is_some() {
-        return Err("Input 'scales' must have float element type.".to_string());
+        return Ok(one(elem, Some(shape_of(dims))));
     }
-    Ok(one(elem, Some(shape_of(dims))))
+    let Some(scales) = scales else {
+        return Ok(one(elem, Some(shape_of(dims))));
+    };
+    let scales = if axes.is_empty() {
+        if scales.len() != rank {
+            return Err(
+                "Number of elements of input 'scales' must be same as rank of input 'X'"
+                    .to_string(),
+            );
+        }
+        scales.to_vec()
+    } else {
+        // The other axes keep their sizes.
+        if scales.len() != axes.len() {
+            return Err(format!(
+                "Number of elements of input 'scales' ({}) does not match the number of axes ({}).",
+                scales.len(),
+                axes.len()
+            ));
+        }
+        let mut all = vec![1.0; rank];
+        for (&a, &s) in axes.iter().zip(scales) {
+            all[a] = s;
+        }
+        all
+    };
+    Ok(one(elem, Some(scaled(input, &scales))))
 }
 
 /// The sizes under a `not_larger`/`not_smaller` policy: one scale for all the axes (the
@@ -297,8 +336,10 @@ fn col2im(n: &Node<'_, '_>) -> Result<Outputs, String> {
         }
     }
     let count = |len: usize| Dimension::value(len as i64);
-    let image_shape = input_values(n, 1).map(<[i64]>::to_vec).unwrap_or_default();
-    if input_values(n, 1).is_some() {
+    let image_shape = int64_values(n, 1)?.map(<[i64]>::to_vec);
+    let known_image = image_shape.is_some();
+    let image_shape = image_shape.unwrap_or_default();
+    if known_image {
         unify_dim(&count(image_shape.len()), &mut spatial)?;
     }
     if let Some(pads) = attr_ints(n, "pads") {
@@ -315,8 +356,10 @@ fn col2im(n: &Node<'_, '_>) -> Result<Outputs, String> {
     if input.dim.len() != 3 {
         return Err("input must have rank 3.".to_string());
     }
-    let block_shape = input_values(n, 2).map(<[i64]>::to_vec).unwrap_or_default();
-    if input_values(n, 2).is_some() {
+    let block_shape = int64_values(n, 2)?.map(<[i64]>::to_vec);
+    let known_block = block_shape.is_some();
+    let block_shape = block_shape.unwrap_or_default();
+    if known_block {
         unify_dim(&count(block_shape.len()), &mut spatial)?;
     }
     let mut block_size: i64 = 0;
@@ -364,7 +407,16 @@ fn center_crop_pad(n: &Node<'_, '_>) -> Result<Outputs, String> {
         return Err("CenterCropPad op must have 2 inputs.".to_string());
     }
     let elem = required_elem(n, 0)?;
-    let (Some(input), Some(shape)) = (shape_in(n, 0), input_values(n, 1)) else {
+    let (Some(input), Some(c)) = (shape_in(n, 0), input_constant(n, 1)) else {
+        return Ok(one(elem, None));
+    };
+    if c.elem == 0 {
+        return Ok(one(elem, None));
+    }
+    if !(c.is(DataType::Int64) || c.is(DataType::Int32)) {
+        return Err("`shape` only supports `int32_t` or `int64_t` inputs".to_string());
+    }
+    let Some(shape) = c.ints() else {
         return Ok(one(elem, None));
     };
     let rank = input.dim.len();
@@ -401,20 +453,17 @@ fn affine_grid(n: &Node<'_, '_>) -> Result<Outputs, String> {
     if shape_in(n, 0).is_none() {
         return Ok(one(elem, None));
     }
-    let size: Vec<Dimension<'static>> = match (input_values(n, 1), shape_in(n, 1)) {
-        (_, Some(s)) if s.dim.len() != 1 => {
-            return Err(format!(
-                "Input 1 expected to have rank 1 but has rank {}",
-                s.dim.len()
-            ))
-        }
-        (Some(values), _) => values.iter().map(|&v| Dimension::value(v)).collect(),
-        (None, Some(s)) => match s.dim[0].as_value() {
-            Some(len) if (0..=1024).contains(&len) => vec![Dimension::unknown(); len as usize],
-            _ => return Ok(one(elem, None)),
-        },
-        (None, None) => return Ok(one(elem, None)),
+    if let Some(s) = shape_in(n, 1).filter(|s| s.dim.len() != 1) {
+        return Err(format!(
+            "Input 1 expected to have rank 1 but has rank {}",
+            s.dim.len()
+        ));
+    }
+    // The size: constant or propagated values, or only its length.
+    let Some(size) = shape_input(n, 1, false)? else {
+        return Ok(one(elem, None));
     };
+    let size = size.dim;
     let mut dims = match size.len() {
         4 => vec![size[0].clone(), size[2].clone(), size[3].clone()],
         5 => vec![
@@ -523,6 +572,85 @@ mod tests {
         let both = NodeProto::new("Resize", ["x", "", "scales", "sizes"], ["y"]);
         let inputs: &[(&str, &[&str])] = &[("x", &["1", "3", "8", "6"]), ("scales", &["4"])];
         assert!(infer(both, inputs, &[("sizes", &[1, 3, 4, 4])], 13).is_err());
+    }
+
+    /// The inferred types of `node` with float inputs of the given shapes and the given
+    /// initializers, in opset `opset`; the error's text in strict mode.
+    fn infer_with(
+        node: NodeProto<'static>,
+        inputs: &[(&str, &[&str])],
+        initializers: Vec<TensorProto<'static>>,
+        opset: i64,
+    ) -> Result<Vec<String>, String> {
+        let mut g = GraphProto::named("g");
+        for (name, shape) in inputs {
+            g.input.push(ValueInfoProto::tensor(
+                name.to_string(),
+                DataType::Float,
+                dims(shape),
+            ));
+        }
+        g.initializer = initializers;
+        g.node.push(node);
+        let m = ModelProto::new(g, vec![OperatorSetIdProto::new("", opset)]);
+        crate::shape::test_support::strict_value_types(m).map_err(|e| e.to_string())
+    }
+
+    fn floats(name: &str, values: &[f32]) -> TensorProto<'static> {
+        TensorProto::from_vec(name.to_string(), [values.len() as i64], values.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn constant_scales_floor_the_known_sizes() {
+        let x: &[(&str, &[&str])] = &[("x", &["N", "3", "8", "6"])];
+        let node = NodeProto::new("Resize", ["x", "", "s"], ["y"]);
+        let got = infer_with(node, x, vec![floats("s", &[1.0, 1.0, 2.0, 1.5])], 13);
+        assert_eq!(got.unwrap(), ["y: float[unk__0,3,16,9]"]);
+        // Scales for some axes: the others keep their sizes.
+        let node = NodeProto::new("Resize", ["x", "", "s"], ["y"])
+            .with_attribute(AttributeProto::ints("axes", [2, 3]));
+        let got = infer_with(node, x, vec![floats("s", &[2.0, 0.5])], 19);
+        assert_eq!(got.unwrap(), ["y: float[unk__0,3,16,3]"]);
+        // An empty constant counts as not given: the sizes decide.
+        let node = NodeProto::new("Resize", ["x", "", "s", "z"], ["y"]);
+        let sizes = TensorProto::from_vec("z", [4], vec![1i64, 3, 4, 4]).unwrap();
+        let got = infer_with(node, x, vec![floats("s", &[]), sizes], 13);
+        assert_eq!(got.unwrap(), ["y: float[1,3,4,4]"]);
+        // Scales of another type or count are refused.
+        let node = NodeProto::new("Resize", ["x", "", "s"], ["y"]);
+        let int_scales = TensorProto::from_vec("s", [4], vec![1i64, 1, 2, 2]).unwrap();
+        let e = infer_with(node.clone(), x, vec![int_scales], 13).unwrap_err();
+        assert!(
+            e.contains("ParseData type mismatch for tensor: s. Expected:float Actual:int64"),
+            "{e}"
+        );
+        let e = infer_with(node, x, vec![floats("s", &[1.0, 2.0, 2.0])], 13).unwrap_err();
+        assert!(e.contains("must be same as rank of input 'X'"), "{e}");
+        // Opsets 9 and 10 take the scales as input 1.
+        let node = NodeProto::new("Upsample", ["x", "s"], ["y"]);
+        let got = infer_with(node.clone(), x, vec![floats("s", &[1.0, 1.0, 2.5, 1.5])], 9);
+        assert_eq!(got.unwrap(), ["y: float[unk__0,3,20,9]"]);
+        let doubles = TensorProto::from_vec("s", [4], vec![1.0f64, 1.0, 2.5, 1.5]).unwrap();
+        let e = infer_with(node, x, vec![doubles], 9).unwrap_err();
+        assert!(
+            e.contains("Input 'scales' must have float element type."),
+            "{e}"
+        );
+        let node = NodeProto::new("Resize", ["x", "s"], ["y"]);
+        let x: &[(&str, &[&str])] = &[("x", &["2", "3", "5", "5"])];
+        let got = infer_with(node, x, vec![floats("s", &[1.0, 1.0, 0.6, 1.9])], 10);
+        assert_eq!(got.unwrap(), ["y: float[2,3,3,9]"]);
+    }
+
+    #[test]
+    fn center_crop_pad_refuses_a_float_shape() {
+        let node = NodeProto::new("CenterCropPad", ["x", "s"], ["y"]);
+        let x: &[(&str, &[&str])] = &[("x", &["5", "5"])];
+        let e = infer_with(node, x, vec![floats("s", &[3.0, 3.0])], 18).unwrap_err();
+        assert!(
+            e.contains("only supports `int32_t` or `int64_t` inputs"),
+            "{e}"
+        );
     }
 
     #[test]

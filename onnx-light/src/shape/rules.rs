@@ -4,7 +4,7 @@
 
 use super::broadcast::broadcast;
 use super::kit::*;
-use super::types::{shape_of, small_ints, tensor_type};
+use super::types::{shape_of, tensor_type, Constant};
 use crate::onnx::{AttributeType, DataType, Dimension, NodeProto, TensorShapeProto};
 use crate::ProtoEnum;
 
@@ -123,11 +123,10 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
     Ok(Some(outputs))
 }
 
-/// The values a node that makes a constant gives its output, when they are small
-/// integers (for rules downstream that read shapes and axes).
-/// As `onnx`, every attribute is looked at by its type (the last one with values wins),
-/// after the node's inference succeeded.
-pub(super) fn constant_values(node: &NodeProto<'_>, _version: i64) -> Option<Vec<i64>> {
+/// The constant a `Constant` node makes, as `onnx` records it for the rules downstream
+/// (a sparse or string value is not recorded). As `onnx`, every attribute is looked at
+/// by its type (the last one with values wins), after the node's inference succeeded.
+pub(super) fn constant_values(node: &NodeProto<'_>, _version: i64) -> Option<Constant> {
     let onnx_domain = matches!(node.domain(), "" | "ai.onnx");
     if node.op_type() != "Constant" || !onnx_domain || node.output.len() != 1 {
         return None;
@@ -135,10 +134,18 @@ pub(super) fn constant_values(node: &NodeProto<'_>, _version: i64) -> Option<Vec
     let mut values = None;
     for a in &node.attribute {
         let found = match (a.name(), a.r#type().get()) {
-            ("value", Some(AttributeType::Tensor)) => a.t.as_deref().and_then(small_ints),
+            ("value", Some(AttributeType::Tensor)) => a.t.as_deref().map(Constant::of),
             ("value", _) => None,
-            (_, Some(AttributeType::Ints)) => Some(a.ints.clone()),
-            (_, Some(AttributeType::Int)) => Some(vec![a.i.unwrap_or(0)]),
+            (_, Some(AttributeType::Ints)) => {
+                Some(Constant::int64s(vec![a.ints.len() as i64], a.ints.clone()))
+            }
+            (_, Some(AttributeType::Int)) => Some(Constant::int64s(vec![], vec![a.i.unwrap_or(0)])),
+            (_, Some(AttributeType::Floats)) => {
+                Some(Constant::float32s(vec![a.floats.len() as i64], &a.floats))
+            }
+            (_, Some(AttributeType::Float)) => {
+                Some(Constant::float32s(vec![], &[a.f.unwrap_or(0.0)]))
+            }
             _ => None,
         };
         values = found.or(values);
@@ -374,67 +381,107 @@ fn constant(n: &Node<'_, '_>) -> Result<Outputs, String> {
 
 fn reshape(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
-    let Some(target) = input_values(n, 1) else {
-        // The values are not known, their count may be: the output's rank (from
-        // opset 14; before, onnx gives no shape).
-        let rank = shape_in(n, 1)
-            .filter(|s| n.version >= 14 && s.dim.len() == 1)
-            .and_then(|s| s.dim[0].as_value());
-        let shape = rank.map(|r| shape_of(vec![Dimension::unknown(); r.max(0) as usize]));
-        return Ok(vec![Some(tensor_type(elem, shape))]);
+    // From opset 14 the target may be propagated values or only a length; before, it is
+    // an int64 constant.
+    let target = if n.version >= 14 {
+        shape_input(n, 1, false)?
+    } else {
+        int64_values(n, 1)?.map(|v| shape_of(v.iter().map(|&x| Dimension::value(x)).collect()))
     };
-    let allow_zero = attribute(n, "allowzero").and_then(|a| a.i).unwrap_or(0) != 0;
+    let Some(target) = target else {
+        return Ok(one(elem, None));
+    };
+    // The messages of opsets 5 and 13 lack the full stop and the explanation.
+    let old = n.version < 14;
+    let allow_zero = attr_int(n, "allowzero", 0) as i32 != 0;
     let input = shape_in(n, 0);
-    let mut dims = Vec::with_capacity(target.len());
-    let mut infer_at = None;
-    let mut known_product: i64 = 1;
-    for (i, &v) in target.iter().enumerate() {
-        match v {
-            -1 => {
-                if infer_at.is_some() {
-                    return Err("Target shape may not have multiple -1 dimensions.".to_string());
-                }
-                infer_at = Some(i);
-                dims.push(Dimension::unknown());
+    let overflow = || "Dimension product overflow in Reshape".to_string();
+    let mut dims = Vec::with_capacity(target.dim.len());
+    let mut minus_one = None;
+    // The zeros copying an input dimension whose size is not known.
+    let mut unresolved = vec![false; target.dim.len()];
+    let mut product: i64 = 1;
+    // Whether every size but the one of `-1` is known (a name or an unknown is not).
+    let mut product_valid = true;
+    for (i, t) in target.dim.iter().enumerate() {
+        if let Some(p) = t.as_param() {
+            dims.push(Dimension::param(p.to_string()));
+            product_valid = false;
+            continue;
+        }
+        let Some(v) = t.as_value() else {
+            dims.push(Dimension::unknown());
+            product_valid = false;
+            continue;
+        };
+        if v == -1 {
+            if minus_one.is_some() {
+                let stop = if old { "" } else { "." };
+                return Err(format!(
+                    "Target shape may not have multiple -1 dimensions{stop}"
+                ));
             }
-            0 if !allow_zero => match input {
-                Some(s) if i < s.dim.len() => {
-                    let d = owned_dim(&s.dim[i]);
-                    match d.as_value() {
-                        Some(x) => known_product = known_product.saturating_mul(x),
-                        None => known_product = -1,
-                    }
-                    dims.push(d);
+            minus_one = Some(i);
+            dims.push(Dimension::unknown());
+        } else if v == 0 && !allow_zero {
+            unresolved[i] = true;
+            let mut d = Dimension::unknown();
+            if let Some(s) = input {
+                let Some(from) = s.dim.get(i) else {
+                    let stop = if old { "" } else { "." };
+                    return Err(format!("Invalid position of 0{stop}"));
+                };
+                if let Some(x) = from.as_value() {
+                    d = Dimension::value(x);
+                    product = product.checked_mul(x).ok_or_else(overflow)?;
+                    unresolved[i] = false;
+                } else if let Some(p) = from.as_param() {
+                    d = Dimension::param(p.to_string());
                 }
-                Some(_) => {
-                    return Err("Invalid position of 0.".to_string());
-                }
-                None => {
-                    known_product = -1;
-                    dims.push(Dimension::unknown());
-                }
-            },
-            v if v < 0 => {
-                return Err(format!("Invalid dimension value: {v}"));
             }
-            v => {
-                if known_product >= 0 {
-                    known_product = known_product.saturating_mul(v);
-                }
-                dims.push(Dimension::value(v));
-            }
+            dims.push(d);
+        } else if v >= 0 {
+            dims.push(Dimension::value(v));
+            product = product.checked_mul(v).ok_or_else(overflow)?;
+        } else {
+            return Err(format!("Invalid dimension value: {v}"));
         }
     }
-    if let (Some(at), Some(s)) = (infer_at, input) {
-        let total: Option<i64> = s.dim.iter().map(Dimension::as_value).product();
+    if let (Some(at), true) = (minus_one, product_valid) {
+        if product == 0 {
+            return Err(if old {
+                "Invalid Target shape product of 0".to_string()
+            } else {
+                "Invalid Target shape product of 0. Product cannot be 0 in combination with -1"
+                    .to_string()
+            });
+        }
+        // The input's size, when every dimension's is known but those a zero copies.
+        let mut total = input.map(|_| 1i64);
+        for (i, d) in input
+            .map(|s| s.dim.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            match d.as_value() {
+                Some(x) => {
+                    total = total
+                        .map(|t| t.checked_mul(x).ok_or_else(overflow))
+                        .transpose()?
+                }
+                None if unresolved.get(i) == Some(&true) => {}
+                None => {
+                    total = None;
+                    break;
+                }
+            }
+        }
         if let Some(total) = total {
-            if known_product > 0 && total % known_product == 0 {
-                dims[at] = Dimension::value(total / known_product);
-            } else if known_product == 0 {
-                return Err("Invalid Target shape product of 0.".to_string());
-            } else if known_product > 0 {
+            if total % product != 0 {
                 return Err("Dimension could not be inferred: incompatible shapes".to_string());
             }
+            dims[at] = Dimension::value(total / product);
         }
     }
     Ok(one(elem, Some(shape_of(dims))))
@@ -639,34 +686,12 @@ fn gather(n: &Node<'_, '_>) -> Result<Outputs, String> {
     Ok(one(elem, Some(shape_of(dims))))
 }
 
-/// A shape given as the values of input `i`, or only its rank when the values are
-/// not known but their count is.
-fn shape_from_input(
-    n: &Node<'_, '_>,
-    i: usize,
-) -> Result<Option<TensorShapeProto<'static>>, String> {
-    if let Some(values) = input_values(n, i) {
-        let mut dims = Vec::with_capacity(values.len());
-        for &v in values {
-            if v < 0 {
-                return Err(format!("Invalid shape value: {v}"));
-            }
-            dims.push(Dimension::value(v));
-        }
-        return Ok(Some(shape_of(dims)));
-    }
-    let rank = shape_in(n, i)
-        .filter(|s| s.dim.len() == 1)
-        .and_then(|s| s.dim[0].as_value());
-    Ok(rank.map(|r| shape_of(vec![Dimension::unknown(); r.max(0) as usize])))
-}
-
 fn constant_of_shape(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = match attribute(n, "value").and_then(|a| a.t.as_deref()) {
         Some(t) => t.data_type(),
         None => DataType::Float.to_i32(),
     };
-    Ok(vec![Some(tensor_type(elem, shape_from_input(n, 0)?))])
+    Ok(vec![Some(tensor_type(elem, shape_input(n, 0, true)?))])
 }
 
 fn dropout(n: &Node<'_, '_>) -> Result<Outputs, String> {
@@ -818,7 +843,27 @@ fn non_zero(n: &Node<'_, '_>) -> Outputs {
 
 fn expand(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
-    let (Some(input), Some(target)) = (shape_in(n, 0), shape_from_input(n, 1)?) else {
+    let (Some(input), Some(shape)) = (shape_in(n, 0), shape_in(n, 1)) else {
+        return Ok(one(elem, None));
+    };
+    let target = if n.version >= 13 {
+        shape_input(n, 1, false)?
+    } else {
+        // Opset 8: an int64 constant, else only the length.
+        if shape.dim.len() != 1 {
+            return Err("'shape' input must be 1D tensor".to_string());
+        }
+        match int64_values(n, 1)? {
+            Some(v) => Some(shape_of(v.iter().map(|&x| Dimension::value(x)).collect())),
+            None => match shape.dim[0].as_value() {
+                Some(len) if (0..=1024).contains(&len) => {
+                    Some(shape_of(vec![Dimension::unknown(); len as usize]))
+                }
+                _ => None,
+            },
+        }
+    };
+    let Some(target) = target else {
         return Ok(one(elem, None));
     };
     Ok(vec![Some(tensor_type(

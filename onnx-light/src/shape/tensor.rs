@@ -6,7 +6,7 @@
 
 use super::broadcast::broadcast;
 use super::kit::*;
-use super::types::{shape_of, tensor_type};
+use super::types::{shape_of, tensor_type, Constant};
 use std::collections::{BTreeMap, HashSet};
 
 use crate::onnx::{AttributeType, DataType, Dimension, TensorShapeProto, TypeValue};
@@ -66,21 +66,6 @@ fn has_input(n: &Node<'_, '_>, i: usize) -> bool {
     n.node.input.get(i).is_some_and(|s| !s.is_empty())
 }
 
-/// The values of input `i` read as int64 data, when it is a constant: an error when the
-/// constant is of another integer type, as `onnx`'s parse of the data raises one.
-fn int64_data<'n>(n: &'n Node<'_, '_>, i: usize) -> Result<Option<&'n [i64]>, String> {
-    let Some(values) = input_values(n, i) else {
-        return Ok(None);
-    };
-    match elem_of(n.inputs.get(i)) {
-        Some(e) if e != INT64.to_i32() => Err(format!(
-            "ParseData type mismatch for tensor: {}. Expected:int64",
-            n.node.input[i]
-        )),
-        _ => Ok(Some(values)),
-    }
-}
-
 /// The element type an attribute names (`output_dtype`, `dtype`, ...), checked as
 /// `onnx` checks it; `None` when the attribute is absent.
 fn attr_dtype(n: &Node<'_, '_>, name: &str) -> Result<Option<i32>, String> {
@@ -119,35 +104,61 @@ fn ceil_to_i64(v: f64) -> i64 {
 
 fn range(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
-    let (Some(start), Some(limit), Some(delta)) =
-        (input_values(n, 0), input_values(n, 1), input_values(n, 2))
-    else {
-        // The output is 1-D whatever the inputs; its length is known only from constants.
-        return Ok(one(elem, Some(shape_of(vec![Dimension::unknown()]))));
+    // The output is 1-D whatever the inputs; its length is known only from constants.
+    let unknown = || Ok(one(elem, Some(shape_of(vec![Dimension::unknown()]))));
+    let (Some(start), Some(limit), Some(delta)) = (
+        input_constant(n, 0),
+        input_constant(n, 1),
+        input_constant(n, 2),
+    ) else {
+        return unknown();
     };
-    let elems = [0, 1, 2].map(|i| elem_of(n.inputs.get(i)));
-    if elems[0] != elems[1] || elems[0] != elems[2] {
+    if start.elem != limit.elem || start.elem != delta.elem {
         return Err("All inputs to 'Range' op must be of the same type".to_string());
     }
-    let scalar = |i: usize, v: &[i64]| match shape_in(n, i) {
-        Some(s) => s.dim.is_empty() && v.len() == 1,
-        None => v.len() == 1,
-    };
-    if !(scalar(0, start) && scalar(1, limit) && scalar(2, delta)) {
+    let t = DataType::from_i32(start.elem);
+    // `onnx` computes the length for these types only.
+    if !matches!(
+        t,
+        Some(DataType::Float | DataType::Double | DataType::Int32 | DataType::Int64)
+    ) {
+        return unknown();
+    }
+    if [start, limit, delta].iter().any(|c| !c.dims.is_empty()) {
         return Err(
             "Input to 'Range' op should be scalars (Tensor with only one element and shape empty)"
                 .to_string(),
         );
     }
-    let (s, l, d) = (start[0], limit[0], delta[0]);
-    // The difference is taken in the element type (wrapping as C++ does), then divided
-    // as doubles.
-    let diff = if elems[0] == Some(DataType::Int32.to_i32()) {
-        f64::from((l as i32).wrapping_sub(s as i32))
-    } else {
-        l.wrapping_sub(s) as f64
+    // The difference is taken in the element type (wrapping as C++ does for integers),
+    // then divided by the step as doubles.
+    let quotient = match t {
+        Some(DataType::Float | DataType::Double) => {
+            let first = |c: &Constant| c.floats().and_then(|v| v.first().copied());
+            let (Some(s), Some(l), Some(d)) = (first(start), first(limit), first(delta)) else {
+                return unknown();
+            };
+            let diff = if t == Some(DataType::Float) {
+                f64::from(l as f32 - s as f32)
+            } else {
+                l - s
+            };
+            diff / d
+        }
+        _ => {
+            let first = |c: &Constant| c.ints().and_then(|v| v.first().copied());
+            let (Some(s), Some(l), Some(d)) = (first(start), first(limit), first(delta)) else {
+                return unknown();
+            };
+            let diff = if t == Some(DataType::Int32) {
+                f64::from((l as i32).wrapping_sub(s as i32))
+            } else {
+                l.wrapping_sub(s) as f64
+            };
+            diff / d as f64
+        }
     };
-    let len = ceil_to_i64(diff / d as f64).max(0);
+    let len = ceil_to_i64(quotient).max(0);
     Ok(one(elem, Some(shape_of(vec![Dimension::value(len)]))))
 }
 
@@ -196,7 +207,7 @@ fn split(n: &Node<'_, '_>) -> Result<Outputs, String> {
         }
     } else if n.version < 18 {
         if n.node.input.len() == 2 && n.inputs.get(1).is_some_and(Option::is_some) {
-            match int64_data(n, 1)? {
+            match int64_values(n, 1)? {
                 Some(v) => v.to_vec(),
                 None => return Ok(elem_only),
             }
@@ -209,7 +220,7 @@ fn split(n: &Node<'_, '_>) -> Result<Outputs, String> {
             return Err("Both 'split' input and 'num_outputs' attribute were given".to_string());
         }
         if has_input(n, 1) {
-            match int64_data(n, 1)? {
+            match int64_values(n, 1)? {
                 Some(v) => v.to_vec(),
                 None => return Ok(elem_only),
             }
@@ -296,7 +307,7 @@ fn pad(n: &Node<'_, '_>) -> Result<Outputs, String> {
     // The axes the pads apply to (from opset 18): all unless an `axes` input with a
     // shape is given, whose values are then needed.
     let axes: Vec<usize> = if n.version >= 18 && shape_in(n, 3).is_some() {
-        let Some(values) = int64_data(n, 3)? else {
+        let Some(values) = int64_values(n, 3)? else {
             return Ok(one(elem, None));
         };
         let r = rank as i64;
@@ -319,18 +330,20 @@ fn pad(n: &Node<'_, '_>) -> Result<Outputs, String> {
         (0..rank).collect()
     };
     let unknown = || one(elem, Some(shape_of(vec![Dimension::unknown(); rank])));
-    let Some(pads) = input_values(n, 1) else {
+    let Some(pads) = input_constant(n, 1) else {
         return Ok(unknown());
     };
     if n.version >= 18 && axes.is_empty() {
         return Ok(unknown());
     }
-    let one_d = shape_in(n, 1).is_some_and(|s| s.dim.len() == 1);
-    if !one_d || elem_of(n.inputs.get(1)) != Some(INT64.to_i32()) {
+    if pads.dims.len() != 1 || !pads.is(INT64) {
         return Err(
             "'pads' input must be a 1D (shape: [2 * num_axes]) tensor of type int64".into(),
         );
     }
+    let Some(pads) = pads.ints() else {
+        return Ok(unknown());
+    };
     let k = axes.len();
     if pads.len() != 2 * k {
         return Err(format!(
@@ -689,24 +702,47 @@ fn string_normalizer(n: &Node<'_, '_>) -> Result<Outputs, String> {
     Ok(one(string, Some(shape_of(dims))))
 }
 
-/// The value of a constant scalar input `i` (a tensor of one element and no dimension),
-/// `None` when it is not a constant; `not_scalar` is the error when it has dimensions.
-fn scalar_const(n: &Node<'_, '_>, i: usize, not_scalar: &str) -> Result<Option<i64>, String> {
-    let Some(values) = input_values(n, i) else {
-        return Ok(None);
-    };
-    if shape_in(n, i).is_some_and(|s| !s.dim.is_empty()) {
-        return Err(not_scalar.to_string());
+/// `v` truncated to an int64 as C++ converts a floating-point value on x86: `i64::MIN`
+/// when out of range (or NaN).
+fn trunc_f64_to_i64(v: f64) -> i64 {
+    // 2^63: the first double past the int64 range.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if (-LIMIT..LIMIT).contains(&v) {
+        v as i64
+    } else {
+        i64::MIN
     }
-    first_value(n, i, values).map(Some)
 }
 
-/// The first value of constant input `i`: an error when it has none.
-fn first_value(n: &Node<'_, '_>, i: usize, values: &[i64]) -> Result<i64, String> {
-    values
-        .first()
-        .copied()
-        .ok_or_else(|| format!("Input {} holds no value", n.node.input[i]))
+/// The first value of constant input `i` as an integer (`onnx`'s
+/// `GetScalarValueFromTensor`): a float or double truncated, an int32 or int64 as is,
+/// an error for another type. `None` when the input is not a constant (or its values
+/// were not read).
+fn scalar_value(n: &Node<'_, '_>, i: usize) -> Result<Option<i64>, String> {
+    let Some(c) = input_constant(n, i) else {
+        return Ok(None);
+    };
+    let first = match DataType::from_i32(c.elem) {
+        Some(DataType::Float | DataType::Double) => {
+            c.floats().map(|v| v.first().map(|&x| trunc_f64_to_i64(x)))
+        }
+        Some(DataType::Int32 | DataType::Int64) => c.ints().map(|v| v.first().copied()),
+        _ => return Err(format!("Unsupported input data type of {}", c.elem)),
+    };
+    match first {
+        None => Ok(None),
+        Some(None) => Err(format!("Input {} holds no value", n.node.input[i])),
+        Some(Some(v)) => Ok(Some(v)),
+    }
+}
+
+/// The value of a constant scalar input `i` (as [`scalar_value`]): `not_scalar` is the
+/// error when the constant has dimensions.
+fn scalar_const(n: &Node<'_, '_>, i: usize, not_scalar: &str) -> Result<Option<i64>, String> {
+    match input_constant(n, i) {
+        Some(c) if !c.dims.is_empty() => Err(not_scalar.to_string()),
+        _ => scalar_value(n, i),
+    }
 }
 
 /// Whether the input's type is known (whatever its shape).
@@ -984,8 +1020,20 @@ fn one_hot(n: &Node<'_, '_>) -> Result<Outputs, String> {
     if n.node.input.len() != 3 {
         return Err("OneHot node must have three inputs.".to_string());
     }
-    if n.version < 11 && input_values(n, 0).is_some_and(|v| v.iter().any(|&x| x < 0)) {
-        return Err("Input 'indices' must be non-negative for OneHot opset < 11.".to_string());
+    if n.version < 11 {
+        // Constant indices of the types `onnx` reads must not be negative.
+        let negative = match input_constant(n, 0) {
+            Some(c) if c.is(INT64) || c.is(DataType::Int32) => {
+                c.ints().is_some_and(|v| v.iter().any(|&x| x < 0))
+            }
+            Some(c) if c.is(DataType::Float) || c.is(DataType::Double) => {
+                c.floats().is_some_and(|v| v.iter().any(|&x| x < 0.0))
+            }
+            _ => false,
+        };
+        if negative {
+            return Err("Input 'indices' must be non-negative for OneHot opset < 11.".to_string());
+        }
     }
     let mut depth = None;
     if let Some(ds) = shape_in(n, 1) {
@@ -995,7 +1043,16 @@ fn one_hot(n: &Node<'_, '_>) -> Result<Outputs, String> {
         if ds.dim.len() == 1 && ds.dim[0].as_value().is_some_and(|v| v > 1) {
             return Err("Input 'depth' must have at most one element.".to_string());
         }
-        depth = input_values(n, 1).and_then(|v| v.first().copied());
+        // An int64, int32 or float constant (a float truncated).
+        depth = match input_constant(n, 1) {
+            Some(c) if c.is(INT64) || c.is(DataType::Int32) => {
+                c.ints().and_then(|v| v.first().copied())
+            }
+            Some(c) if c.is(DataType::Float) => c
+                .floats()
+                .and_then(|v| v.first().map(|&x| trunc_f64_to_i64(x))),
+            _ => None,
+        };
         if depth.is_some_and(|d| d < 0) {
             return Err("Input 'depth' must be non-negative.".to_string());
         }
@@ -1149,7 +1206,7 @@ fn mel_weight_matrix(n: &Node<'_, '_>) -> Result<Outputs, String> {
     if shape_in(n, 0).is_none() || shape_in(n, 1).is_none() {
         return Ok(one(elem, None));
     }
-    if input_values(n, 0).is_none() || input_values(n, 1).is_none() {
+    if input_constant(n, 0).is_none() || input_constant(n, 1).is_none() {
         return Ok(one(elem, None));
     }
     let bins = scalar_const(n, 0, "num_mel_bins input must be scalar.")?.unwrap_or(-1);
@@ -1184,13 +1241,12 @@ fn stft(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let Some(signal) = s.dim[1].as_value() else {
         return none();
     };
-    let Some(step) = input_values(n, 1) else {
+    let Some(step) = scalar_value(n, 1)? else {
         return none();
     };
-    let step = first_value(n, 1, step)?;
     let frame_length = if has_input(n, 3) {
-        match input_values(n, 3) {
-            Some(_) => Some(scalar_const(n, 3, "frame_length input must be scalar.")?),
+        match scalar_const(n, 3, "frame_length input must be scalar.")? {
+            Some(length) => Some(length),
             None => return none(),
         }
     } else {
@@ -1209,7 +1265,6 @@ fn stft(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let dft_size = match (window, frame_length) {
         (None, None) => return none(),
         (Some(rank), Some(length)) => {
-            let length = length.unwrap_or(0);
             if rank != 1 {
                 return Err("window input must have rank = 1.".to_string());
             }
@@ -1227,7 +1282,7 @@ fn stft(n: &Node<'_, '_>) -> Result<Outputs, String> {
                 None => return none(),
             }
         }
-        (None, Some(length)) => length.unwrap_or(0),
+        (None, Some(length)) => length,
     };
     let onesided = attr_int(n, "onesided").unwrap_or(0) != 0;
     let bins = if onesided {
@@ -1379,6 +1434,133 @@ mod tests {
             ints("d", &[], vec![3]),
         ];
         assert!(infer(21, vec![range], vec![], mixed).is_err());
+    }
+
+    fn floats(name: &str, dims: &[i64], values: Vec<f32>) -> TensorProto<'static> {
+        TensorProto::from_vec(name.to_string(), dims.to_vec(), values).unwrap()
+    }
+
+    fn doubles(name: &str, dims: &[i64], values: Vec<f64>) -> TensorProto<'static> {
+        TensorProto::from_vec(name.to_string(), dims.to_vec(), values).unwrap()
+    }
+
+    #[test]
+    fn range_of_float_constants_takes_the_difference_in_their_own_precision() {
+        let range = || vec![node("Range", &["s", "l", "d"], &["y"])];
+        let bounds = |s: f32, l: f32, d: f32| {
+            vec![
+                floats("s", &[], vec![s]),
+                floats("l", &[], vec![l]),
+                floats("d", &[], vec![d]),
+            ]
+        };
+        // 0.3f - 0.1f is a little over 0.2 in single precision: 3 values, not 2.
+        assert_eq!(
+            infer(11, range(), vec![], bounds(0.1, 0.3, 0.1)),
+            Ok(vec!["y: float[3]".into()])
+        );
+        let bounds64 = vec![
+            doubles("s", &[], vec![0.1]),
+            doubles("l", &[], vec![0.3]),
+            doubles("d", &[], vec![0.1]),
+        ];
+        assert_eq!(
+            infer(11, range(), vec![], bounds64),
+            Ok(vec!["y: double[2]".into()])
+        );
+        assert_eq!(
+            infer(11, range(), vec![], bounds(0.5, 3.0, 0.7)),
+            Ok(vec!["y: float[4]".into()])
+        );
+        assert_eq!(
+            infer(11, range(), vec![], bounds(3.0, 1.0, 0.5)),
+            Ok(vec!["y: float[0]".into()])
+        );
+        // float16 bounds give no length; a bound of another type or with a dimension is
+        // refused.
+        let halves = ["s", "l", "d"].map(|n| {
+            TensorProto::from_vec(n, Vec::<i64>::new(), vec![half::f16::from_f32(1.0)]).unwrap()
+        });
+        assert_eq!(
+            infer(11, range(), vec![], halves.to_vec()),
+            Ok(vec!["y: float16[unk__0]".into()])
+        );
+        let mut mixed = bounds(3.0, 1.0, 0.5);
+        mixed[1] = doubles("l", &[], vec![1.0]);
+        let e = infer(11, range(), vec![], mixed).unwrap_err();
+        assert!(e.contains("must be of the same type"), "{e}");
+        let mut vector = bounds(3.0, 1.0, 0.5);
+        vector[0] = floats("s", &[1], vec![3.0]);
+        let e = infer(11, range(), vec![], vector).unwrap_err();
+        assert!(e.contains("should be scalars"), "{e}");
+    }
+
+    #[test]
+    fn one_hot_and_signal_sizes_read_float_constants_truncated() {
+        let one_hot = || vec![node("OneHot", &["i", "d", "v"], &["y"])];
+        let iv = || {
+            vec![
+                input("i", DataType::Int64, &["2", "3"]),
+                input("v", DataType::Float, &["2"]),
+            ]
+        };
+        let depth = |t: TensorProto<'static>| infer(11, one_hot(), iv(), vec![t]);
+        assert_eq!(
+            depth(floats("d", &[], vec![5.7])),
+            Ok(vec!["y: float[2,3,5]".into()])
+        );
+        // `-0.5` truncates to 0; a double depth is not read.
+        assert_eq!(
+            depth(floats("d", &[1], vec![-0.5])),
+            Ok(vec!["y: float[2,3,0]".into()])
+        );
+        assert_eq!(
+            depth(doubles("d", &[], vec![5.7])),
+            Ok(vec!["y: float[2,3,unk__0]".into()])
+        );
+        // Before opset 11, constant float indices must not be negative.
+        let e = infer(
+            9,
+            one_hot(),
+            vec![input("v", DataType::Float, &["2"])],
+            vec![floats("i", &[2], vec![1.0, -2.0]), ints("d", &[], vec![4])],
+        )
+        .unwrap_err();
+        assert!(e.contains("must be non-negative"), "{e}");
+
+        let hann = || vec![node("HannWindow", &["s"], &["y"])];
+        assert_eq!(
+            infer(17, hann(), vec![], vec![floats("s", &[], vec![10.9])]),
+            Ok(vec!["y: float[10]".into()])
+        );
+        let int16 = TensorProto::from_vec("s", Vec::<i64>::new(), vec![10i16]).unwrap();
+        let e = infer(17, hann(), vec![], vec![int16]).unwrap_err();
+        assert!(e.contains("Unsupported input data type of 5"), "{e}");
+        let e = infer(17, hann(), vec![], vec![ints("s", &[1], vec![10])]).unwrap_err();
+        assert!(e.contains("size input must be a scalar."), "{e}");
+
+        let stft = vec![node("STFT", &["x", "st", "", "fl"], &["y"])];
+        let x = vec![input("x", DataType::Float, &["1", "128", "1"])];
+        let sizes = vec![floats("st", &[], vec![8.5]), doubles("fl", &[], vec![16.2])];
+        assert_eq!(
+            infer(17, stft, x, sizes),
+            Ok(vec!["y: float[1,15,16,2]".into()])
+        );
+        let dft = vec![node("DFT", &["x", "l", "a"], &["y"])];
+        let x = vec![input("x", DataType::Float, &["1", "10", "2"])];
+        let length = vec![doubles("l", &[], vec![7.9]), ints("a", &[], vec![1])];
+        assert_eq!(
+            infer(20, dft, x, length),
+            Ok(vec!["y: float[1,7,2]".into()])
+        );
+    }
+
+    #[test]
+    fn pads_of_another_type_than_int64_are_refused() {
+        let pad = vec![node("Pad", &["x", "p"], &["y"])];
+        let x = vec![input("x", DataType::Float, &["5", "5"])];
+        let e = infer(18, pad, x, vec![floats("p", &[4], vec![1.0; 4])]).unwrap_err();
+        assert!(e.contains("tensor of type int64"), "{e}");
     }
 
     #[test]

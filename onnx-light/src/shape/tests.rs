@@ -117,14 +117,10 @@ fn reshape_reads_its_shape_from_an_initializer_or_a_constant() {
     );
     m.graph.as_mut().unwrap().initializer.push(shape);
     infer_shapes(&mut m, &InferOptions::default()).unwrap();
-    // 0 keeps `n`; -1 cannot be computed with `n` unknown.
+    // 0 keeps `n`; -1 is still computed: the dimension a 0 copies counts on both sides.
     assert_eq!(
         types(&m),
-        [
-            "r: float[n,unk__0,2]",
-            "axes: int64[1]",
-            "u: float[1,n,unk__0,2]"
-        ]
+        ["r: float[n,12,2]", "axes: int64[1]", "u: float[1,n,12,2]"]
     );
 }
 
@@ -181,7 +177,10 @@ fn a_structure_only_load_reads_the_small_constants_shapes_depend_on() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("m.onnx");
     let mut m = model(
-        vec![NodeProto::new("Reshape", ["x", "shape"], ["y"])],
+        vec![
+            NodeProto::new("Reshape", ["x", "shape"], ["y"]),
+            NodeProto::new("Resize", ["y", "", "scales"], ["z"]),
+        ],
         vec![ValueInfoProto::tensor("x", DataType::Float, [2, 3, 4])],
     );
     let shape = TensorProto::from_raw(
@@ -193,12 +192,22 @@ fn a_structure_only_load_reads_the_small_constants_shapes_depend_on() {
             .flat_map(|v| v.to_le_bytes())
             .collect::<Vec<u8>>(),
     );
+    let scales = TensorProto::from_raw(
+        "scales",
+        DataType::Float,
+        [2],
+        [0.5f32, 2.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    );
     m.graph.as_mut().unwrap().initializer.push(shape);
+    m.graph.as_mut().unwrap().initializer.push(scales);
     crate::io::save(&m, &path, &crate::io::SerializeOptions::default()).unwrap();
     let options = crate::io::ParseOptions::default().structure_only(true);
     let mut lazy = crate::io::load_with(&path, &options).unwrap();
     infer_shapes(&mut lazy, &InferOptions::default()).unwrap();
-    assert_eq!(types(&lazy), ["y: float[6,4]"]);
+    assert_eq!(types(&lazy), ["y: float[6,4]", "z: float[3,8]"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

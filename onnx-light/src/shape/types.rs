@@ -1,5 +1,5 @@
 //! Small constructors and readers the inference rules share: tensor types, shapes, and
-//! the values of small integer constants.
+//! the constants rules read.
 
 use crate::onnx::{DataType, Dimension, TensorProto, TensorShapeProto, TypeProto, TypeValue};
 use crate::ProtoEnum;
@@ -13,21 +13,97 @@ pub(super) fn with_raw_elem_type(mut t: TypeProto<'static>, raw: i32) -> TypePro
     t
 }
 
-/// The values of an integer tensor small enough to be a shape, axes or the like (a
-/// payload not loaded yet, as in a structure-only load, is fetched: it is small).
-pub(super) fn small_ints(t: &TensorProto<'_>) -> Option<Vec<i64>> {
-    const MAX: i64 = 1024;
-    let count: i64 = t.dims.iter().product();
-    if t.dims.len() > 1 || !(0..=MAX).contains(&count) {
-        return None;
+/// A constant rules may read: an initializer or the output of a `Constant` node, with
+/// its element type and dimensions. Its values are read when they are few (a payload not
+/// loaded yet, as in a structure-only load, is fetched then: it is small) and of a type
+/// `onnx`'s rules parse; weights stay unread.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Constant {
+    /// The element type number, as stored.
+    pub elem: i32,
+    pub dims: Vec<i64>,
+    pub values: Values,
+}
+
+/// The values of a [`Constant`], as far as they were read.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Values {
+    /// The values of an int32 or int64 tensor.
+    Ints(Vec<i64>),
+    /// The values of a float or double tensor (a float held exactly as a double).
+    Floats(Vec<f64>),
+    /// Not read: too many, of another type, or not readable.
+    Unread,
+}
+
+/// The most values of a constant that are read.
+const MAX_READ: u64 = 1024;
+
+impl Constant {
+    /// The constant `t` holds.
+    pub(super) fn of(t: &TensorProto<'_>) -> Constant {
+        let few = t.element_count().is_some_and(|c| c <= MAX_READ);
+        let values = match t.elem_type() {
+            _ if !few => None,
+            Some(DataType::Int64) => t.values::<i64>().ok().map(|v| Values::Ints(v.into_owned())),
+            Some(DataType::Int32) => t
+                .values::<i32>()
+                .ok()
+                .map(|v| Values::Ints(v.iter().map(|&x| i64::from(x)).collect())),
+            Some(DataType::Float) => t
+                .values::<f32>()
+                .ok()
+                .map(|v| Values::Floats(v.iter().map(|&x| f64::from(x)).collect())),
+            Some(DataType::Double) => t
+                .values::<f64>()
+                .ok()
+                .map(|v| Values::Floats(v.into_owned())),
+            _ => None,
+        };
+        Constant {
+            elem: t.elem_type_raw(),
+            dims: t.dims.clone(),
+            values: values.unwrap_or(Values::Unread),
+        }
     }
-    match t.elem_type()? {
-        DataType::Int64 => t.values::<i64>().ok().map(|v| v.into_owned()),
-        DataType::Int32 => t
-            .values::<i32>()
-            .ok()
-            .map(|v| v.iter().map(|&x| i64::from(x)).collect()),
-        _ => None,
+
+    /// An int64 constant of `dims` (a `Constant` node's `value_int` or `value_ints`).
+    pub(super) fn int64s(dims: Vec<i64>, values: Vec<i64>) -> Constant {
+        Constant {
+            elem: DataType::Int64.to_i32(),
+            dims,
+            values: Values::Ints(values),
+        }
+    }
+
+    /// A float constant of `dims` (a `Constant` node's `value_float` or `value_floats`).
+    pub(super) fn float32s(dims: Vec<i64>, values: &[f32]) -> Constant {
+        Constant {
+            elem: DataType::Float.to_i32(),
+            dims,
+            values: Values::Floats(values.iter().map(|&x| f64::from(x)).collect()),
+        }
+    }
+
+    /// The integer values, when it is an int32 or int64 constant that was read.
+    pub(super) fn ints(&self) -> Option<&[i64]> {
+        match &self.values {
+            Values::Ints(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The float values, when it is a float or double constant that was read.
+    pub(super) fn floats(&self) -> Option<&[f64]> {
+        match &self.values {
+            Values::Floats(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Whether it is of element type `dt`.
+    pub(super) fn is(&self, dt: DataType) -> bool {
+        self.elem == dt.to_i32()
     }
 }
 
