@@ -143,6 +143,10 @@ enum Command {
         /// fails, as in onnx).
         #[arg(long)]
         check_type: bool,
+        /// Propagate the values computed from shapes (Shape, Gather, Concat, ...) into
+        /// the operators that take a shape (Reshape, Expand, ...), as onnx's data_prop.
+        #[arg(long)]
+        data_prop: bool,
         /// Skip the fsyncs: still atomic, but not durable across a power loss.
         #[arg(long)]
         no_sync: bool,
@@ -407,6 +411,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             output,
             strict,
             check_type,
+            data_prop,
             no_sync,
             force,
             memory,
@@ -426,7 +431,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 infer: Some(
                     onnx_light::shape::InferOptions::default()
                         .strict_mode(strict)
-                        .check_type(check_type),
+                        .check_type(check_type)
+                        .data_prop(data_prop),
                 ),
             };
             let done = convert::run(&input, &output, &c, &progress)?;

@@ -1227,6 +1227,61 @@ fn a_bare_model_path_suggests_info_and_errors_are_said_once() {
 }
 
 #[test]
+fn infer_shapes_with_data_prop_carries_a_symbolic_dimension_through_a_computed_shape() {
+    // y = Reshape(x, Concat(Shape(x)[0:1], [-1])) with x of shape [batch, 3, 4]: without
+    // data propagation only the rank of y is known.
+    let mut g = GraphProto::named("g");
+    g.input.push(ValueInfoProto::tensor(
+        "x",
+        DataType::Float,
+        [Dimension::param("batch"), 3.into(), 4.into()],
+    ));
+    for (name, value) in [("zero", 0i64), ("one", 1), ("minus_one", -1)] {
+        g.initializer
+            .push(TensorProto::from_vec(name, [1], vec![value]).unwrap());
+    }
+    g.node.push(NodeProto::new("Shape", ["x"], ["s"]));
+    g.node
+        .push(NodeProto::new("Slice", ["s", "zero", "one"], ["n"]));
+    g.node.push(
+        NodeProto::new("Concat", ["n", "minus_one"], ["target"])
+            .with_attribute(AttributeProto::int("axis", 0)),
+    );
+    g.node
+        .push(NodeProto::new("Reshape", ["x", "target"], ["y"]));
+    g.output.push(ValueInfoProto {
+        name: Some("y".into()),
+        ..Default::default()
+    });
+    let m = ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)]);
+    let dir = Scratch::new("infer-shapes-data-prop");
+    let p = dir.path("m.onnx");
+    io::save(&m, &p, &SerializeOptions::default()).unwrap();
+    let output_type = |path: &Path| {
+        let typed = io::load(path).unwrap();
+        let y = &typed.graph.as_ref().unwrap().output[0];
+        y.r#type.as_ref().unwrap().to_string()
+    };
+    let plain = dir.path("plain.onnx");
+    cli()
+        .args(["infer-shapes"])
+        .arg(&p)
+        .arg(&plain)
+        .assert()
+        .success();
+    assert_eq!(output_type(&plain), "float[unk__0,unk__1]");
+    let propagated = dir.path("propagated.onnx");
+    cli()
+        .args(["infer-shapes", "--data-prop"])
+        .arg(&p)
+        .arg(&propagated)
+        .assert()
+        .success();
+    // The batch name comes through; the -1 next to a name stays unknown, as in onnx.
+    assert_eq!(output_type(&propagated), "float[batch,unk__0]");
+}
+
+#[test]
 fn infer_shapes_records_types_keeps_weights_in_place_and_refuses_conflicts_when_strict() {
     let dir = Scratch::new("infer-shapes");
     let p = write_model(&dir, "m.onnx");

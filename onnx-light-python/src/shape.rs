@@ -27,17 +27,19 @@ fn copy_of<T: Clone + Send + 'static>(
 /// The model `model` is with the types inference finds recorded in it (a new model;
 /// `model` is not changed).
 #[pyfunction]
-#[pyo3(signature = (model, check_type, strict_mode))]
+#[pyo3(signature = (model, check_type, strict_mode, data_prop = false))]
 pub fn infer_shapes(
     py: Python<'_>,
     model: &Bound<'_, PyAny>,
     check_type: bool,
     strict_mode: bool,
+    data_prop: bool,
 ) -> PyResult<Py<PyAny>> {
     let mut model: ModelProto<'static> = copy_of(py, model, "ModelProto")?;
     let options = InferOptions::default()
         .strict_mode(strict_mode)
-        .check_type(check_type);
+        .check_type(check_type)
+        .data_prop(data_prop);
     py.detach(|| shape::infer_shapes(&mut model, &options))
         .map_err(crate::errors::to_py_err)?;
     wrap(py, PyMessage::from_box(Box::new(model)))

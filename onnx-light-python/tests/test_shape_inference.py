@@ -53,6 +53,58 @@ def test_infer_shapes_gives_onnxs_model_byte_for_byte(strict):
     assert shape_inference.infer_shapes(ref.SerializeToString()).SerializeToString() == want
 
 
+def _shape_arithmetic_block():
+    """Reshape, Expand and ConstantOfShape to shapes computed from ``Shape``: gathered,
+    sliced, multiplied, concatenated; a symbolic batch."""
+    x = helper.make_tensor_value_info("x", T.FLOAT, ["batch", 3, 4])
+    consts = [
+        numpy_helper.from_array(np.array(0, np.int64), "zero"),
+        numpy_helper.from_array(np.array([0], np.int64), "axes"),
+        numpy_helper.from_array(np.array([1], np.int64), "one"),
+        numpy_helper.from_array(np.array([3], np.int64), "three"),
+        numpy_helper.from_array(np.array([-1], np.int64), "minus_one"),
+    ]
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "zero"], ["n"]),
+        helper.make_node("Unsqueeze", ["n", "axes"], ["n1"]),
+        helper.make_node("Concat", ["n1", "minus_one"], ["flat"], axis=0),
+        helper.make_node("Reshape", ["x", "flat"], ["r"]),
+        helper.make_node("Slice", ["s", "one", "three"], ["hw"]),
+        helper.make_node("Mul", ["hw", "hw"], ["hw2"]),
+        helper.make_node("Concat", ["n1", "hw2"], ["big"], axis=0),
+        helper.make_node("ConstantOfShape", ["big"], ["z"]),
+        helper.make_node("Expand", ["x", "s"], ["e"]),
+    ]
+    return _model(nodes, [x], [helper.make_empty_tensor_value_info("z")], consts)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_data_prop_gives_onnxs_model_byte_for_byte(strict):
+    ref = _shape_arithmetic_block()
+    want = onnx.shape_inference.infer_shapes(ref, strict_mode=strict, data_prop=True)
+    ours = ol.load_from_string(ref.SerializeToString())
+    got = shape_inference.infer_shapes(ours, strict_mode=strict, data_prop=True)
+    assert got.SerializeToString() == want.SerializeToString()
+    # The propagated values reach the shapes: the batch name survives the Reshape.
+    types = {vi.name: vi.type for vi in got.graph.value_info}
+    assert [d.dim_param or d.dim_value for d in types["r"].tensor_type.shape.dim][0] == "batch"
+    assert [d.dim_value for d in types["z"].tensor_type.shape.dim][1:] == [9, 16]
+    # Without data_prop, onnx and onnx-light both know only the ranks.
+    plain = shape_inference.infer_shapes(ours, strict_mode=strict)
+    assert plain.SerializeToString() == onnx.shape_inference.infer_shapes(ref, strict_mode=strict).SerializeToString()
+    assert plain.SerializeToString() != got.SerializeToString()
+
+
+def test_infer_shapes_path_propagates_data_when_asked(tmp_path):
+    ref = _shape_arithmetic_block()
+    path = tmp_path / "m.onnx"
+    onnx.save(ref, str(path))
+    shape_inference.infer_shapes_path(str(path), str(tmp_path / "out.onnx"), data_prop=True)
+    want = onnx.shape_inference.infer_shapes(ref, data_prop=True)
+    assert onnx.load(str(tmp_path / "out.onnx")).SerializeToString() == want.SerializeToString()
+
+
 def test_conflicts_raise_inference_error_in_strict_mode_only():
     x = helper.make_tensor_value_info("x", T.FLOAT, [2])
     ref = _model([helper.make_node("Relu", ["x"], ["r"], name="relu")], [x], [helper.make_tensor_value_info("r", T.FLOAT, [3])])

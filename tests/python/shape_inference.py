@@ -2,9 +2,11 @@
 test of onnx-light's (`tests/tests/shape_inference.rs`).
 
 For each `NAME.onnx`, writes `NAME.lax.expected` (the model `infer_shapes` returns,
-serialized), `NAME.strict.expected` (with `strict_mode=True`) and `NAME.full.expected`
+serialized), `NAME.strict.expected` (with `strict_mode=True`), `NAME.full.expected`
 (with `strict_mode=True, check_type=True`, as `check_model(full_check=True)` runs it),
-or `NAME.MODE.error` holding the first line of the error it raised.
+`NAME.dataprop.expected` (with `data_prop=True`) and `NAME.strict-dataprop.expected`
+(with `strict_mode=True, data_prop=True`), or `NAME.MODE.error` holding the first line
+of the error it raised.
 """
 
 import sys
@@ -17,14 +19,18 @@ from onnx import shape_inference
 def main(directory: str) -> None:
     for path in sorted(Path(directory).glob("*.onnx")):
         model = onnx.load(str(path))
-        for mode, strict, check_type in (
-            ("lax", False, False),
-            ("strict", True, False),
-            ("full", True, True),
+        for mode, strict, check_type, data_prop in (
+            ("lax", False, False, False),
+            ("strict", True, False, False),
+            ("full", True, True, False),
+            ("dataprop", False, False, True),
+            ("strict-dataprop", True, False, True),
         ):
             stem = path.with_suffix("")
             try:
-                inferred = shape_inference.infer_shapes(model, strict_mode=strict, check_type=check_type)
+                inferred = shape_inference.infer_shapes(
+                    model, strict_mode=strict, check_type=check_type, data_prop=data_prop
+                )
             except Exception as e:  # noqa: BLE001 (any refusal is recorded)
                 Path(f"{stem}.{mode}.error").write_text(str(e).splitlines()[0] if str(e) else type(e).__name__)
                 continue

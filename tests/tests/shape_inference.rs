@@ -3,8 +3,8 @@
 //! each in several variants: as shipped, with the graph outputs' types removed, with
 //! their shapes removed, with integer inputs as constants, with float inputs as
 //! constants too, as if written for older opsets (other operator versions, other rules,
-//! or none), and with a node's last output dropped; lax, strict, and strict with
-//! `check_type`.
+//! or none), and with a node's last output dropped; lax, strict, strict with
+//! `check_type`, and lax and strict with `data_prop`.
 //!
 //! Models using an operator without a rule here yet are left out (and counted): the
 //! test grows as rules are added. Every model in reach must agree: the same model bytes,
@@ -424,12 +424,14 @@ fn variants(m: &Model, prefix: &str) -> Vec<(String, Model)> {
     .collect()
 }
 
-/// The ways each case is inferred: name, `strict_mode`, `check_type` (the Python side
-/// runs onnx with the same options under the same names).
-const MODES: [(&str, bool, bool); 3] = [
-    ("lax", false, false),
-    ("strict", true, false),
-    ("full", true, true),
+/// The ways each case is inferred: name, `strict_mode`, `check_type`, `data_prop` (the
+/// Python side runs onnx with the same options under the same names).
+const MODES: [(&str, bool, bool, bool); 5] = [
+    ("lax", false, false, false),
+    ("strict", true, false, false),
+    ("full", true, true, false),
+    ("dataprop", false, false, true),
+    ("strict-dataprop", true, false, true),
 ];
 
 #[test]
@@ -516,8 +518,8 @@ fn write_cases(dir: &Scratch, name: &str, variants: Vec<(String, Model)>) -> Vec
 }
 
 /// Runs onnx's inference on the models written in `dir`, then ours on each case in
-/// each mode (lax, strict, strict with `check_type`): every case must give the same
-/// model bytes, or both refuse.
+/// each mode (see [`MODES`]): every case must give the same model bytes, or both
+/// refuse.
 fn assert_agreement(dir: &Scratch, cases: &[(String, Model)]) {
     run_python(
         &python_dir().join("shape_inference.py"),
@@ -525,13 +527,14 @@ fn assert_agreement(dir: &Scratch, cases: &[(String, Model)]) {
     );
     let mut failures = BTreeMap::new();
     for (file, m) in cases {
-        for (mode, strict, check_type) in MODES {
+        for (mode, strict, check_type, data_prop) in MODES {
             let expected = dir.path(&format!("{file}.{mode}.expected"));
             let refused = dir.path(&format!("{file}.{mode}.error"));
             let mut ours = m.clone();
             let options = InferOptions::default()
                 .strict_mode(strict)
-                .check_type(check_type);
+                .check_type(check_type)
+                .data_prop(data_prop);
             let got = infer_shapes(&mut ours, &options);
             let verdict = match (got, Path::new(&expected).exists()) {
                 (Ok(()), true) => {

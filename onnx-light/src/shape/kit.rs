@@ -1,6 +1,6 @@
 //! What every inference rule works with: the node as a rule sees it (its inputs' known
-//! types, the constants in reach) and small readers and constructors of types, shared
-//! by the rule families.
+//! types, the constants in reach, the values data propagation found) and small readers
+//! and constructors of types, shared by the rule families.
 
 use std::collections::HashMap;
 
@@ -24,7 +24,14 @@ pub(super) struct Node<'n, 'a> {
     pub inputs: &'n [Option<&'n TypeProto<'a>>],
     /// The constants (initializers and `Constant` nodes' outputs), by name.
     pub constants: &'n HashMap<String, Constant>,
+    /// The values data propagation found, by name (`onnx`'s symbolic inputs); `None`
+    /// without data propagation.
+    pub propagated: Option<&'n Propagated>,
 }
+
+/// The values data propagation finds for integer tensors of rank 0 or 1 (shapes and
+/// the like), by name: each value a size, a name or unknown, as dimensions.
+pub(super) type Propagated = HashMap<String, TensorShapeProto<'static>>;
 
 /// The types of each output (`None` for one not inferred).
 pub(super) type Outputs = Vec<Option<TypeProto<'static>>>;
@@ -150,12 +157,25 @@ pub(super) fn float_values<'n>(n: &'n Node<'_, '_>, i: usize) -> Result<Option<&
     }
 }
 
+/// The values data propagation found for input `i`, which `onnx` offers a rule only
+/// when the input is not a constant.
+pub(super) fn symbolic_input<'n>(
+    n: &'n Node<'_, '_>,
+    i: usize,
+) -> Option<&'n TensorShapeProto<'static>> {
+    let name = n.node.input.get(i)?;
+    if n.constants.contains_key(name.as_ref() as &str) {
+        return None;
+    }
+    n.propagated?.get(name.as_ref() as &str)
+}
+
 /// The most dimensions a shape is given when only the length of a shape input is known.
 const MAX_RANK: i64 = 1024;
 
 /// A shape given by input `i` (`onnx`'s `getShapeInput`): the values of an int64
-/// constant, else as many unknown dimensions as the input's length when that is known.
-/// `fail_if_negative` refuses a negative size.
+/// constant, else the values data propagation found, else as many unknown dimensions
+/// as the input's length when that is known. `fail_if_negative` refuses a negative size.
 pub(super) fn shape_input(
     n: &Node<'_, '_>,
     i: usize,
@@ -166,6 +186,8 @@ pub(super) fn shape_input(
         found = Some(shape_of(
             values.iter().map(|&v| Dimension::value(v)).collect(),
         ));
+    } else if let Some(s) = symbolic_input(n, i) {
+        found = Some(owned(s));
     } else if let Some(s) = shape_in(n, i) {
         if s.dim.len() != 1 {
             return Err("shape input must be 1D tensor".to_string());

@@ -17,6 +17,15 @@
 //! `Unsqueeze`, the `scales` of a `Resize`, the bounds of a `Range`) from initializers
 //! and `Constant` nodes, and nothing else; a structure-only load fetches just those.
 //!
+//! With [`InferOptions::data_prop`] (`onnx`'s `data_prop=True`), the values of the small
+//! integer tensors computed from shapes are worked out too, node by node: `Shape`,
+//! `Size`, `Gather`, `Slice` and `Concat` (along the first axis), `Squeeze`, `Unsqueeze`,
+//! `Cast`, `Add`, `Sub` and `Mul` propagate them, each value a size, a symbolic name or
+//! unknown. `Reshape`, `Expand`, `ConstantOfShape`, `Resize` (its `sizes`) and
+//! `AffineGrid` then take their shape from them when it is not a constant, so a
+//! `Reshape` to `Concat(Shape(x)[0:1], [-1])` keeps `x`'s batch name. The values cross
+//! into the graphs of control-flow nodes and through calls of functions, as in `onnx`.
+//!
 //! ```
 //! use onnx_light::onnx::*;
 //! use onnx_light::shape::{infer_shapes, InferOptions};
@@ -40,6 +49,7 @@ mod broadcast;
 mod check_type;
 mod controlflow;
 mod conv;
+mod data_prop;
 mod function;
 mod kit;
 mod ml;
@@ -73,6 +83,11 @@ pub struct InferOptions {
     /// types its formal parameters allow; one type per type parameter), as `onnx`'s
     /// `check_type`. A mismatch fails the call in either mode, as in `onnx`.
     pub check_type: bool,
+    /// The values of small integer tensors computed from shapes (`Shape`, `Gather`,
+    /// `Concat`, `Slice`, arithmetic, ...) are propagated, and the rules that take a
+    /// shape as input (`Reshape`, `Expand`, `ConstantOfShape`, ...) use them, symbolic
+    /// dimensions included: `onnx`'s `data_prop`.
+    pub data_prop: bool,
 }
 
 impl InferOptions {
@@ -85,6 +100,12 @@ impl InferOptions {
     /// Sets [`check_type`](Self::check_type).
     pub fn check_type(mut self, yes: bool) -> Self {
         self.check_type = yes;
+        self
+    }
+
+    /// Sets [`data_prop`](Self::data_prop).
+    pub fn data_prop(mut self, yes: bool) -> Self {
+        self.data_prop = yes;
         self
     }
 }
@@ -134,12 +155,14 @@ pub fn infer_shapes(model: &mut ModelProto<'_>, options: &InferOptions) -> Resul
         .map(|f| (function_id(f.domain(), f.name(), f.overload()), f))
         .collect();
     let mut symbols = Symbols::of(graph);
+    let mut propagation = data_prop::Propagation::default();
     let mut walk = Walk {
         opsets: &opsets,
         options,
         symbols: &mut symbols,
         functions: &functions,
         active: &mut Vec::new(),
+        propagation: options.data_prop.then_some(&mut propagation),
     };
     let errors = infer_graph(graph, &mut walk, None, ir_version, HashMap::new())?;
     match errors.into_iter().next() {
@@ -185,6 +208,7 @@ pub fn infer_function_output_types(
         symbols: &mut symbols,
         functions: &HashMap::new(),
         active: &mut Vec::new(),
+        propagation: None,
     };
     // Bodies have no initializers: the IR version (which decides whether initializers
     // are typed) plays no part.
@@ -235,6 +259,10 @@ struct Walk<'w> {
     functions: &'w HashMap<String, &'w FunctionProto<'w>>,
     /// The functions whose bodies are being inferred, outermost first.
     active: &'w mut Vec<String>,
+    /// The values data propagation found (with [`InferOptions::data_prop`]): one table
+    /// for the graph and the graphs in its nodes, as in `onnx`; a function's body has
+    /// its own.
+    propagation: Option<&'w mut data_prop::Propagation>,
 }
 
 /// How `onnx` names a function for calls: `domain:name`, `:overload` when it has one.
@@ -381,6 +409,7 @@ fn infer_graph<'a>(
                 version,
                 inputs: &inputs,
                 constants: &known.constants,
+                propagated: None,
             };
             let outcome = if runs_graphs {
                 let mut nested = Nested {
@@ -399,7 +428,11 @@ fn infer_graph<'a>(
             } else if no_rule {
                 Ok(Ok(None))
             } else {
-                Ok(apply_rule(&n))
+                let propagated = walk
+                    .propagation
+                    .as_deref()
+                    .map(data_prop::Propagation::values);
+                Ok(apply_rule(&kit::Node { propagated, ..n }))
             };
             // With `check_type`, the types are checked against the schema after an
             // inference that did not fail; untyped outputs take the types it implies.
@@ -445,6 +478,9 @@ fn infer_graph<'a>(
             }
         }
         let names: Vec<String> = node.output.iter().map(|s| s.to_string()).collect();
+        // Data propagation follows a node whose outputs all merged (`onnx` stops at the
+        // first conflict).
+        let mut propagate = true;
         for (name, inferred) in names.iter().zip(outputs) {
             let Some(mut inferred) = inferred else {
                 continue;
@@ -458,7 +494,21 @@ fn infer_graph<'a>(
                 if !unsupported {
                     errors.push(error(reason));
                 }
+                propagate = false;
                 break;
+            }
+        }
+        if let (Some(propagation), true) = (walk.propagation.as_deref_mut(), propagate) {
+            let node = &graph.node[index];
+            let input_types: Vec<_> = node
+                .input
+                .iter()
+                .map(|name| type_of(graph, &known, outer, name).filter(|t| !is_unset(t)))
+                .collect();
+            match propagation.run(node, version, &input_types, &known.constants) {
+                Err(data_prop::Failure::Node(reason)) if !unsupported => errors.push(error(reason)),
+                Err(data_prop::Failure::Model(reason)) => return Err(error(reason)),
+                _ => {}
             }
         }
     }
@@ -613,6 +663,11 @@ fn infer_call(
         .iter()
         .map(|o| (o.domain().to_string(), o.version()))
         .collect();
+    // The body starts with the values of the caller's inputs, under their formal names.
+    let mut values = walk
+        .propagation
+        .as_deref()
+        .map(|p| p.for_call(&n.node.input, &function.input));
     walk.active.push(id);
     let mut inner = Walk {
         opsets: &opsets,
@@ -620,6 +675,7 @@ fn infer_call(
         symbols: walk.symbols,
         functions: walk.functions,
         active: walk.active,
+        propagation: values.as_mut(),
     };
     let result = crate::onnx::deep::guarded(|| {
         infer_graph(&mut graph, &mut inner, None, i64::MAX, constants)
@@ -632,6 +688,10 @@ fn infer_call(
     if walk.options.strict_mode && !errors.is_empty() {
         let all: Vec<String> = errors.iter().map(node_error).collect();
         return Ok(Err(format!("Inference error(s): {}", all.join("\n"))));
+    }
+    // The values of the body's outputs go to the caller's.
+    if let (Some(caller), Some(values)) = (walk.propagation.as_deref_mut(), &values) {
+        caller.returned(values, &function.output, &n.node.output);
     }
     let mut outputs = vec![None; n.node.output.len()];
     for (i, name) in function.output.iter().enumerate() {

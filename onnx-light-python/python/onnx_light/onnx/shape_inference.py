@@ -5,9 +5,10 @@ results ``onnx.shape_inference`` gives, without its 2 GiB limit.
 
 Operators without a rule in onnx-light yet leave their outputs untyped (as operators
 ``onnx`` has no schema for), so a model using them gets fewer types than ``onnx``
-gives it; the README lists what is covered. ``data_prop=True`` is accepted and
-currently infers as ``data_prop=False``: the values computed by ``Shape``, ``Gather``,
-... are not propagated into ``Reshape`` and the like, only constants are."""
+gives it; the README lists what is covered. ``data_prop=True`` propagates the values
+computed from shapes (``Shape``, ``Gather``, ``Concat``, ``Slice``, ...) into the
+operators that take a shape (``Reshape``, ``Expand``, ``ConstantOfShape``, ...), as
+``onnx`` does."""
 
 from __future__ import annotations
 
@@ -38,10 +39,11 @@ def infer_shapes(
     ``strict_mode``: a node whose inferred types conflict with the declared ones, or
     that breaks its operator's rules, raises ``InferenceError`` (else it is skipped).
     ``check_type``: each node's input types are checked against its operator's schema
-    first; a mismatch raises ``InferenceError`` in either mode, as in ``onnx``."""
+    first; a mismatch raises ``InferenceError`` in either mode, as in ``onnx``.
+    ``data_prop``: the values of small integer tensors computed from shapes are
+    propagated to the operators that take a shape, symbolic dimensions included."""
     from . import _adopt, load_model_from_string
 
-    del data_prop  # accepted for onnx's signature; see the module documentation
     if isinstance(model, (bytes, bytearray, memoryview)):
         model = load_model_from_string(bytes(model))
     elif isinstance(model, (str, os.PathLike)):
@@ -50,7 +52,7 @@ def infer_shapes(
         )
     else:
         model = _adopt(model)
-    return _native.infer_shapes(model, bool(check_type), bool(strict_mode))
+    return _native.infer_shapes(model, bool(check_type), bool(strict_mode), bool(data_prop))
 
 
 def infer_shapes_path(
@@ -90,7 +92,7 @@ def infer_node_outputs(
 ) -> Dict[str, Any]:
     """The types of ``node``'s outputs given its inputs' types (by input name; every
     input must have one) and, optionally, the values of some inputs (``input_data``:
-    small integer tensors such as a ``Reshape``'s shape are read). Checks input types
+    small tensors such as a ``Reshape``'s shape or a ``Resize``'s scales are read). Checks input types
     against the schema and raises ``InferenceError`` where the operator's rules do.
     ``schema`` is the operator's schema (its ``domain`` and ``since_version`` give the
     default opset import); ``input_sparse_data`` is accepted and not used."""
