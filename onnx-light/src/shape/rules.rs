@@ -516,17 +516,20 @@ fn flatten(n: &Node<'_, '_>) -> Result<Outputs, String> {
 
 /// The axes of an `Unsqueeze`/`Squeeze`: the attribute before opset 13, the constant
 /// second input from 13 on (`None` when not known).
-fn axes(n: &Node<'_, '_>) -> Option<Vec<i64>> {
+fn axes(n: &Node<'_, '_>) -> Result<Option<Vec<i64>>, String> {
     if n.version < 13 {
-        attribute(n, "axes").map(|a| a.ints.clone())
+        Ok(attribute(n, "axes").map(|a| a.ints.clone()))
     } else {
-        input_values(n, 1).map(<[i64]>::to_vec)
+        Ok(int64_values(n, 1)?.map(<[i64]>::to_vec))
     }
 }
 
 fn unsqueeze(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
-    let (Some(s), Some(axes)) = (shape_in(n, 0), axes(n)) else {
+    let Some(s) = shape_in(n, 0) else {
+        return Ok(one(elem, None));
+    };
+    let Some(axes) = axes(n)? else {
         return Ok(one(elem, None));
     };
     let rank = (s.dim.len() + axes.len()) as i64;
@@ -561,7 +564,7 @@ fn squeeze(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let rank = s.dim.len() as i64;
     let given = n.version < 13 && attribute(n, "axes").is_some()
         || n.version >= 13 && n.node.input.get(1).is_some_and(|i| !i.is_empty());
-    let axes: Vec<i64> = match (given, axes(n)) {
+    let axes: Vec<i64> = match (given, axes(n)?) {
         (true, Some(axes)) => axes
             .iter()
             .map(|&a| if a < 0 { a + rank } else { a })
@@ -772,7 +775,7 @@ fn reduce(n: &Node<'_, '_>) -> Result<Outputs, String> {
                 "axes as an input and attribute cannot be specified at the same time.".into(),
             );
         }
-        match input_values(n, 1) {
+        match int64_values(n, 1)? {
             Some(v) => v.to_vec(),
             // Which axes is not known: neither is the shape.
             None => return Ok(one(elem, None)),
@@ -877,22 +880,34 @@ fn tile(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let Some(input) = shape_in(n, 0) else {
         return Ok(one(elem, None));
     };
-    let Some(repeats) = input_values(n, 1) else {
+    // The sizes need `repeats` as a constant of known shape; else only the rank.
+    let (Some(c), Some(repeats_shape)) = (input_constant(n, 1), shape_in(n, 1)) else {
+        let dims = vec![Dimension::unknown(); input.dim.len()];
+        return Ok(one(elem, Some(shape_of(dims))));
+    };
+    if repeats_shape.dim.len() != 1 || !c.is(DataType::Int64) {
+        return Err("'Repeats' input must be 1D tensor of type int64".into());
+    }
+    let Some(repeats) = c.ints() else {
         let dims = vec![Dimension::unknown(); input.dim.len()];
         return Ok(one(elem, Some(shape_of(dims))));
     };
     if repeats.len() != input.dim.len() {
-        return Err("'Repeats' input has incorrect number of values".to_string());
+        return Err("'Repeats' input has incorrect number of values. The number of values in 'repeats' must be equal to the number of input dimensions.".into());
     }
-    let dims = input
-        .dim
-        .iter()
-        .zip(repeats)
-        .map(|(d, &r)| match d.as_value() {
-            Some(v) => Dimension::value(v * r),
+    let mut dims = Vec::with_capacity(repeats.len());
+    for (d, &r) in input.dim.iter().zip(repeats) {
+        if r < 0 {
+            return Err("'Repeats' input must not contain negative values".into());
+        }
+        dims.push(match d.as_value() {
+            Some(v) => Dimension::value(
+                v.checked_mul(r)
+                    .ok_or_else(|| format!("Integer overflow in multiplication: {v} * {r}"))?,
+            ),
             None => Dimension::unknown(),
-        })
-        .collect();
+        });
+    }
     Ok(one(elem, Some(shape_of(dims))))
 }
 
@@ -1087,7 +1102,35 @@ fn top_k(n: &Node<'_, '_>) -> Result<Outputs, String> {
     }
     let axis = if axis < 0 { axis + r } else { axis } as usize;
     let k = if n.version >= 10 {
-        input_values(n, 1).and_then(|v| v.first().copied())
+        // `k` counts only when the axis has a size, as in `onnx`: a one-value int64
+        // constant no larger than it.
+        match (input_constant(n, 1), s.dim[axis].as_value()) {
+            (Some(c), Some(size)) => {
+                if c.dims != [1] {
+                    return Err("K input must be a one-dimensional tensor of size 1.".into());
+                }
+                let Some(&k) = int64_values(n, 1)
+                    .map_err(|_| "K input must be of type int64.".to_string())?
+                    .and_then(|v| v.first())
+                else {
+                    return Ok(vec![
+                        Some(tensor_type(
+                            elem,
+                            Some(shape_of(vec![Dimension::unknown(); s.dim.len()])),
+                        )),
+                        Some(tensor_type(
+                            int64,
+                            Some(shape_of(vec![Dimension::unknown(); s.dim.len()])),
+                        )),
+                    ]);
+                };
+                if size < k {
+                    return Err("Axis has less than the requested k elements.".into());
+                }
+                Some(k)
+            }
+            _ => None,
+        }
     } else {
         match attribute(n, "k").and_then(|a| a.i).unwrap_or(-1) {
             k if k <= 0 => return Err("Invalid value for attribute k".into()),

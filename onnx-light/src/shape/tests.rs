@@ -395,3 +395,27 @@ fn a_declared_type_of_another_kind_or_element_type_is_named_as_onnx_names_it() {
         "{e}"
     );
 }
+
+#[test]
+fn int32_constants_are_refused_where_onnx_parses_int64_data() {
+    let run = |op: &'static str| {
+        let mut m = model(
+            vec![NodeProto::new(op, ["x", "c"], ["y"])],
+            vec![ValueInfoProto::tensor("x", DataType::Float, [2, 3])],
+        );
+        let c = TensorProto::from_vec("c", [2], vec![1i32, 1]).unwrap();
+        m.graph.as_mut().unwrap().initializer.push(c);
+        infer_shapes(&mut m, &InferOptions::default().strict_mode(true))
+            .unwrap_err()
+            .to_string()
+    };
+    let e = run("Unsqueeze");
+    assert!(e.contains("ParseData type mismatch for tensor: c"), "{e}");
+    let e = run("Tile");
+    assert!(
+        e.contains("'Repeats' input must be 1D tensor of type int64"),
+        "{e}"
+    );
+    let e = run("ReduceSum");
+    assert!(e.contains("Expected:int64"), "{e}");
+}
