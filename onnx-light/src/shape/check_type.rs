@@ -42,17 +42,7 @@ pub(super) fn check_node(
                 param.name()
             ));
         }
-        if param.is_homogeneous {
-            match bound.get(type_str) {
-                Some(first) if *first != written => {
-                    return Err(format!("{} has inconsistent type {written}", param.name()));
-                }
-                Some(_) => {}
-                None => {
-                    bound.insert(type_str, written);
-                }
-            }
-        }
+        bind(&mut bound, param, type_str, written)?;
     }
     for (o, output) in outputs.iter_mut().enumerate() {
         let Some(param) = parameter(&schema.outputs, o) else {
@@ -77,17 +67,7 @@ pub(super) fn check_node(
         if !allowed.is_empty() && !allowed.contains(&written.as_str()) {
             return Err(format!("{} has unsupported type {written}", param.name()));
         }
-        if param.is_homogeneous {
-            match bound.get(type_str) {
-                Some(first) if *first != written => {
-                    return Err(format!("{} has inconsistent type {written}", param.name()));
-                }
-                Some(_) => {}
-                None => {
-                    bound.insert(type_str, written);
-                }
-            }
-        }
+        bind(&mut bound, param, type_str, written)?;
     }
     Ok(())
 }
@@ -140,6 +120,29 @@ fn allowed_types<'s>(schema: &'s OpSchema<'_>, param: &'s FormalParameter<'_>) -
     {
         Some(c) => c.allowed_types.iter().map(|s| s.as_ref()).collect(),
         None => vec![type_str],
+    }
+}
+
+/// Binds `param`'s type parameter to `written` when the parameter is homogeneous; an
+/// error when it is bound to another type already.
+fn bind<'s>(
+    bound: &mut HashMap<&'s str, String>,
+    param: &FormalParameter<'_>,
+    type_str: &'s str,
+    written: String,
+) -> Result<(), String> {
+    if !param.is_homogeneous {
+        return Ok(());
+    }
+    match bound.get(type_str) {
+        Some(first) if *first != written => {
+            Err(format!("{} has inconsistent type {written}", param.name()))
+        }
+        Some(_) => Ok(()),
+        None => {
+            bound.insert(type_str, written);
+            Ok(())
+        }
     }
 }
 

@@ -209,29 +209,15 @@ fn elem_type_with_validation(
             let Some(e) = s.elem_type.as_deref() else {
                 return Err("Element type of sequence input was unknown".into());
             };
-            if !matches!(output.value, Some(TypeValue::SequenceType(_))) {
-                output.value = Some(TypeValue::SequenceType(Default::default()));
-            }
-            let Some(TypeValue::SequenceType(o)) = output.value.as_mut() else {
-                unreachable!("just made a sequence type")
-            };
-            crate::onnx::deep::guarded(|| {
-                elem_type_with_validation(e, o.elem_type.get_or_insert_with(Default::default))
-            })
+            let slot = element_slot(output, true);
+            crate::onnx::deep::guarded(|| elem_type_with_validation(e, slot))
         }
         Some(TypeValue::OptionalType(s)) => {
             let Some(e) = s.elem_type.as_deref() else {
                 return Err("Element type of optional input was unknown".into());
             };
-            if !matches!(output.value, Some(TypeValue::OptionalType(_))) {
-                output.value = Some(TypeValue::OptionalType(Default::default()));
-            }
-            let Some(TypeValue::OptionalType(o)) = output.value.as_mut() else {
-                unreachable!("just made an optional type")
-            };
-            crate::onnx::deep::guarded(|| {
-                elem_type_with_validation(e, o.elem_type.get_or_insert_with(Default::default))
-            })
+            let slot = element_slot(output, false);
+            crate::onnx::deep::guarded(|| elem_type_with_validation(e, slot))
         }
         Some(TypeValue::MapType(m)) => {
             let Some(key) = m.key_type_raw else {
@@ -256,6 +242,32 @@ fn elem_type_with_validation(
             value_case(input)
         )),
     }
+}
+
+/// The element type of `output` as a sequence (else an optional), which it becomes
+/// (dropping any other kind) as a protobuf `mutable_sequence_type` does.
+fn element_slot<'o>(
+    output: &'o mut TypeProto<'static>,
+    sequence: bool,
+) -> &'o mut TypeProto<'static> {
+    let kept = match &output.value {
+        Some(TypeValue::SequenceType(_)) => sequence,
+        Some(TypeValue::OptionalType(_)) => !sequence,
+        _ => false,
+    };
+    if !kept {
+        output.value = Some(if sequence {
+            TypeValue::SequenceType(Default::default())
+        } else {
+            TypeValue::OptionalType(Default::default())
+        });
+    }
+    let elem = match output.value.as_mut() {
+        Some(TypeValue::SequenceType(s)) => &mut s.elem_type,
+        Some(TypeValue::OptionalType(o)) => &mut o.elem_type,
+        _ => unreachable!("just made a sequence or optional type"),
+    };
+    elem.get_or_insert_with(Default::default)
 }
 
 /// `onnx`'s `ClearShape`: a tensor's shape removed, also inside sequences and optionals.
