@@ -270,6 +270,17 @@ fn element_slot<'o>(
     elem.get_or_insert_with(Default::default)
 }
 
+/// The number of types a graph gave must be the one the rule expects.
+fn check_count(body: &[TypeProto<'static>], expected: usize) -> Result<(), String> {
+    if body.len() != expected {
+        return Err(format!(
+            "Graph attribute inferencing returned type information for {} outputs. Expected {expected}",
+            body.len()
+        ));
+    }
+    Ok(())
+}
+
 /// `onnx`'s `ClearShape`: a tensor's shape removed, also inside sequences and optionals.
 fn clear_shape(t: &mut TypeProto<'_>) {
     match t.value.as_mut() {
@@ -329,13 +340,7 @@ fn loop_(n: &Node<'_, '_>, graphs: &mut dyn Subgraphs) -> Result<Vec<TypeProto<'
     if body.is_empty() {
         return Ok(outputs);
     }
-    if body.len() != num_outputs + 1 {
-        return Err(format!(
-            "Graph attribute inferencing returned type information for {} outputs. Expected {}",
-            body.len(),
-            num_outputs + 1
-        ));
-    }
+    check_count(&body, num_outputs + 1)?;
     for (i, (sub, out)) in body[1..].iter().zip(outputs.iter_mut()).enumerate() {
         let is_state = i < state_vars;
         let c = value_case(sub);
@@ -462,12 +467,7 @@ fn scan(n: &Node<'_, '_>, graphs: &mut dyn Subgraphs) -> Result<Vec<TypeProto<'s
     if body.is_empty() {
         return Ok(outputs);
     }
-    if body.len() != num_outputs {
-        return Err(format!(
-            "Graph attribute inferencing returned type information for {} outputs. Expected {num_outputs}",
-            body.len()
-        ));
-    }
+    check_count(&body, num_outputs)?;
     for (i, (sub, out)) in body.iter().zip(outputs.iter_mut()).enumerate() {
         let target = tensor_mut(out);
         let Some(sub) = sub.tensor_type() else {
@@ -540,12 +540,7 @@ fn scan_8(n: &Node<'_, '_>, graphs: &mut dyn Subgraphs) -> Result<Vec<TypeProto<
     if body.is_empty() {
         return Ok(outputs);
     }
-    if body.len() != num_outputs {
-        return Err(format!(
-            "Graph attribute inferencing returned type information for {} outputs. Expected {num_outputs}",
-            body.len()
-        ));
-    }
+    check_count(&body, num_outputs)?;
     for (i, (sub, out)) in body.iter().zip(outputs.iter_mut()).enumerate() {
         let is_state = i < state_vars;
         let Some(sub) = sub.tensor_type() else {
@@ -590,12 +585,7 @@ fn sequence_map(
     if body.is_empty() {
         return Ok(vec![TypeProto::default(); num_outputs]);
     }
-    if body.len() != num_outputs {
-        return Err(format!(
-            "Graph attribute inferencing returned type information for {} outputs. Expected {num_outputs}",
-            body.len()
-        ));
-    }
+    check_count(&body, num_outputs)?;
     Ok(body.into_iter().map(sequence_of).collect())
 }
 
