@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 
-use super::kit::Propagated;
+use super::kit::{has_shape, Propagated};
 use super::types::{shape_of, Constant};
 use crate::onnx::{
     AttributeProto, DataType, Dimension, NodeProto, TensorShapeProto, TypeProto, TypeValue,
@@ -222,18 +222,6 @@ impl Context<'_, '_> {
             return Err(node_error("axis must be in [-rank, rank-1]."));
         }
         Ok(axis + rank == 0)
-    }
-}
-
-/// Whether a type has a shape (`onnx`'s `hasShape`: a tensor's, a sparse tensor's, or
-/// the element type's of a sequence or optional).
-fn has_shape(t: &TypeProto<'_>) -> bool {
-    match &t.value {
-        Some(TypeValue::TensorType(tt)) => tt.shape.is_some(),
-        Some(TypeValue::SparseTensorType(tt)) => tt.shape.is_some(),
-        Some(TypeValue::SequenceType(s)) => s.elem_type.as_deref().is_some_and(has_shape),
-        Some(TypeValue::OptionalType(o)) => o.elem_type.as_deref().is_some_and(has_shape),
-        _ => false,
     }
 }
 
