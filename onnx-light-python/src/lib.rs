@@ -6,6 +6,7 @@
 #![allow(missing_debug_implementations)]
 
 mod api;
+mod defs;
 mod errors;
 mod mapped;
 mod message;
@@ -86,6 +87,9 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::verify_external_data, m)?)?;
     m.add_function(wrap_pyfunction!(api::decode_message, m)?)?;
     m.add_function(wrap_pyfunction!(tools::check_model, m)?)?;
+    m.add_class::<defs::SchemaRef>()?;
+    m.add_function(wrap_pyfunction!(defs::find_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(defs::all_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(shape::infer_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(shape::infer_function_output_types, m)?)?;
     m.add_function(wrap_pyfunction!(tools::to_text, m)?)?;

@@ -524,6 +524,7 @@ def raw_data_view(tensor: Any) -> Optional[memoryview]:
 
 from . import (  # noqa: E402
     checker,
+    defs,
     external_data_helper,
     helper,
     numpy_helper,
@@ -561,6 +562,7 @@ __all__ = [
     "checker",
     "consolidate_tensors_to_buffer",
     "convert_model_to_external_data",
+    "defs",
     "external_data_helper",
     "helper",
     "load",

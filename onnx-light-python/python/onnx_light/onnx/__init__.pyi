@@ -19,6 +19,7 @@ from typing import (
 
 from . import _descriptor
 from . import checker as checker
+from . import defs as defs
 from . import external_data_helper as external_data_helper
 from . import helper as helper
 from . import numpy_helper as numpy_helper
