@@ -94,8 +94,9 @@ def infer_node_outputs(
     input must have one) and, optionally, the values of some inputs (``input_data``:
     small tensors such as a ``Reshape``'s shape or a ``Resize``'s scales are read). Checks input types
     against the schema and raises ``InferenceError`` where the operator's rules do.
-    ``schema`` is the operator's schema (its ``domain`` and ``since_version`` give the
-    default opset import); ``input_sparse_data`` is accepted and not used."""
+    ``schema`` is the operator's schema (``defs.get_schema(...)``, or ``onnx``'s; its
+    ``domain`` and ``since_version`` give the default opset import);
+    ``input_sparse_data`` is accepted and not used."""
     from . import IR_VERSION, helper
 
     del input_sparse_data
