@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import Any, Iterable, Optional, Sequence, Union
 
 import numpy as np
@@ -43,6 +44,91 @@ from ._tensor_types import (
 # The default opset of `make_model`: the newest of the ai.onnx domain that the pinned
 # `onnx` release knows.
 DEFAULT_OPSET_VERSION = 28
+
+
+VersionRowType = Union[tuple[str, int, int, int], tuple[str, int, int, int, int]]
+VersionTableType = list[VersionRowType]
+AssignmentBindingType = list[tuple[str, str]]
+VersionMapType = dict[tuple[str, int], int]
+
+# The onnx releases with the IR version and opset versions each introduced, as the
+# pinned onnx release lists them (its documented versioning table).
+VERSION_TABLE: VersionTableType = [
+    # (onnx release, IR version, ai.onnx opset, ai.onnx.ml opset[, ai.onnx.training opset])
+    ('1.0', 3, 1, 1),
+    ('1.1', 3, 5, 1),
+    ('1.1.2', 3, 6, 1),
+    ('1.2', 3, 7, 1),
+    ('1.3', 3, 8, 1),
+    ('1.4.1', 4, 9, 1),
+    ('1.5.0', 5, 10, 1),
+    ('1.6.0', 6, 11, 2),
+    ('1.7.0', 7, 12, 2, 1),
+    ('1.8.0', 7, 13, 2, 1),
+    ('1.8.1', 7, 13, 2, 1),
+    ('1.9.0', 7, 14, 2, 1),
+    ('1.10.0', 8, 15, 2, 1),
+    ('1.10.1', 8, 15, 2, 1),
+    ('1.10.2', 8, 15, 2, 1),
+    ('1.11.0', 8, 16, 3, 1),
+    ('1.12.0', 8, 17, 3, 1),
+    ('1.13.0', 8, 18, 3, 1),
+    ('1.13.1', 8, 18, 3, 1),
+    ('1.14.0', 9, 19, 3, 1),
+    ('1.14.1', 9, 19, 3, 1),
+    ('1.15.0', 9, 20, 4, 1),
+    ('1.16.0', 10, 21, 5, 1),
+    ('1.16.1', 10, 21, 5, 1),
+    ('1.16.2', 10, 21, 5, 1),
+    ('1.17.0', 10, 22, 5, 1),
+    ('1.18.0', 11, 23, 5, 1),
+    ('1.19.0', 12, 24, 5, 1),
+    ('1.19.1', 12, 24, 5, 1),
+    ('1.20.0', 13, 25, 5, 1),
+    ('1.20.1', 13, 25, 5, 1),
+    ('1.21.0', 13, 26, 5, 1),
+    ('1.22.0', 13, 27, 5, 1),
+    ('1.23.0', 14, 28, 5, 1),
+]
+
+
+def _create_op_set_id_version_map(table: VersionTableType) -> VersionMapType:
+    """(domain, opset version) to the first IR version that has it, from ``table``; the
+    preview domains share the versions of ai.onnx and ai.onnx.training."""
+    result: VersionMapType = {}
+    for row in table:
+        ir_version = row[1]
+        for domain, version in zip(("ai.onnx", "ai.onnx.ml", "ai.onnx.training"), row[2:]):
+            if (domain, version) in result:
+                continue
+            result[(domain, version)] = ir_version
+            if domain == "ai.onnx":
+                result[("ai.onnx.preview", version)] = ir_version
+            elif domain == "ai.onnx.training":
+                result[("ai.onnx.preview.training", version)] = ir_version
+    return result
+
+
+OP_SET_ID_VERSION_MAP = _create_op_set_id_version_map(VERSION_TABLE)
+
+
+def find_min_ir_version_for(opsetidlist: Sequence[Any], ignore_unknown: bool = False) -> int:
+    """The smallest IR version that supports every opset of ``opsetidlist``
+    (``OperatorSetIdProto``s; an empty domain is ai.onnx); 3 for none. An opset the
+    table lacks raises ``ValueError``, or counts as 3 with ``ignore_unknown``."""
+    oldest = 3
+
+    def needed(domain: Optional[str], version: int) -> int:
+        key = (domain or "ai.onnx", version)
+        if key in OP_SET_ID_VERSION_MAP:
+            return OP_SET_ID_VERSION_MAP[key]
+        if ignore_unknown:
+            return oldest
+        raise ValueError("Unsupported opset-version.")
+
+    if opsetidlist:
+        return max(needed(x.domain, x.version) for x in opsetidlist)
+    return oldest
 
 
 def make_opsetid(domain: str, version: int) -> Any:
@@ -128,59 +214,83 @@ def make_attribute(
             )
         kind = attr_type
         if kind is None:
-            if all(isinstance(v, numbers.Integral) for v in values):
-                kind = A.INTS
-            elif all(isinstance(v, numbers.Real) for v in values):
-                kind = A.FLOATS
-            elif all(isinstance(v, (str, bytes)) for v in values):
-                kind = A.STRINGS
-            elif all(isinstance(v, TensorProto) for v in values):
-                kind = A.TENSORS
-            elif all(isinstance(v, SparseTensorProto) for v in values):
-                kind = A.SPARSE_TENSORS
-            elif all(isinstance(v, GraphProto) for v in values):
-                kind = A.GRAPHS
-            elif all(isinstance(v, TypeProto) for v in values):
-                kind = A.TYPE_PROTOS
+            # The first kind every element's type belongs to (so ints and floats
+            # mixed are FLOATS, and bools count as ints).
+            types = {type(v) for v in values}
+            for accepted, candidate in (
+                (numbers.Integral, A.INTS),
+                (numbers.Real, A.FLOATS),
+                ((str, bytes), A.STRINGS),
+                (TensorProto, A.TENSORS),
+                (SparseTensorProto, A.SPARSE_TENSORS),
+                (GraphProto, A.GRAPHS),
+                (TypeProto, A.TYPE_PROTOS),
+            ):
+                if all(issubclass(t, accepted) for t in types):
+                    kind = candidate
+                    break
             else:
                 raise ValueError(
-                    f"Could not infer the attribute type from the elements of the passed Iterable value."
+                    "Could not infer the attribute type from the elements of the passed Iterable value."
                 )
-        if kind == A.INTS:
-            attr.ints.extend(int(v) for v in values)
-        elif kind == A.FLOATS:
-            attr.floats.extend(float(v) for v in values)
-        elif kind == A.STRINGS:
-            attr.strings.extend(v.encode("utf-8") if isinstance(v, str) else v for v in values)
-        elif kind == A.TENSORS:
-            attr.tensors.extend(values)
-        elif kind == A.SPARSE_TENSORS:
-            attr.sparse_tensors.extend(values)
-        elif kind == A.GRAPHS:
-            attr.graphs.extend(values)
-        elif kind == A.TYPE_PROTOS:
-            attr.type_protos.extend(values)
+        # The repeated field checks each value's type, as onnx's protobuf fields do.
+        if kind == A.STRINGS:
+            attr.strings.extend(_utf8(v) for v in values)
+        elif kind in _LIST_FIELDS:
+            getattr(attr, _LIST_FIELDS[kind]).extend(values)
         else:
-            raise ValueError(f"attribute `{key}`: type {kind} is not a list type")
+            # onnx fails an assertion for a given type that is no list type.
+            raise AssertionError
         attr.type = kind
     else:
         raise TypeError(f"'{value}' is not an accepted attribute value.")
     if attr_type is not None and attr.type != attr_type:
         raise TypeError(
-            f"Inferred attribute type '{A.AttributeType.Name(attr.type)}' mismatched with "
-            f"specified type '{A.AttributeType.Name(attr_type)}'"
+            f"Inferred attribute type '{_attr_type_to_str(attr.type)}'({attr.type}) mismatched with "
+            f"specified type '{_attr_type_to_str(attr_type)}'({attr_type})"
         )
     return attr
 
 
-def make_attribute_ref(name: str, attr_type: int, doc_string: Optional[str] = None) -> Any:
-    """An attribute that refers to an attribute of the enclosing function."""
+def make_attribute_ref(
+    name: str,
+    attr_type: int,
+    doc_string: Optional[str] = None,
+    *,
+    ref_attr_name: Optional[str] = None,
+) -> Any:
+    """An attribute named ``name`` of type ``attr_type`` without a value of its own: it
+    takes the value of the enclosing function's attribute ``ref_attr_name`` (``name``
+    when not given; an empty one raises ``ValueError``)."""
+    if ref_attr_name is None:
+        ref_attr_name = name
+    if not ref_attr_name:
+        raise ValueError("ref_attr_name must be non-empty")
     attr = AttributeProto()
     attr.name = name
     attr.type = attr_type
+    attr.ref_attr_name = ref_attr_name
     if doc_string:
         attr.doc_string = doc_string
     return attr
+
+
+# The repeated field of each list attribute type but STRINGS.
+_LIST_FIELDS = {
+    AttributeProto.INTS: "ints",
+    AttributeProto.FLOATS: "floats",
+    AttributeProto.TENSORS: "tensors",
+    AttributeProto.SPARSE_TENSORS: "sparse_tensors",
+    AttributeProto.GRAPHS: "graphs",
+    AttributeProto.TYPE_PROTOS: "type_protos",
+}
+
+_ATTRIBUTE_TYPE_NAMES = {v: k for k, v in AttributeProto.AttributeType.items()}
+
+
+def _attr_type_to_str(attr_type: int) -> str:
+    """The name of an attribute type; ``UNDEFINED`` for a number that is none."""
+    return _ATTRIBUTE_TYPE_NAMES.get(attr_type, "UNDEFINED")
 
 
 def get_attribute_value(attr: Any) -> Any:
@@ -263,6 +373,14 @@ def make_model(graph: Any, **kwargs: Any) -> Any:
     for k, v in kwargs.items():
         setattr(model, k, v)
     return model
+
+
+def make_model_gen_version(graph: Any, **kwargs: Any) -> Any:
+    """``make_model`` with, unless ``ir_version`` is given, the smallest IR version the
+    ``opset_imports`` need (``find_min_ir_version_for``)."""
+    if "ir_version" not in kwargs:
+        kwargs["ir_version"] = find_min_ir_version_for(kwargs.get("opset_imports", []))
+    return make_model(graph, **kwargs)
 
 
 def make_function(
@@ -729,12 +847,197 @@ def tensor_dtype_to_storage_tensor_dtype(tensor_dtype: int) -> int:
     return _STORAGE.get(tensor_dtype, ("int32_data", TensorProto.INT32))[1]
 
 
-def printable_graph(graph: Any) -> str:
-    """The graph in protobuf text format."""
-    return str(graph)
+def _sanitize_str(s: Any) -> str:
+    """Text for a printed string attribute: bytes decoded as UTF-8 (bad bytes dropped),
+    cut after 64 characters with the count of the rest."""
+    if isinstance(s, bytes):
+        text = s.decode("utf-8", errors="ignore")
+    else:
+        text = s if isinstance(s, str) else str(s)
+    if len(text) < 64:
+        return text
+    return text[:64] + f"...<+len={len(text) - 64}>"
+
+
+def _float_text(f: float) -> str:
+    """A float with 15 significant digits, the same on every Python version."""
+    return f"{f:.15g}"
+
+
+def printable_attribute(attr: Any, subgraphs: bool = False) -> Union[str, tuple[str, list[Any]]]:
+    """``name = value`` for an attribute, as ``onnx`` prints it in ``printable_node``
+    (tensors and graphs by a placeholder). With ``subgraphs``, a pair of that text and
+    the list of graphs the attribute holds."""
+    parts = [attr.name, "="]
+    graphs: list[Any] = []
+    # Which value is set decides, whatever attr.type says.
+    if attr.HasField("f"):
+        parts.append(_float_text(attr.f))
+    elif attr.HasField("i"):
+        parts.append(str(attr.i))
+    elif attr.HasField("s"):
+        parts.append(repr(_sanitize_str(attr.s)))
+    elif attr.HasField("t"):
+        if len(attr.t.dims) > 0:
+            parts.append("<Tensor>")
+        else:
+            values = getattr(attr.t, tensor_dtype_to_field(attr.t.data_type))
+            parts.append(f"<Scalar Tensor {values}>")
+    elif attr.HasField("g"):
+        parts.append(f"<graph {attr.g.name}>")
+        graphs.append(attr.g)
+    elif attr.HasField("tp"):
+        parts.append(f"<Type Proto {attr.tp}>")
+    elif attr.HasField("sparse_tensor"):
+        parts.append("<Sparse Tensor>")
+    elif attr.floats:
+        parts.append("[" + ", ".join(_float_text(f) for f in attr.floats) + "]")
+    elif attr.ints:
+        parts.append("[" + ", ".join(str(i) for i in attr.ints) + "]")
+    elif attr.strings:
+        parts.append(str([_sanitize_str(v) for v in attr.strings]))
+    elif attr.tensors:
+        parts.append("[<Tensor>, ...]")
+    elif attr.sparse_tensors:
+        parts.append("[<Sparse Tensor>, ...]")
+    elif attr.type_protos:
+        last = len(attr.type_protos) - 1
+        parts.append("[")
+        parts.extend(f"<Type Proto {tp}>{',' if i != last else ''}" for i, tp in enumerate(attr.type_protos))
+        parts.append("]")
+    elif attr.graphs:
+        last = len(attr.graphs) - 1
+        parts.append("[")
+        parts.extend(f"<graph {g.name}>{',' if i != last else ''}" for i, g in enumerate(attr.graphs))
+        parts.append("]")
+        graphs.extend(attr.graphs)
+    else:
+        parts.append("<Unknown>")
+    text = " ".join(parts)
+    return (text, graphs) if subgraphs else text
+
+
+def printable_dim(dim: Any) -> str:
+    """A dimension's value or parameter, ``?`` when it has neither."""
+    which = dim.WhichOneof("value")
+    return "?" if which is None else str(getattr(dim, which))
+
+
+def printable_type(t: Any) -> str:
+    """A tensor type as ``FLOAT, 2xNx?`` (``, scalar`` for an empty shape, nothing for
+    no shape); ``""`` for no type, ``Unknown type <kind>`` for other kinds."""
+    which = t.WhichOneof("value")
+    if which == "tensor_type":
+        text = TensorProto.DataType.Name(t.tensor_type.elem_type)
+        if t.tensor_type.HasField("shape"):
+            dims = t.tensor_type.shape.dim
+            text += ", " + "x".join(printable_dim(d) for d in dims) if len(dims) else ", scalar"
+        return text
+    if which is None:
+        return ""
+    return f"Unknown type {which}"
+
+
+def printable_value_info(v: Any) -> str:
+    """``%name[type]`` (see ``printable_type``)."""
+    return f"%{v.name}[{printable_type(v.type)}]"
+
+
+def printable_tensor_proto(t: Any) -> str:
+    """``%name[FLOAT, 2x3]`` (``, scalar`` without dims)."""
+    dims = ", " + "x".join(str(d) for d in t.dims) if len(t.dims) else ", scalar"
+    return f"%{t.name}[{TensorProto.DataType.Name(t.data_type)}{dims}]"
+
+
+def printable_node(node: Any, prefix: str = "", subgraphs: bool = False) -> Union[str, tuple[str, list[Any]]]:
+    """``%y = Op[attributes sorted](%x, ...)`` after ``prefix``. With ``subgraphs``, a
+    pair of that text and the graphs of the node's attributes."""
+    parts = []
+    if len(node.output):
+        parts.append(", ".join(f"%{name}" for name in node.output))
+        parts.append("=")
+    graphs: list[Any] = []
+    printed = []
+    for attr in node.attribute:
+        if subgraphs:
+            text, inner = printable_attribute(attr, True)
+            graphs.extend(inner)
+        else:
+            text = printable_attribute(attr)
+        printed.append(text)
+    inputs = ", ".join(f"%{name}" for name in node.input)
+    if len(node.attribute):
+        parts.append(f"{node.op_type}[{', '.join(sorted(printed))}]({inputs})")
+    else:
+        parts.append(f"{node.op_type}({inputs})")
+    text = prefix + " ".join(parts)
+    return (text, graphs) if subgraphs else text
+
+
+def _graph_lines(graph: Any, prefix: str) -> str:
+    """``printable_graph``'s text, without its deprecation warning (for subgraphs)."""
+    lines = []
+    indent = prefix + "  "
+    header = ["graph", graph.name]
+    initializers = {t.name for t in graph.initializer}
+    if len(graph.input):
+        header.append("(")
+        plain = [printable_value_info(i) for i in graph.input if i.name not in initializers]
+        with_default = [printable_value_info(i) for i in graph.input if i.name in initializers]
+        if plain:
+            lines.append(prefix + " ".join(header))
+            header = []
+            lines.extend(prefix + "  " + line for line in plain)
+        header.append(")")
+        if with_default:
+            header.append("optional inputs with matching initializers (")
+            lines.append(prefix + " ".join(header))
+            header = []
+            lines.extend(prefix + "  " + line for line in with_default)
+            header.append(")")
+        # Initializers that are no graph input (allowed from IR 4) are listed too.
+        if len(with_default) < len(initializers):
+            input_names = {i.name for i in graph.input}
+            header.append("initializers (")
+            lines.append(prefix + " ".join(header))
+            header = []
+            lines.extend(
+                prefix + "  " + printable_tensor_proto(t) for t in graph.initializer if t.name not in input_names
+            )
+            header.append(")")
+    header.append("{")
+    lines.append(prefix + " ".join(header))
+    subgraphs: list[Any] = []
+    for node in graph.node:
+        text, inner = printable_node(node, indent, subgraphs=True)
+        lines.append(text)
+        subgraphs.extend(inner)
+    tail = ["return"]
+    if len(graph.output):
+        tail.append(", ".join(f"%{out.name}" for out in graph.output))
+    lines.append(indent + " ".join(tail))
+    lines.append(prefix + "}")
+    # Subgraphs follow, unindented, each after an empty line.
+    lines.extend("\n" + _graph_lines(g, "") for g in subgraphs)
+    return "\n".join(lines)
+
+
+def printable_graph(graph: Any, prefix: str = "") -> str:
+    """The graph as ``onnx``'s readable summary: inputs, initializers, one line per
+    node, outputs, then each subgraph; every line after ``prefix``. Deprecated in
+    ``onnx`` (use ``onnx.printer.to_text``): warns ``DeprecationWarning`` as it does."""
+    warnings.warn(
+        "Deprecated since 1.19. Consider using onnx.printer.to_text() instead.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return _graph_lines(graph, prefix)
 
 
 __all__ = [
+    "OP_SET_ID_VERSION_MAP",
+    "VERSION_TABLE",
+    "find_min_ir_version_for",
     "get_all_tensor_dtypes",
     "get_attribute_value",
     "get_node_attr_value",
@@ -746,6 +1049,7 @@ __all__ = [
     "make_map",
     "make_map_type_proto",
     "make_model",
+    "make_model_gen_version",
     "make_node",
     "make_operatorsetid",
     "make_opsetid",
@@ -763,7 +1067,13 @@ __all__ = [
     "make_training_info",
     "make_value_info",
     "np_dtype_to_tensor_dtype",
+    "printable_attribute",
+    "printable_dim",
     "printable_graph",
+    "printable_node",
+    "printable_tensor_proto",
+    "printable_type",
+    "printable_value_info",
     "set_metadata_props",
     "set_model_props",
     "strip_doc_string",

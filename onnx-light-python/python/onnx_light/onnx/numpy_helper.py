@@ -26,6 +26,7 @@ from ._tensor_types import (
     _little_endian_bytes,
     _pack,
     _special_dtype,
+    _ml,
     _unpack,
     tensor_dtype_to_np_dtype,
 )
@@ -256,14 +257,87 @@ def from_optional(opt: Any, name: Optional[str] = None, dtype: Optional[int] = N
     return optional
 
 
+def tobytes_little_endian(array: np.ndarray) -> bytes:
+    """The bytes of ``array`` (C order) with each element little-endian, as ``onnx``
+    stores them in ``raw_data``; a big-endian array is converted first."""
+    order = array.dtype.byteorder
+    if order == ">" or (order == "=" and sys.byteorder == "big"):
+        array = array.astype(array.dtype.newbyteorder("<"))
+    return array.tobytes()
+
+
+def to_float8e8m0(x: np.ndarray, saturate: bool = True, round_mode: str = "up") -> np.ndarray:
+    """FLOAT8E8M0 values of ``x`` (converted to float32 first): the biased exponent of
+    each number, its sign and mantissa dropped. ``round_mode`` is ``"up"`` (a number
+    between two powers of two takes the larger), ``"down"`` (the smaller) or
+    ``"nearest"`` (``onnx``'s guard/round/sticky rule); with ``saturate``, rounding never
+    passes the largest finite code. NaN and infinities become NaN. The result is an
+    ``ml_dtypes.float8_e8m0fnu`` array, or its ``uint8`` codes without ``ml_dtypes``."""
+    bits = np.asarray(x, dtype=np.float32).view(np.uint32)
+    # A wider type than the 8-bit code so that the largest exponent plus one is seen.
+    exponent = ((bits >> 23) & 0xFF).astype(np.uint16)
+    special = exponent == 0xFF
+    if round_mode == "up":
+        step = ((bits & 0x7FFFFF) != 0) & ~special
+    elif round_mode == "nearest":
+        guard = (bits & 0x400000) != 0
+        round_bit = (bits & 0x200000) != 0
+        sticky = (bits & 0x1FFFFF) != 0
+        step = guard & (round_bit | sticky | (exponent > 0)) & ~special
+    elif round_mode == "down":
+        step = np.zeros(exponent.shape, dtype=bool)
+    else:
+        raise ValueError(f"Unsupported rounding mode: {round_mode}")
+    if saturate:
+        step = step & (exponent != 0xFE)
+    codes = np.where(special, 0xFF, exponent + step).astype(np.uint8)
+    if _ml is None:
+        return codes
+    return codes.view(_ml.float8_e8m0fnu)
+
+
+# The integer dtypes create_random_int makes; their values stay within int32's range.
+_RANDOM_INT_DTYPES = (np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16, np.int32, np.int64)
+
+
+def create_random_int(input_shape: tuple[int], dtype: np.dtype, seed: int = 1) -> np.ndarray:
+    """An array of shape ``input_shape`` and integer type ``dtype`` of random values
+    between the type's limits (clipped to int32's), drawn after seeding numpy's global
+    generator with ``seed``, so the same arguments give the same values as ``onnx``.
+    Another dtype raises ``TypeError``."""
+    np.random.seed(seed)
+    if dtype in _RANDOM_INT_DTYPES:
+        low = max(np.iinfo(dtype).min, np.iinfo(np.int32).min)
+        high = min(np.iinfo(dtype).max, np.iinfo(np.int32).max)
+        return np.random.randint(low, high, size=input_shape).astype(dtype)
+    raise TypeError(f"{dtype} is not supported by create_random_int.")
+
+
+def saturate_cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``x`` as ``dtype``, values out of its range clipped to its limits (integers
+    rounded to the nearest first, ties to even). The ``ml_dtypes`` types (float8, int4,
+    ...) need that package."""
+    small_ints = () if _ml is None else (_ml.int4, _ml.uint4, _ml.int2, _ml.uint2)
+    if np.issubdtype(dtype, np.integer) or dtype in small_ints:
+        limits = _ml.iinfo(dtype) if _ml is not None else np.iinfo(dtype)
+        x = np.round(x)
+    else:
+        limits = _ml.finfo(dtype) if _ml is not None else np.finfo(dtype)
+    return np.clip(x, limits.min, limits.max).astype(dtype)
+
+
 __all__ = [
+    "create_random_int",
     "from_array",
     "from_dict",
     "from_list",
     "from_optional",
+    "saturate_cast",
     "tensor_dtype_to_np_dtype",
     "to_array",
     "to_dict",
+    "to_float8e8m0",
     "to_list",
     "to_optional",
+    "tobytes_little_endian",
 ]
