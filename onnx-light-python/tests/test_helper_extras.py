@@ -369,3 +369,14 @@ def test_get_all_tensors_lists_onnxs_tensors_in_order():
     ours = [t.name for t in external_data_helper._get_all_tensors(build(helper, numpy_helper, ol.TensorProto))]
     theirs = [t.name for t in onnx.external_data_helper._get_all_tensors(build(onnx.helper, onnx.numpy_helper, onnx.TensorProto))]
     assert ours == theirs
+
+
+def test_external_data_functions_take_onnx_tensors(tmp_path):
+    theirs = onnx.numpy_helper.from_array(np.arange(4, dtype=np.int16), "t")
+    external_data_helper.set_external_data(theirs, "a.bin", checksum="c")
+    assert external_data_helper.ExternalDataInfo(theirs).checksum == "c"
+    external_data_helper.save_external_data(theirs, str(tmp_path))
+    assert (tmp_path / "a.bin").read_bytes() == np.arange(4, dtype=np.int16).tobytes()
+    assert _entries(theirs) == ([("location", "a.bin"), ("offset", "0"), ("length", "8")], onnx.TensorProto.EXTERNAL)
+    external_data_helper.remove_external_data_field(theirs, "offset")
+    assert [e.key for e in theirs.external_data] == ["location", "length"]

@@ -169,8 +169,9 @@ def save_external_data(tensor: Any, base_path: str) -> None:
                 )
             data_file.write(b"\0" * padding)
         start = data_file.tell()
-        # The payload is written from the tensor's own memory, without a copy.
-        payload = _native.tensor_payload(tensor)
+        # One of our tensors' payload is written from its own memory, without a copy;
+        # an onnx package's tensor gives its bytes.
+        payload = _native.tensor_payload(tensor) if isinstance(tensor, _native.Message) else None
         data_file.write(np.asarray(payload) if payload is not None else tensor.raw_data)
         set_external_data(tensor, info.location, start, data_file.tell() - start)
 

@@ -24,6 +24,7 @@ from . import (
     SparseTensorProto,
     StringStringEntryProto,
     TensorProto,
+    TensorShapeProto,
     TrainingInfoProto,
     TypeProto,
     ValueInfoProto,
