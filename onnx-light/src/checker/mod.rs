@@ -65,6 +65,7 @@
 
 mod hash;
 mod node;
+mod parts;
 pub mod schema;
 mod tensor;
 
@@ -97,6 +98,10 @@ mod steps {
 use std::collections::{HashMap, HashSet};
 
 use hash::{NameMap, NameSet};
+pub use parts::{
+    check_attribute, check_function, check_graph, check_node, check_sparse_tensor, check_tensor,
+    check_value_info, PartContext,
+};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -353,22 +358,9 @@ pub fn check_model(model: &ModelProto<'_>) -> Result<(), Problems> {
 /// # Errors
 /// Every problem found, with its path.
 pub fn check_model_with(model: &ModelProto<'_>, options: &CheckOptions) -> Result<(), Problems> {
-    let mut c = Checker {
-        problems: Vec::new(),
-        kinds: HashMap::new(),
-        options,
-        ir_version: 0,
-        opsets: Opsets::new(),
-        depth: 0,
-    };
+    let mut c = Checker::new(options);
     c.check_model(model);
-    if c.problems.is_empty() {
-        return Ok(());
-    }
-    for kind in c.kinds.values().filter(|k| k.more > 0) {
-        c.problems[kind.last].more = kind.more;
-    }
-    Err(Problems(c.problems))
+    c.finish()
 }
 
 /// Opset version by domain, as imported by the model or a function (a later import of
@@ -749,6 +741,29 @@ struct KindCount {
 }
 
 impl<'o> Checker<'o> {
+    fn new(options: &'o CheckOptions) -> Self {
+        Checker {
+            problems: Vec::new(),
+            kinds: HashMap::new(),
+            options,
+            ir_version: 0,
+            opsets: Opsets::new(),
+            depth: 0,
+        }
+    }
+
+    /// The problems found, each last one kept of a kind that had more carrying their
+    /// count.
+    fn finish(mut self) -> Result<(), Problems> {
+        if self.problems.is_empty() {
+            return Ok(());
+        }
+        for kind in self.kinds.values().filter(|k| k.more > 0) {
+            self.problems[kind.last].more = kind.more;
+        }
+        Err(Problems(self.problems))
+    }
+
     /// Records a problem, or only counts it once its kind has as many as the options
     /// keep. The message is formatted only when kept (callers pass `format_args!`), so
     /// that a counted problem costs no formatting.
@@ -1052,15 +1067,19 @@ impl<'o> Checker<'o> {
         self.check_call_cycles(model);
         for (i, f) in model.functions.iter().enumerate() {
             let floc = Loc::root_indexed("functions", i, f.name());
-            self.check_function(f, &merged, &floc);
+            self.check_function(f, &merged, &mut Scope::new(), &floc);
         }
         self.opsets = model_opsets;
     }
 
+    /// Checks `f` in a level of its own pushed on `scope` (empty for a model's
+    /// function; holding the names of the enclosing scope for a function checked on its
+    /// own), popped when done.
     fn check_function<'m>(
         &mut self,
         f: &'m FunctionProto<'m>,
         model_opsets: &Opsets,
+        scope: &mut Scope<'m>,
         loc: &Loc<'_>,
     ) {
         if f.name().is_empty() {
@@ -1077,7 +1096,6 @@ impl<'o> Checker<'o> {
             self.checked_opset(o.version(), &loc.indexed("opset_import", i, o.domain()));
             opsets.insert(o.domain(), o.version());
         }
-        let mut scope = Scope::new();
         scope.push(f.input.len() + f.node.len(), &f.node);
         for input in &f.input {
             if scope.this_graph_has(input) {
@@ -1115,7 +1133,7 @@ impl<'o> Checker<'o> {
                     continue;
                 }
                 match scope.produced_later(input) {
-                    Some(later) => self.report_produced_later(&nloc, loc, input, &later, &mut scope),
+                    Some(later) => self.report_produced_later(&nloc, loc, input, &later, scope),
                     None => self.report(
                         &nloc,
                         format_args!("input '{input}' is neither a function input nor an output of an earlier node"),
@@ -1125,9 +1143,10 @@ impl<'o> Checker<'o> {
             if !self.options.skip_opset_compatibility_check {
                 self.check_opset_compatibility(node, model_opsets, &nloc);
             }
-            self.check_node(node, true, &mut scope, &nloc);
-            self.add_outputs(node, &mut scope, &nloc);
+            self.check_node(node, true, scope, &nloc);
+            self.add_outputs(node, scope, &nloc);
         }
+        scope.pop();
         self.opsets = outer;
     }
 

@@ -125,7 +125,7 @@ impl Checker<'_> {
         }
     }
 
-    fn check_attribute<'m>(
+    pub(super) fn check_attribute<'m>(
         &mut self,
         attr: &'m AttributeProto<'m>,
         main_graph: bool,
