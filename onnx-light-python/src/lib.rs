@@ -87,6 +87,7 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::verify_external_data, m)?)?;
     m.add_function(wrap_pyfunction!(api::decode_message, m)?)?;
     m.add_function(wrap_pyfunction!(tools::check_model, m)?)?;
+    m.add_function(wrap_pyfunction!(tools::check_part, m)?)?;
     m.add_class::<defs::SchemaRef>()?;
     m.add_function(wrap_pyfunction!(defs::find_schema, m)?)?;
     m.add_function(wrap_pyfunction!(defs::all_schemas, m)?)?;

@@ -3,8 +3,11 @@
 
 use std::path::PathBuf;
 
-use onnx_light::checker::{self, CheckOptions};
-use onnx_light::onnx::{FunctionProto, GraphProto, ModelProto, NodeProto};
+use onnx_light::checker::{self, CheckOptions, PartContext};
+use onnx_light::onnx::{
+    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, SparseTensorProto,
+    TensorProto, ValueInfoProto,
+};
 use onnx_light::text;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -59,15 +62,65 @@ pub fn check_model(
             .as_any()
             .downcast_ref::<ModelProto<'static>>()
             .ok_or_else(|| PyTypeError::new_err("check_model takes a ModelProto"))?;
-        Ok(match checker::check_model_with(model, &options) {
-            Ok(()) => Vec::new(),
-            Err(problems) => problems
-                .iter()
-                .flat_map(|p| [Some(p.to_string()), p.more_of_this_kind()])
-                .flatten()
-                .collect(),
-        })
+        Ok(problem_lines(checker::check_model_with(model, &options)))
     })
+}
+
+/// The problems `onnx_light::checker` finds in `part` (a node, graph, function,
+/// attribute, tensor, sparse tensor or value info) checked on its own against a model of
+/// IR version `ir_version` importing `opset_imports`, one line each (empty: valid).
+/// External data files are looked for in `model_dir` when it is given.
+#[pyfunction]
+pub fn check_part(
+    py: Python<'_>,
+    part: &Bound<'_, PyAny>,
+    ir_version: i32,
+    opset_imports: Vec<(String, i64)>,
+    model_dir: Option<PathBuf>,
+) -> PyResult<Vec<String>> {
+    let mut options = CheckOptions::default();
+    if let Some(dir) = model_dir {
+        options = options.model_dir(dir);
+    }
+    let ctx = PartContext::new(ir_version, opset_imports).options(options);
+    with_message(py, part, |m| {
+        let any = m.as_any();
+        let checked = if let Some(x) = any.downcast_ref::<NodeProto<'static>>() {
+            checker::check_node(x, &ctx)
+        } else if let Some(x) = any.downcast_ref::<GraphProto<'static>>() {
+            checker::check_graph(x, &ctx)
+        } else if let Some(x) = any.downcast_ref::<FunctionProto<'static>>() {
+            checker::check_function(x, &ctx)
+        } else if let Some(x) = any.downcast_ref::<AttributeProto<'static>>() {
+            checker::check_attribute(x, &ctx)
+        } else if let Some(x) = any.downcast_ref::<TensorProto<'static>>() {
+            checker::check_tensor(x, &ctx)
+        } else if let Some(x) = any.downcast_ref::<SparseTensorProto<'static>>() {
+            checker::check_sparse_tensor(x, &ctx)
+        } else if let Some(x) = any.downcast_ref::<ValueInfoProto<'static>>() {
+            checker::check_value_info(x, &ctx)
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "cannot check a {} on its own",
+                m.proto_name()
+            ))
+            .into());
+        };
+        Ok(problem_lines(checked))
+    })
+}
+
+/// One line per problem kept, each followed by its `... and N more of this kind` line
+/// when more were counted (empty: no problem).
+fn problem_lines(checked: Result<(), checker::Problems>) -> Vec<String> {
+    match checked {
+        Ok(()) => Vec::new(),
+        Err(problems) => problems
+            .iter()
+            .flat_map(|p| [Some(p.to_string()), p.more_of_this_kind()])
+            .flatten()
+            .collect(),
+    }
 }
 
 /// `onnx.printer.to_text` of a model, graph, function or node.
