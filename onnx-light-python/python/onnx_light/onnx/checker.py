@@ -106,33 +106,11 @@ def _default_context() -> CheckerContext:
 DEFAULT_CONTEXT = _default_context()
 LEXICAL_SCOPE_CONTEXT = LexicalScopeContext()
 
-# The lowest IR version each released opset needs, as ``onnx.helper``'s version table
-# gives it: ``(first opset version, IR version)`` steps per domain.
-_IR_VERSION_STEPS = {
-    "ai.onnx": ((1, 3), (9, 4), (10, 5), (11, 6), (12, 7), (15, 8), (19, 9), (21, 10),
-                (23, 11), (24, 12), (25, 13), (28, 14)),
-    "ai.onnx.ml": ((1, 3), (2, 6), (3, 8), (4, 9), (5, 10)),
-    "ai.onnx.training": ((1, 7),),
-    "ai.onnx.preview.training": ((1, 7),),
-}
-_IR_VERSION_STEPS["ai.onnx.preview"] = _IR_VERSION_STEPS["ai.onnx"]
-# The ai.onnx opset versions no release shipped (their IR version is unknown).
-_UNRELEASED = {"ai.onnx": {2, 3, 4}, "ai.onnx.preview": {2, 3, 4}}
-
-
 def _min_ir_version(opset_import: Any) -> int:
-    """``onnx.helper.find_min_ir_version_for(opset_import, ignore_unknown=True)``: the
-    highest IR version any import needs, 3 for imports no release shipped."""
-    needed = 3
-    for o in opset_import:
-        domain = o.domain or "ai.onnx"
-        steps = _IR_VERSION_STEPS.get(domain, ())
-        last = steps[-1][0] if steps else 0
-        if o.version < 1 or o.version > last or o.version in _UNRELEASED.get(domain, ()):
-            continue
-        ir = max(ir for first, ir in steps if first <= o.version)
-        needed = max(needed, ir)
-    return needed
+    """``onnx.helper.find_min_ir_version_for(opset_import, ignore_unknown=True)``."""
+    from .helper import find_min_ir_version_for
+
+    return find_min_ir_version_for(list(opset_import), ignore_unknown=True)
 
 
 def _part(proto: Any, proto_name: str) -> Any:
