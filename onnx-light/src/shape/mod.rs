@@ -292,8 +292,15 @@ fn infer_graph<'a>(
     ir_version: i64,
     constants: HashMap<String, Constant>,
 ) -> std::result::Result<Vec<InferenceError>, InferenceError> {
+    // Every declared entry, initializer and node output may get a home: sized once, the
+    // table is never rehashed during the walk.
+    let values = graph.value_info.len()
+        + graph.input.len()
+        + graph.output.len()
+        + graph.initializer.len()
+        + graph.node.iter().map(|n| n.output.len()).sum::<usize>();
     let mut known = Known {
-        homes: HashMap::new(),
+        homes: HashMap::with_capacity(values),
         initializer_types: Vec::new(),
         untyped: HashMap::new(),
         constants,
@@ -336,14 +343,14 @@ fn infer_graph<'a>(
     let mut errors = Vec::new();
     let mut unsupported = false;
     for index in 0..graph.node.len() {
-        let node = &graph.node[index];
-        let (node_name, op_type) = (node.name().to_string(), node.op_type().to_string());
-        let error = |reason: String| InferenceError {
+        // The node's name and operator are copied only when an error names them.
+        let error = |graph: &GraphProto<'_>, reason: String| InferenceError {
             node_index: index,
-            node_name: node_name.clone(),
-            op_type: op_type.clone(),
+            node_name: graph.node[index].name().to_string(),
+            op_type: graph.node[index].op_type().to_string(),
             reason,
         };
+        let node = &graph.node[index];
         // A node's domain must be imported (`""` also as `"ai.onnx"`): `onnx` refuses the
         // model otherwise, in either mode.
         let imported = walk.opsets.get(node.domain()).or_else(|| {
@@ -353,9 +360,11 @@ fn infer_graph<'a>(
                 .flatten()
         });
         let Some(&version) = imported else {
-            return Err(error(format!(
-                "Cannot infer type and shape for node name {node_name}. No opset import for domain {} optype {op_type}",
-                node.domain()
+            return Err(error(graph, format!(
+                "Cannot infer type and shape for node name {}. No opset import for domain {} optype {}",
+                node.name(),
+                node.domain(),
+                node.op_type()
             )));
         };
         let domain: std::borrow::Cow<'static, str> = match node.domain() {
@@ -447,7 +456,7 @@ fn infer_graph<'a>(
             }
         };
         restore_graphs(&mut graph.node[index], taken);
-        let outputs = match outcome.map_err(error)? {
+        let outputs = match outcome.map_err(|reason| error(graph, reason))? {
             // A rule typing an output the node does not have: `onnx`'s rule asked for
             // it, which fails the call in either mode.
             Ok(Some(outputs)) if outputs.len() > graph.node[index].output.len() => {
@@ -457,16 +466,16 @@ fn infer_graph<'a>(
                     .position(Option::is_some);
                 if let Some(k) = extra {
                     let at = graph.node[index].output.len() + k;
-                    return Err(error(format!("Output {at} is out of bounds.")));
+                    return Err(error(graph, format!("Output {at} is out of bounds.")));
                 }
                 outputs
             }
             Ok(Some(outputs)) => outputs,
             Ok(None) => continue,
-            Err(reason) if out_of_bounds(&reason) => return Err(error(reason)),
+            Err(reason) if out_of_bounds(&reason) => return Err(error(graph, reason)),
             Err(reason) => {
                 if !unsupported {
-                    errors.push(error(reason));
+                    errors.push(error(graph, reason));
                 }
                 continue;
             }
@@ -477,7 +486,9 @@ fn infer_graph<'a>(
                 known.constants.insert(out.to_string(), constant);
             }
         }
-        let names: Vec<String> = node.output.iter().map(|s| s.to_string()).collect();
+        // The output names are taken out of the node while their types are recorded
+        // (which changes the graph), and put back after.
+        let names = std::mem::take(&mut graph.node[index].output);
         // Data propagation follows a node whose outputs all merged (`onnx` stops at the
         // first conflict).
         let mut propagate = true;
@@ -492,12 +503,13 @@ fn infer_graph<'a>(
             // As in `onnx`, a conflict ends the node: its later outputs are not merged.
             if let Err(reason) = update_type(graph, &mut known, name, inferred) {
                 if !unsupported {
-                    errors.push(error(reason));
+                    errors.push(error(graph, reason));
                 }
                 propagate = false;
                 break;
             }
         }
+        graph.node[index].output = names;
         if let (Some(propagation), true) = (walk.propagation.as_deref_mut(), propagate) {
             let node = &graph.node[index];
             let input_types: Vec<_> = node
@@ -506,8 +518,10 @@ fn infer_graph<'a>(
                 .map(|name| type_of(graph, &known, outer, name).filter(|t| !is_unset(t)))
                 .collect();
             match propagation.run(node, version, &input_types, &known.constants) {
-                Err(data_prop::Failure::Node(reason)) if !unsupported => errors.push(error(reason)),
-                Err(data_prop::Failure::Model(reason)) => return Err(error(reason)),
+                Err(data_prop::Failure::Node(reason)) if !unsupported => {
+                    errors.push(error(graph, reason))
+                }
+                Err(data_prop::Failure::Model(reason)) => return Err(error(graph, reason)),
                 _ => {}
             }
         }
@@ -835,14 +849,16 @@ fn update_type(
                     *t = Some(inferred.clone());
                 }
             }
+            // Merged into an empty type, the inferred one is recorded as it is: moved,
+            // not copied.
+            let i = graph.value_info.len();
             graph.value_info.push(ValueInfoProto {
                 name: Some(name.to_string().into()),
-                r#type: Some(TypeProto::default()),
+                r#type: Some(inferred),
                 ..ValueInfoProto::default()
             });
-            let i = graph.value_info.len() - 1;
             known.homes.insert(name.to_string(), Home::ValueInfo(i));
-            slot(&mut graph.value_info[i].r#type)
+            Ok(())
         }
     }
 }
@@ -1094,6 +1110,8 @@ impl Symbols {
         };
         for d in &mut shape.dim {
             if d.value.is_none() {
+                // `next` only grows, so a fresh name is never made twice: only the
+                // names the model uses need checking.
                 let name = loop {
                     let candidate = format!("unk__{}", self.next);
                     self.next += 1;
@@ -1101,7 +1119,6 @@ impl Symbols {
                         break candidate;
                     }
                 };
-                self.used.insert(name.clone());
                 d.value = Some(DimensionValue::DimParam(name.into()));
             }
         }
@@ -1133,7 +1150,8 @@ fn collect_params(t: &TypeProto<'_>, used: &mut HashSet<String>) {
         _ => None,
     };
     for d in shape.map(|s| s.dim.as_slice()).unwrap_or_default() {
-        if let Some(p) = d.as_param() {
+        // Most names repeat (a batch dimension in every value): copied once.
+        if let Some(p) = d.as_param().filter(|p| !used.contains(*p)) {
             used.insert(p.to_string());
         }
     }
