@@ -17,6 +17,8 @@ Commands (`{"cmd": ...}`):
      op = serialize         key       parsed.SerializeToString()
      op = load              path, external (bool)   onnx.load(path, load_external_data=...)
      op = save              key, path                onnx.save(parsed, path)
+     op = infer             key, out (optional)      onnx.shape_inference.infer_shapes(parsed);
+                            the last result's SerializeToString() is written to out, untimed
   quit
 
 `--fresh MODE PATH` times an operation twice in this fresh process (the module already
@@ -140,6 +142,15 @@ def timed(op, cmd, store, models):
         for _ in range(iters):
             onnx.checker.check_model(model, full_check=False)
         secs = time.perf_counter() - start
+    elif op == "infer":
+        model = models[cmd["key"]]
+        start = time.perf_counter()
+        for _ in range(iters):
+            keep.append(onnx.shape_inference.infer_shapes(model))
+        secs = time.perf_counter() - start
+        if cmd.get("out"):
+            with open(cmd["out"], "wb") as f:
+                f.write(keep[-1].SerializeToString())
     elif op == "load":
         path = cmd["path"]
         external = bool(cmd.get("external", True))

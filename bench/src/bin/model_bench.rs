@@ -13,7 +13,9 @@
 //! Models (generated, written to `target/bench-data`, deleted at the end unless `--keep`):
 //! a ~1 GiB weight-heavy transformer-style model (single file; with one 4096-aligned
 //! external data file; split into 256 MiB files), the same graph with 1/16 of the weights,
-//! and a ~24 MB structure-heavy model of ~200 000 nodes (see `model_bench/models.rs`).
+//! and a ~24 MB structure-heavy model of ~200 000 nodes (see `model_bench/models.rs`);
+//! for `shape`, also a BERT-base encoder laid out as `torch.onnx.export` writes it (438
+//! MB) and the weight-heavy graph at 2.12 GiB in one file.
 //!
 //! Sections (`--only` takes a comma-separated list): `mem` (decode and encode of the
 //! weight-heavy model in memory, memcpy references), `save`, `file` (loads from a warm
@@ -21,9 +23,12 @@
 //! (peak memory, each load in a fresh process), `check` (`onnx_light::checker` against
 //! `onnx.checker.check_model` on both models in memory), `fresh` (each sample a new
 //! process: loads, and the command-line tool as users call it, against `onnx` in a new
-//! Python process and `cp`; see `model_bench/fresh.rs`). Other options: `--quick` (3
-//! rounds instead of 7; shorter samples, no 1-thread or `fsync` rows), `--rounds N`
-//! (`fresh` takes 5 unless given, and never fewer), `--keep`.
+//! Python process and `cp`; see `model_bench/fresh.rs`), `shape` (`shape::infer_shapes`
+//! against `onnx.shape_inference` in memory and in fresh processes, and the peak memory
+//! of inferring a model larger than 2 GiB; see `model_bench/shape.rs`). Other options:
+//! `--quick` (3 rounds instead of 7; shorter samples, no 1-thread or `fsync` rows),
+//! `--rounds N` (`fresh` and `shape`'s fresh processes take 5 unless given, and never
+//! fewer), `--keep`.
 //!
 //! Method: every operation is run once (warm-up and calibration: fast ones are repeated
 //! so that a sample lasts ≥ 20 ms, 5 ms with `--quick`), then the operations of a section
@@ -51,6 +56,8 @@ mod harness;
 mod models;
 #[path = "model_bench/python.rs"]
 mod python;
+#[path = "model_bench/shape.rs"]
+mod shape;
 
 use std::cell::RefCell;
 use std::fmt::Write as _;
@@ -159,8 +166,8 @@ impl Config {
 }
 
 /// The sections `--only` may name.
-const SECTIONS: [&str; 8] = [
-    "mem", "struct", "file", "save", "ext", "rss", "check", "fresh",
+const SECTIONS: [&str; 9] = [
+    "mem", "struct", "file", "save", "ext", "rss", "check", "fresh", "shape",
 ];
 
 fn parse_args() -> Config {
@@ -1533,7 +1540,8 @@ fn loadavg() -> String {
 /// decode pays its page faults again every iteration.) OP: in memory `borrow`, `copy`,
 /// `copy1`, `borrow2` (all cores), `shared`, `prost`, `encode`, `encode1`, `prost-encode`; file loads of PATH
 /// `load`, `load1`, `read`; file saves into `$TMPDIR/model-bench-profile/` `save`,
-/// `save1`, `save-split`, `save-split1`.
+/// `save1`, `save-split`, `save-split1`; `check`; `infer` (shape inference on a copy of
+/// the model made before the profiled region).
 fn profile(op: &str, path: &Path, iters: usize) {
     let bytes = Arc::new(std::fs::read(path).expect("read the model"));
     // `encode-built` / `encode1-built`: the structure-heavy model as the table encodes
@@ -1548,6 +1556,13 @@ fn profile(op: &str, path: &Path, iters: usize) {
     let prost_model = prost_vec::onnx::ModelProto::decode(&bytes[..]).expect("prost decode");
     let mut times = Vec::with_capacity(iters.max(1));
     for _ in 0..iters.max(1) {
+        if op == "infer" {
+            let mut copy = model.clone();
+            let started = Instant::now();
+            profile_infer(&mut copy);
+            times.push(started.elapsed());
+            continue;
+        }
         let started = Instant::now();
         let result = profile_target(op, path, &bytes, &model, &prost_model);
         times.push(started.elapsed());
@@ -1560,6 +1575,13 @@ fn profile(op: &str, path: &Path, iters: usize) {
         times.len(),
         fmt_time(times[0].as_secs_f64())
     );
+}
+
+/// Shape inference on `model`, for `--profile infer` (named for `--toggle-collect`).
+#[inline(never)]
+fn profile_infer(model: &mut Model) {
+    let options = onnx_light::shape::InferOptions::default();
+    onnx_light::shape::infer_shapes(model, &options).expect("infer_shapes");
 }
 
 /// What a profiled operation produced, dropped after the profiled region.
@@ -1643,22 +1665,27 @@ fn main() {
         peak_card: Vec::new(),
         started,
     };
-    let inputs = generate(&mut cx);
+    // The weight-heavy models, for every section but `struct` and `shape`.
+    let inputs = ["mem", "save", "check", "file", "ext", "rss", "fresh"]
+        .iter()
+        .any(|s| cx.cfg.wants(s))
+        .then(|| generate(&mut cx));
+    let inp = || inputs.as_ref().expect("the weight-heavy models");
     if cx.cfg.wants("mem") {
-        section_mem(&mut cx, &inputs);
+        section_mem(&mut cx, inp());
     }
     if cx.cfg.wants("save") {
-        section_save(&mut cx, &inputs);
+        section_save(&mut cx, inp());
     }
     cx.worker.borrow_mut().free("w");
     if cx.cfg.wants("check") {
-        section_check(&mut cx, &inputs);
+        section_check(&mut cx, inp());
     }
     if cx.cfg.wants("file") {
-        section_file(&mut cx, &inputs);
+        section_file(&mut cx, inp());
     }
     if cx.cfg.wants("ext") {
-        section_ext(&mut cx, &inputs);
+        section_ext(&mut cx, inp());
     }
     let structure = if cx.cfg.wants("struct") || cx.cfg.wants("rss") {
         Some(section_struct(&mut cx))
@@ -1669,7 +1696,7 @@ fn main() {
         None
     };
     let rss = if cx.cfg.wants("rss") {
-        section_rss(&mut cx, &inputs, structure.as_deref())
+        section_rss(&mut cx, inp(), structure.as_deref())
     } else {
         String::new()
     };
@@ -1690,12 +1717,18 @@ fn main() {
             &fresh::FreshInputs {
                 dir: &cx.dir,
                 py: &cx.py,
-                weights: &inputs.weights_path,
+                weights: &inp().weights_path,
                 structure: structure.as_deref(),
             },
             sampling,
             &mut fresh_card,
         )
+    } else {
+        String::new()
+    };
+    let mut shape_card = Scorecard::default();
+    let shape = if cx.cfg.wants("shape") {
+        shape::section(&mut cx, &mut shape_card)
     } else {
         String::new()
     };
@@ -1730,6 +1763,8 @@ fn main() {
     out.push_str(&rss);
     out.push_str(&fresh);
     card.items.append(&mut fresh_card.items);
+    out.push_str(&shape);
+    card.items.append(&mut shape_card.items);
     out.push_str(&scaling_table(&cx.results));
     let _ = writeln!(
         out,

@@ -130,7 +130,7 @@ struct Extra {
 }
 
 /// Runs `cmd` to completion; returns its wall time and its standard output.
-fn run_timed(mut cmd: Command) -> (Duration, String) {
+pub fn run_timed(mut cmd: Command) -> (Duration, String) {
     cmd.stdin(Stdio::null()).stderr(Stdio::inherit());
     let start = Instant::now();
     let out = cmd.output().unwrap_or_else(|e| panic!("run {cmd:?}: {e}"));
@@ -201,7 +201,7 @@ fn writing_op<'a>(key: &'static str, output: &'a Path, make: impl Fn() -> Comman
 
 /// The command-line tool, built by cargo next to this benchmark (`cargo build -p
 /// onnx-light-cli` in the same profile first, so the timed binary is the current code).
-fn cli_binary() -> PathBuf {
+pub fn cli_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("the benchmark's own path");
     let dir = exe.parent().expect("a directory").to_path_buf();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());

@@ -545,3 +545,425 @@ pub fn structure_heavy(blocks: usize) -> Model {
     m.producer_name = Some("onnx-light model-bench".into());
     m
 }
+
+/// The sizes of a BERT encoder.
+#[derive(Debug, Clone, Copy)]
+pub struct BertConfig {
+    pub layers: usize,
+    pub hidden: i64,
+    pub heads: i64,
+    pub intermediate: i64,
+    pub vocab: i64,
+    pub max_positions: i64,
+}
+
+/// BERT-base (`bert-base-uncased`): 12 layers, width 768, 12 heads, 110 M parameters.
+pub const BERT_BASE: BertConfig = BertConfig {
+    layers: 12,
+    hidden: 768,
+    heads: 12,
+    intermediate: 3072,
+    vocab: 30_522,
+    max_positions: 512,
+};
+
+/// Builds a graph the way `torch.onnx.export` lays it out: one node per operator,
+/// values named `<node path>_output_0`, small constants as `Constant` nodes.
+struct Exporter {
+    g: GraphProto<'static>,
+    seed: u64,
+}
+
+impl Exporter {
+    /// Adds node `op` named `path` and returns the name of its (single) output.
+    fn op(
+        &mut self,
+        op: &str,
+        path: &str,
+        inputs: &[&str],
+        attrs: Vec<AttributeProto<'static>>,
+    ) -> String {
+        let out = format!("{path}_output_0");
+        let mut n = node(op, path.to_string(), inputs, &[&out]);
+        for a in attrs {
+            n = n.with_attribute(a);
+        }
+        self.g.node.push(n);
+        out
+    }
+
+    /// A `Constant` node holding `t`.
+    fn constant(&mut self, path: &str, t: TensorProto<'static>) -> String {
+        self.op(
+            "Constant",
+            path,
+            &[],
+            vec![AttributeProto::tensor("value", t)],
+        )
+    }
+
+    fn int_constant(&mut self, path: &str, values: &[i64], scalar: bool) -> String {
+        let mut t = int64_tensor("", values);
+        if scalar {
+            t.dims.clear();
+        }
+        t.name = None;
+        self.constant(path, t)
+    }
+
+    fn float_constant(&mut self, path: &str, value: f32) -> String {
+        let t = TensorProto::from_raw(
+            String::new(),
+            DataType::Float,
+            Vec::<i64>::new(),
+            value.to_le_bytes().to_vec(),
+        );
+        let mut t = t;
+        t.name = None;
+        self.constant(path, t)
+    }
+
+    /// A float32 initializer of pseudo-random weights.
+    fn weight(&mut self, name: &str, dims: &[i64]) -> String {
+        self.seed += 1;
+        self.g.initializer.push(float_tensor(name, dims, self.seed));
+        name.to_string()
+    }
+
+    /// `x @ W + b` for a `torch.nn.Linear` of `k` inputs and `n` outputs.
+    fn linear(&mut self, path: &str, param: &str, x: &str, k: i64, n: i64) -> String {
+        let w = self.weight(&format!("{param}.weight"), &[k, n]);
+        let b = self.weight(&format!("{param}.bias"), &[n]);
+        let mm = self.op("MatMul", &format!("{path}/MatMul"), &[x, &w], vec![]);
+        self.op("Add", &format!("{path}/Add"), &[&b, &mm], vec![])
+    }
+
+    /// Layer normalization over the last axis as opset 14 exports spell it out.
+    fn layer_norm(
+        &mut self,
+        path: &str,
+        param: &str,
+        x: &str,
+        width: i64,
+        out: Option<&str>,
+    ) -> String {
+        let gamma = self.weight(&format!("{param}.weight"), &[width]);
+        let beta = self.weight(&format!("{param}.bias"), &[width]);
+        let axes = || vec![AttributeProto::ints("axes", vec![-1])];
+        let mean = self.op("ReduceMean", &format!("{path}/ReduceMean"), &[x], axes());
+        let d = self.op("Sub", &format!("{path}/Sub"), &[x, &mean], vec![]);
+        let two = self.float_constant(&format!("{path}/Constant"), 2.0);
+        let p = self.op("Pow", &format!("{path}/Pow"), &[&d, &two], vec![]);
+        let var = self.op("ReduceMean", &format!("{path}/ReduceMean_1"), &[&p], axes());
+        let eps = self.float_constant(&format!("{path}/Constant_1"), 1e-12);
+        let ve = self.op("Add", &format!("{path}/Add"), &[&var, &eps], vec![]);
+        let sd = self.op("Sqrt", &format!("{path}/Sqrt"), &[&ve], vec![]);
+        let n = self.op("Div", &format!("{path}/Div"), &[&d, &sd], vec![]);
+        let m = self.op("Mul", &format!("{path}/Mul"), &[&n, &gamma], vec![]);
+        match out {
+            Some(name) => {
+                self.g
+                    .node
+                    .push(node("Add", format!("{path}/Add_1"), &[&m, &beta], &[name]));
+                name.to_string()
+            }
+            None => self.op("Add", &format!("{path}/Add_1"), &[&m, &beta], vec![]),
+        }
+    }
+
+    /// `x` of shape `[batch, seq, ...]` reshaped to `[batch, seq, tail...]`, the shape
+    /// computed at run time from `x`'s own (`Shape`, `Gather`, `Unsqueeze`, `Concat`).
+    fn reshape_keeping_two(&mut self, path: &str, x: &str, tail: &[i64]) -> String {
+        let shape = self.op("Shape", &format!("{path}/Shape"), &[x], vec![]);
+        let mut parts = Vec::new();
+        for (i, suffix) in ["", "_1"].iter().enumerate() {
+            let idx = self.int_constant(&format!("{path}/Constant{suffix}"), &[i as i64], true);
+            let d = self.op(
+                "Gather",
+                &format!("{path}/Gather{suffix}"),
+                &[&shape, &idx],
+                vec![AttributeProto::int("axis", 0)],
+            );
+            let axes = self.int_constant(&format!("{path}/Constant_{}", 2 + i), &[0], false);
+            parts.push(self.op(
+                "Unsqueeze",
+                &format!("{path}/Unsqueeze{suffix}"),
+                &[&d, &axes],
+                vec![],
+            ));
+        }
+        for (i, &t) in tail.iter().enumerate() {
+            parts.push(self.int_constant(&format!("{path}/Constant_{}", 4 + i), &[t], false));
+        }
+        let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+        let cat = self.op(
+            "Concat",
+            &format!("{path}/Concat"),
+            &refs,
+            vec![AttributeProto::int("axis", 0)],
+        );
+        self.op("Reshape", &format!("{path}/Reshape"), &[x, &cat], vec![])
+    }
+}
+
+/// A BERT encoder with its pooler, as `torch.onnx.export` (opset 14, dynamic batch and
+/// sequence axes) writes `transformers`' `BertModel`: embeddings (word, position from a
+/// sliced `position_ids` buffer, token type), layer norms spelled out in `ReduceMean`,
+/// `Pow`, `Sqrt`, ..., attention heads split and merged with reshapes whose shapes are
+/// computed from `Shape`, the extended attention mask, erf GELU, and the `tanh` pooler
+/// on the first token. Weights are pseudo-random; every initializer has its real size.
+pub fn bert(c: BertConfig) -> Model {
+    let h = c.hidden;
+    let head = h / c.heads;
+    let mut x = Exporter {
+        g: GraphProto::named("main_graph"),
+        seed: 100,
+    };
+    let dyn2 = [
+        Dimension::param("batch_size"),
+        Dimension::param("sequence_length"),
+    ];
+    for name in ["input_ids", "attention_mask", "token_type_ids"] {
+        x.g.input.push(value(name, DataType::Int64, &dyn2));
+    }
+    let word = x.weight("bert.embeddings.word_embeddings.weight", &[c.vocab, h]);
+    let pos_table = x.weight(
+        "bert.embeddings.position_embeddings.weight",
+        &[c.max_positions, h],
+    );
+    let type_table = x.weight("bert.embeddings.token_type_embeddings.weight", &[2, h]);
+    let positions: Vec<i64> = (0..c.max_positions).collect();
+    let mut pos_ids = int64_tensor("bert.embeddings.position_ids", &positions);
+    pos_ids.dims = vec![1, c.max_positions];
+    x.g.initializer.push(pos_ids);
+
+    let e = "/bert/embeddings";
+    let ax0 = || vec![AttributeProto::int("axis", 0)];
+    let words = x.op(
+        "Gather",
+        &format!("{e}/word_embeddings/Gather"),
+        &[&word, "input_ids"],
+        ax0(),
+    );
+    let types = x.op(
+        "Gather",
+        &format!("{e}/token_type_embeddings/Gather"),
+        &[&type_table, "token_type_ids"],
+        ax0(),
+    );
+    let sum = x.op("Add", &format!("{e}/Add"), &[&words, &types], vec![]);
+    let shape = x.op("Shape", &format!("{e}/Shape"), &["input_ids"], vec![]);
+    let one = x.int_constant(&format!("{e}/Constant"), &[1], true);
+    let seq = x.op("Gather", &format!("{e}/Gather"), &[&shape, &one], ax0());
+    let zero_axis = x.int_constant(&format!("{e}/Constant_1"), &[0], false);
+    let seq1 = x.op(
+        "Unsqueeze",
+        &format!("{e}/Unsqueeze"),
+        &[&seq, &zero_axis],
+        vec![],
+    );
+    let starts = x.int_constant(&format!("{e}/Constant_2"), &[0], false);
+    let axes = x.int_constant(&format!("{e}/Constant_3"), &[1], false);
+    let steps = x.int_constant(&format!("{e}/Constant_4"), &[1], false);
+    let ids = x.op(
+        "Slice",
+        &format!("{e}/Slice"),
+        &[
+            "bert.embeddings.position_ids",
+            &starts,
+            &seq1,
+            &axes,
+            &steps,
+        ],
+        vec![],
+    );
+    let pos = x.op(
+        "Gather",
+        &format!("{e}/position_embeddings/Gather"),
+        &[&pos_table, &ids],
+        ax0(),
+    );
+    let emb = x.op("Add", &format!("{e}/Add_1"), &[&sum, &pos], vec![]);
+    let mut hidden = x.layer_norm(
+        &format!("{e}/LayerNorm"),
+        "bert.embeddings.LayerNorm",
+        &emb,
+        h,
+        None,
+    );
+
+    // The additive attention mask: (1 - mask) * float32 min, as [batch, 1, 1, seq].
+    let axis1 = x.int_constant("/bert/Constant", &[1], false);
+    let m1 = x.op(
+        "Unsqueeze",
+        "/bert/Unsqueeze",
+        &["attention_mask", &axis1],
+        vec![],
+    );
+    let axis2 = x.int_constant("/bert/Constant_1", &[2], false);
+    let m2 = x.op("Unsqueeze", "/bert/Unsqueeze_1", &[&m1, &axis2], vec![]);
+    let mf = x.op(
+        "Cast",
+        "/bert/Cast",
+        &[&m2],
+        vec![AttributeProto::int("to", 1)],
+    );
+    let one_f = x.float_constant("/bert/Constant_2", 1.0);
+    let inv = x.op("Sub", "/bert/Sub", &[&one_f, &mf], vec![]);
+    let min = x.float_constant("/bert/Constant_3", f32::MIN);
+    let mask = x.op("Mul", "/bert/Mul", &[&inv, &min], vec![]);
+
+    for l in 0..c.layers {
+        let p = format!("/bert/encoder/layer.{l}");
+        let q = format!("bert.encoder.layer.{l}");
+        let a = format!("{p}/attention/self");
+        let mut split = Vec::new();
+        for (which, perm) in [
+            ("query", [0i64, 2, 1, 3]),
+            ("key", [0, 2, 3, 1]),
+            ("value", [0, 2, 1, 3]),
+        ] {
+            let y = x.linear(
+                &format!("{a}/{which}"),
+                &format!("{q}.attention.self.{which}"),
+                &hidden,
+                h,
+                h,
+            );
+            let r = x.reshape_keeping_two(&format!("{a}/{which}"), &y, &[c.heads, head]);
+            let t = x.op(
+                "Transpose",
+                &format!("{a}/{which}/Transpose"),
+                &[&r],
+                vec![AttributeProto::ints("perm", perm.to_vec())],
+            );
+            split.push(t);
+        }
+        let scores = x.op(
+            "MatMul",
+            &format!("{a}/MatMul"),
+            &[&split[0], &split[1]],
+            vec![],
+        );
+        let scale = x.float_constant(&format!("{a}/Constant"), (head as f32).sqrt());
+        let scaled = x.op("Div", &format!("{a}/Div"), &[&scores, &scale], vec![]);
+        let masked = x.op("Add", &format!("{a}/Add"), &[&scaled, &mask], vec![]);
+        let probs = x.op(
+            "Softmax",
+            &format!("{a}/Softmax"),
+            &[&masked],
+            vec![AttributeProto::int("axis", -1)],
+        );
+        let ctx = x.op(
+            "MatMul",
+            &format!("{a}/MatMul_1"),
+            &[&probs, &split[2]],
+            vec![],
+        );
+        let ctx_t = x.op(
+            "Transpose",
+            &format!("{a}/Transpose"),
+            &[&ctx],
+            vec![AttributeProto::ints("perm", vec![0, 2, 1, 3])],
+        );
+        let merged = x.reshape_keeping_two(&format!("{a}/merge"), &ctx_t, &[h]);
+        let o = x.linear(
+            &format!("{p}/attention/output/dense"),
+            &format!("{q}.attention.output.dense"),
+            &merged,
+            h,
+            h,
+        );
+        let res = x.op(
+            "Add",
+            &format!("{p}/attention/output/Add"),
+            &[&o, &hidden],
+            vec![],
+        );
+        let ln1 = x.layer_norm(
+            &format!("{p}/attention/output/LayerNorm"),
+            &format!("{q}.attention.output.LayerNorm"),
+            &res,
+            h,
+            None,
+        );
+        let up = x.linear(
+            &format!("{p}/intermediate/dense"),
+            &format!("{q}.intermediate.dense"),
+            &ln1,
+            h,
+            c.intermediate,
+        );
+        let g = format!("{p}/intermediate/intermediate_act_fn");
+        let sqrt2 = x.float_constant(&format!("{g}/Constant"), std::f32::consts::SQRT_2);
+        let d = x.op("Div", &format!("{g}/Div"), &[&up, &sqrt2], vec![]);
+        let erf = x.op("Erf", &format!("{g}/Erf"), &[&d], vec![]);
+        let one = x.float_constant(&format!("{g}/Constant_1"), 1.0);
+        let plus = x.op("Add", &format!("{g}/Add"), &[&erf, &one], vec![]);
+        let times = x.op("Mul", &format!("{g}/Mul"), &[&up, &plus], vec![]);
+        let half = x.float_constant(&format!("{g}/Constant_2"), 0.5);
+        let act = x.op("Mul", &format!("{g}/Mul_1"), &[&times, &half], vec![]);
+        let down = x.linear(
+            &format!("{p}/output/dense"),
+            &format!("{q}.output.dense"),
+            &act,
+            c.intermediate,
+            h,
+        );
+        let res2 = x.op("Add", &format!("{p}/output/Add"), &[&down, &ln1], vec![]);
+        let last = (l + 1 == c.layers).then_some("last_hidden_state");
+        hidden = x.layer_norm(
+            &format!("{p}/output/LayerNorm"),
+            &format!("{q}.output.LayerNorm"),
+            &res2,
+            h,
+            last,
+        );
+    }
+
+    // The pooler: the first token through a dense layer and tanh.
+    let first_idx = x.int_constant("/bert/pooler/Constant", &[0], true);
+    let first = x.op(
+        "Gather",
+        "/bert/pooler/Gather",
+        &[&hidden, &first_idx],
+        vec![AttributeProto::int("axis", 1)],
+    );
+    let w = x.weight("bert.pooler.dense.weight", &[h, h]);
+    let b = x.weight("bert.pooler.dense.bias", &[h]);
+    let dense = x.op(
+        "Gemm",
+        "/bert/pooler/dense/Gemm",
+        &[&first, &w, &b],
+        vec![
+            AttributeProto::float("alpha", 1.0),
+            AttributeProto::float("beta", 1.0),
+            AttributeProto::int("transB", 1),
+        ],
+    );
+    x.g.node.push(node(
+        "Tanh",
+        "/bert/pooler/activation/Tanh".into(),
+        &[&dense],
+        &["pooler_output"],
+    ));
+    x.g.output.push(value(
+        "last_hidden_state",
+        DataType::Float,
+        &[
+            Dimension::param("batch_size"),
+            Dimension::param("sequence_length"),
+            Dimension::value(h),
+        ],
+    ));
+    x.g.output.push(value(
+        "pooler_output",
+        DataType::Float,
+        &[Dimension::param("batch_size"), Dimension::value(h)],
+    ));
+    let mut m = ModelProto::new(x.g, vec![OperatorSetIdProto::new("", 14)]);
+    m.ir_version = Some(8);
+    m.producer_name = Some("pytorch".into());
+    m.producer_version = Some("2.1.0".into());
+    m
+}
