@@ -63,7 +63,7 @@
 //! with the rules of a load (ranges, lengths and checksums too); `onnx-light check` runs
 //! both.
 
-mod hash;
+pub(crate) mod hash;
 mod node;
 mod parts;
 pub mod schema;

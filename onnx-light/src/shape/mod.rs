@@ -65,6 +65,7 @@ mod types;
 use types::{with_raw_elem_type, Constant};
 
 use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::onnx::{
@@ -228,6 +229,11 @@ fn is_unset(t: &TypeProto<'_>) -> bool {
     t.value.is_none()
 }
 
+/// A table by value name. Its names come from the model and it lives for one walk: a
+/// fast hash (as the checker's name sets use) serves it; a crafted model can only slow
+/// it down.
+type Names<V> = HashMap<String, V, BuildHasherDefault<crate::checker::hash::NameHasher>>;
+
 /// Where the known type of a value lives while a graph is walked.
 #[derive(Clone, Copy)]
 enum Home {
@@ -240,12 +246,12 @@ enum Home {
 
 /// The types known by value name, and the constants rules may read.
 struct Known {
-    homes: HashMap<String, Home>,
+    homes: Names<Home>,
     initializer_types: Vec<TypeProto<'static>>,
     /// Entries (`value_info`, inputs, outputs) declared without a type: each is given
     /// an empty type, and the inferred one when its value's type is inferred (the type
     /// also goes to a new `value_info` entry), as `onnx` does.
-    untyped: HashMap<String, Home>,
+    untyped: Names<Home>,
     constants: HashMap<String, Constant>,
 }
 
@@ -300,9 +306,9 @@ fn infer_graph<'a>(
         + graph.initializer.len()
         + graph.node.iter().map(|n| n.output.len()).sum::<usize>();
     let mut known = Known {
-        homes: HashMap::with_capacity(values),
+        homes: Names::with_capacity_and_hasher(values, Default::default()),
         initializer_types: Vec::new(),
-        untyped: HashMap::new(),
+        untyped: Names::default(),
         constants,
     };
     let entries = [
