@@ -3,9 +3,9 @@ computes, inferred from its inputs, initializers and each operator's rules, reco
 in ``graph.value_info`` (and in graph outputs declared without a type), with the
 results ``onnx.shape_inference`` gives, without its 2 GiB limit.
 
-Operators without a rule in onnx-light yet leave their outputs untyped (as operators
-``onnx`` has no schema for), so a model using them gets fewer types than ``onnx``
-gives it; the README lists what is covered. ``data_prop=True`` propagates the values
+Every operator of ``ai.onnx`` and ``ai.onnx.ml`` at every opset version ``onnx`` 1.23
+knows is covered, with the graphs of control-flow operators and model-local functions;
+the README says how the results were compared. ``data_prop=True`` propagates the values
 computed from shapes (``Shape``, ``Gather``, ``Concat``, ``Slice``, ...) into the
 operators that take a shape (``Reshape``, ``Expand``, ``ConstantOfShape``, ...), as
 ``onnx`` does."""
@@ -38,8 +38,9 @@ def infer_shapes(
 
     ``strict_mode``: a node whose inferred types conflict with the declared ones, or
     that breaks its operator's rules, raises ``InferenceError`` (else it is skipped).
-    ``check_type``: each node's input types are checked against its operator's schema
-    first; a mismatch raises ``InferenceError`` in either mode, as in ``onnx``.
+    ``check_type``: each node's input and output types (and their numbers) are checked
+    against its operator's schema; a mismatch raises ``InferenceError`` in either mode,
+    as in ``onnx``.
     ``data_prop``: the values of small integer tensors computed from shapes are
     propagated to the operators that take a shape, symbolic dimensions included."""
     from . import _adopt, load_model_from_string
@@ -63,10 +64,11 @@ def infer_shapes_path(
     data_prop: bool = False,
 ) -> None:
     """Infers the types of the model at ``model_path`` and writes the result to
-    ``output_path`` (default: over ``model_path``, atomically). Any size: the file is
-    mapped, not read into memory; its external data is neither read nor moved (its
-    references are written as they are, so ``output_path`` belongs in the same
-    directory when the model has external data)."""
+    ``output_path`` (default: over ``model_path``, atomically). Any size, in bounded
+    memory: the structure is read, and the weights are copied from the input file to
+    the output file, never held in this process; external data is neither read nor
+    moved (its references are written as they are, so ``output_path`` belongs in the
+    same directory when the model has external data)."""
     from . import load_model, save_model
 
     if not isinstance(model_path, (str, os.PathLike)):
@@ -75,7 +77,7 @@ def infer_shapes_path(
         )
     source = os.fspath(model_path)
     target = os.fspath(output_path) if os.fspath(output_path) else source
-    model = load_model(source, load_external_data=False, no_copy=True)
+    model = load_model(source, load_external_data=False, structure_only=True)
     inferred = infer_shapes(model, check_type, strict_mode, data_prop)
     del model
     save_model(inferred, target)
