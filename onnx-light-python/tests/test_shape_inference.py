@@ -219,3 +219,37 @@ def test_full_check_verdicts_match_onnx():
     broken.graph.node[0].op_type = "NoSuchOp"
     with pytest.raises(checker.ValidationError):
         checker.check_model(broken, full_check=True)
+
+
+def test_infer_shapes_path_does_not_hold_the_weights_in_memory(tmp_path):
+    # A 256 MiB single-file model, inferred in place in a fresh process: the weights
+    # are copied file to file, so the process stays far below the file's size.
+    import subprocess
+    import sys
+
+    weight = numpy_helper.from_array(np.ones((64, 1024, 1024), dtype=np.float32), "w")
+    model = _model(
+        [helper.make_node("Add", ["x", "w"], ["y"])],
+        [helper.make_tensor_value_info("x", T.FLOAT, [64, 1024, 1024])],
+        [helper.make_tensor_value_info("y", T.FLOAT, None)],
+        [weight],
+    )
+    path = tmp_path / "big.onnx"
+    onnx.save(model, str(path))
+    del model, weight
+    # The peak resident set of the new process alone (`VmHWM`; `ru_maxrss` would carry
+    # this test's own peak over the fork).
+    script = (
+        "import sys\n"
+        "from onnx_light.onnx import shape_inference\n"
+        "shape_inference.infer_shapes_path(sys.argv[1])\n"
+        "status = open('/proc/self/status').read().split('VmHWM:')[1]\n"
+        "print(int(status.split()[0]) // 1024)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(path)], check=True, capture_output=True, text=True
+    )
+    assert int(out.stdout.strip()) < 160, out.stdout
+    inferred = onnx.load(str(path))
+    assert inferred.graph.output[0].type.tensor_type.shape.dim[2].dim_value == 1024
+    assert numpy_helper.to_array(inferred.graph.initializer[0]).sum() == 64 * 1024 * 1024
