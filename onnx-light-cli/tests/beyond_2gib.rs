@@ -6,6 +6,9 @@
 //! Writes two files of 2.1 GiB under target/ (removed at the end); the test process
 //! itself holds the weights in zero pages it never writes, so it needs little memory.
 
+mod support;
+use support::status_field;
+
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::process::{Command, Stdio};
@@ -82,19 +85,6 @@ fn model() -> Model {
     );
     g.node.push(NodeProto::new("Shape", ["probs"], ["dims"]));
     ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)])
-}
-
-/// A `kB` field of `/proc/<pid>/status`, in bytes.
-fn status_field(pid: u32, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    let kib: u64 = line[field.len()..]
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
 }
 
 #[test]

@@ -12,6 +12,9 @@
 //! passes [`KILL_AT`] is killed (and the test fails), so a regression cannot take the
 //! machine's memory from everything else running on it.
 
+mod support;
+use support::status_field;
+
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Read;
@@ -70,19 +73,6 @@ impl Run {
             self.peak
         );
     }
-}
-
-/// A `kB` field of `/proc/<pid>/status`, in bytes.
-fn status_field(pid: u32, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    let kib: u64 = line[field.len()..]
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
 }
 
 /// Reads at most the first MiB of a file the child wrote.
