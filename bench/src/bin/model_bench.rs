@@ -147,6 +147,20 @@ const QUICK_SKIP: &[&str] = &[
 ];
 
 impl Config {
+    /// The sampling of the sections whose every sample is a new process: 5 rounds, at
+    /// least 5 with `--rounds`.
+    fn fresh_sampling(&self) -> Sampling {
+        let rounds = if self.rounds_given {
+            self.sampling.rounds.max(5)
+        } else {
+            5
+        };
+        Sampling {
+            rounds,
+            ..self.sampling
+        }
+    }
+
     /// The operations to measure: all of them, or the `--quick` subset.
     fn select<'a>(&self, ops: Vec<Op<'a>>) -> Vec<Op<'a>> {
         if self.quick {
@@ -1703,16 +1717,7 @@ fn main() {
     let mut fresh_card = Scorecard::default();
     let fresh = if cx.cfg.wants("fresh") {
         cx.progress("fresh processes: loads and the command-line tool");
-        // Each sample is a new process: 5 rounds (at least 5 with `--rounds`).
-        let rounds = if cx.cfg.rounds_given {
-            cx.cfg.sampling.rounds.max(5)
-        } else {
-            5
-        };
-        let sampling = Sampling {
-            rounds,
-            ..cx.cfg.sampling
-        };
+        let sampling = cx.cfg.fresh_sampling();
         fresh::section(
             &fresh::FreshInputs {
                 dir: &cx.dir,

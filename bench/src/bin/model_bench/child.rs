@@ -27,13 +27,17 @@ impl Peak {
     }
 }
 
-fn status_kb(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
+/// A field of a `/proc/<pid>/status` text (`VmHWM`, `RssAnon`, ...), in KiB.
+pub(crate) fn status_kib(status: &str, field: &str) -> Option<u64> {
     status
         .lines()
         .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or_else(|| panic!("{field} missing from /proc/self/status"))
+}
+
+fn status_kb(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
+    status_kib(&status, field).unwrap_or_else(|| panic!("{field} missing from /proc/self/status"))
 }
 
 fn reset_peak() {

@@ -18,10 +18,12 @@ use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::Model;
 use onnx_light::shape::{self, InferOptions};
 use onnx_light::ByteOwner;
+
+use crate::child::status_kib;
 use serde_json::json;
 
 use crate::fresh::{cli_binary, run_timed};
-use crate::harness::{self, measure, Op, Results, Row, Sampling, Scorecard, Table, Target};
+use crate::harness::{self, measure, Op, Results, Row, Scorecard, Table, Target};
 use crate::{count_nodes, file_len, models, tick, Ctx, GIB, MB};
 
 /// Width of the weight-heavy model for the peak-memory rows: 2.12 GiB in one file.
@@ -212,17 +214,6 @@ struct PeakRun {
     stderr: String,
 }
 
-fn status_bytes(status: &str, field: &str) -> Option<u64> {
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    let kib: u64 = line[field.len()..]
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
-}
-
 fn run_peak(mut cmd: Command) -> PeakRun {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -235,9 +226,9 @@ fn run_peak(mut cmd: Command) -> PeakRun {
             break status;
         }
         if let Ok(s) = std::fs::read_to_string(format!("/proc/{}/status", child.id())) {
-            hwm = hwm.max(status_bytes(&s, "VmHWM:").unwrap_or(0));
-            anon = anon.max(status_bytes(&s, "RssAnon:").unwrap_or(0));
-            file = file.max(status_bytes(&s, "RssFile:").unwrap_or(0));
+            hwm = hwm.max(status_kib(&s, "VmHWM").map(|k| k * 1024).unwrap_or(0));
+            anon = anon.max(status_kib(&s, "RssAnon").map(|k| k * 1024).unwrap_or(0));
+            file = file.max(status_kib(&s, "RssFile").map(|k| k * 1024).unwrap_or(0));
         }
         std::thread::sleep(Duration::from_millis(1));
     };
@@ -498,16 +489,8 @@ fn fresh_processes(cx: &mut Ctx, dir: &Path, card: &mut Scorecard) -> String {
         command_op("shf.b.load", &outs[5], py(ONNX_LOAD, &bert, &outs[5])),
         command_op("shf.python", &none, || python_c(cxr, "import onnx", &[])),
     ];
-    // Each sample a new process: 5 rounds (at least 5 with `--rounds`), as `fresh`.
-    let rounds = if cx.cfg.rounds_given {
-        cx.cfg.sampling.rounds.max(5)
-    } else {
-        5
-    };
-    let sampling = Sampling {
-        rounds,
-        ..cx.cfg.sampling
-    };
+    let sampling = cx.cfg.fresh_sampling();
+    let rounds = sampling.rounds;
     let mut results = Results::default();
     measure("shape fresh processes", ops, sampling, &mut results);
     let read_model = |p: &Path| {
