@@ -754,7 +754,7 @@ fn split_pad(pads: &mut [i64], i: usize, rank: usize, total: i64, mode: &[u8]) {
 #[cfg(test)]
 mod tests {
     use crate::onnx::*;
-    use crate::shape::test_support::dims;
+    use crate::shape::test_support::{float_inputs, model};
 
     /// The inferred types of `node`'s outputs (`name: type`), its float inputs of the
     /// given shapes, in opset `opset`; an error in strict mode.
@@ -763,16 +763,7 @@ mod tests {
         inputs: &[(&str, &[&str])],
         opset: i64,
     ) -> crate::Result<Vec<String>> {
-        let mut g = GraphProto::named("g");
-        for (name, shape) in inputs {
-            g.input.push(ValueInfoProto::tensor(
-                name.to_string(),
-                DataType::Float,
-                dims(shape),
-            ));
-        }
-        g.node.push(node);
-        let m = ModelProto::new(g, vec![OperatorSetIdProto::new("", opset)]);
+        let m = model(opset, vec![node], float_inputs(inputs), Vec::new());
         crate::shape::test_support::strict_value_types(m)
     }
 

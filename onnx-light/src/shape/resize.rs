@@ -508,7 +508,7 @@ fn distinct_axes(given: &[i64], rank: usize) -> Result<Vec<usize>, String> {
 #[cfg(test)]
 mod tests {
     use crate::onnx::*;
-    use crate::shape::test_support::dims;
+    use crate::shape::test_support::{float_inputs, model, strict_types, strict_value_types};
 
     /// The inferred types of `node`'s outputs: its float inputs of the given shapes,
     /// its int64 constants, in opset `opset`; an error in strict mode.
@@ -518,21 +518,14 @@ mod tests {
         constants: &[(&str, &[i64])],
         opset: i64,
     ) -> crate::Result<Vec<String>> {
-        let mut g = GraphProto::named("g");
-        for (name, shape) in inputs {
-            g.input.push(ValueInfoProto::tensor(
-                name.to_string(),
-                DataType::Float,
-                dims(shape),
-            ));
-        }
-        for (name, values) in constants {
-            let t = TensorProto::from_vec(name.to_string(), [values.len() as i64], values.to_vec());
-            g.initializer.push(t.unwrap());
-        }
-        g.node.push(node);
-        let m = ModelProto::new(g, vec![OperatorSetIdProto::new("", opset)]);
-        crate::shape::test_support::strict_value_types(m)
+        let constants = constants
+            .iter()
+            .map(|(name, values)| {
+                TensorProto::from_vec(name.to_string(), [values.len() as i64], values.to_vec())
+                    .unwrap()
+            })
+            .collect();
+        strict_value_types(model(opset, vec![node], float_inputs(inputs), constants))
     }
 
     #[test]
@@ -582,18 +575,7 @@ mod tests {
         initializers: Vec<TensorProto<'static>>,
         opset: i64,
     ) -> Result<Vec<String>, String> {
-        let mut g = GraphProto::named("g");
-        for (name, shape) in inputs {
-            g.input.push(ValueInfoProto::tensor(
-                name.to_string(),
-                DataType::Float,
-                dims(shape),
-            ));
-        }
-        g.initializer = initializers;
-        g.node.push(node);
-        let m = ModelProto::new(g, vec![OperatorSetIdProto::new("", opset)]);
-        crate::shape::test_support::strict_value_types(m).map_err(|e| e.to_string())
+        strict_types(opset, vec![node], float_inputs(inputs), initializers)
     }
 
     fn floats(name: &str, values: &[f32]) -> TensorProto<'static> {

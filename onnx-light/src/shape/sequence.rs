@@ -347,11 +347,11 @@ fn optional_get_element(n: &Node<'_, '_>) -> Result<Outputs, String> {
 #[cfg(test)]
 mod tests {
     use super::super::kit::{optional_of, sequence_of, union_types};
-    use super::super::test_support::{dims, strict_value_types};
+    use super::super::test_support::{dims, model, strict_types};
     use super::super::types::tensor_type;
     use crate::onnx::{
-        AttributeProto, AttributeType, DataType, GraphProto, ModelProto, NodeProto,
-        OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
+        AttributeProto, AttributeType, DataType, ModelProto, NodeProto, TensorProto,
+        TensorShapeProto, TypeProto, ValueInfoProto,
     };
     use crate::shape::{infer_shapes, InferOptions};
     use crate::ProtoEnum;
@@ -377,19 +377,6 @@ mod tests {
         )
     }
 
-    fn model(
-        opset: i64,
-        nodes: Vec<NodeProto<'static>>,
-        inputs: Vec<ValueInfoProto<'static>>,
-        initializers: Vec<TensorProto<'static>>,
-    ) -> ModelProto<'static> {
-        let mut g = GraphProto::named("g");
-        g.input = inputs;
-        g.node = nodes;
-        g.initializer = initializers;
-        ModelProto::new(g, vec![OperatorSetIdProto::new("", opset)])
-    }
-
     /// The inferred types (strict mode) of the values the nodes compute, or the error.
     fn infer(
         opset: i64,
@@ -397,7 +384,7 @@ mod tests {
         inputs: Vec<ValueInfoProto<'static>>,
         initializers: Vec<TensorProto<'static>>,
     ) -> Result<Vec<String>, String> {
-        strict_value_types(model(opset, nodes, inputs, initializers)).map_err(|e| e.to_string())
+        strict_types(opset, nodes, inputs, initializers)
     }
 
     /// The reason of a strict inference's error, without the node's description.

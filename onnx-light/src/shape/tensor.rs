@@ -1347,8 +1347,7 @@ fn multinomial(n: &Node<'_, '_>) -> Result<Outputs, String> {
 #[cfg(test)]
 mod tests {
     use crate::onnx::{
-        AttributeProto, DataType, Dimension, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
-        TensorProto, ValueInfoProto,
+        AttributeProto, DataType, Dimension, NodeProto, TensorProto, ValueInfoProto,
     };
 
     /// A symbolic or sized dimension from its text.
@@ -1372,12 +1371,7 @@ mod tests {
         inputs: Vec<ValueInfoProto<'static>>,
         initializers: Vec<TensorProto<'static>>,
     ) -> Result<Vec<String>, String> {
-        let mut g = GraphProto::named("g");
-        g.input = inputs;
-        g.node = nodes;
-        g.initializer = initializers;
-        let m = ModelProto::new(g, vec![OperatorSetIdProto::new("", opset)]);
-        crate::shape::test_support::strict_value_types(m).map_err(|e| e.to_string())
+        crate::shape::test_support::strict_types(opset, nodes, inputs, initializers)
     }
 
     fn ints(name: &str, dims: &[i64], values: Vec<i64>) -> TensorProto<'static> {
