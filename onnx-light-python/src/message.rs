@@ -691,12 +691,10 @@ fn replace_all(m: &mut dyn Reflect, field: &'static str, items: Items) -> PyResu
     }
 }
 
+/// The elements of an iterable, as protobuf takes them: a `str` is a sequence of
+/// one-character strings and `bytes` a sequence of ints (`make_node("Relu", "x", "y")`
+/// relies on it).
 fn collect_items<'py>(value: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    if value.is_instance_of::<pyo3::types::PyString>() || value.is_instance_of::<PyBytes>() {
-        return Err(PyTypeError::new_err(
-            "a repeated field takes a sequence of values, not a single string",
-        ));
-    }
     value.try_iter()?.collect()
 }
 

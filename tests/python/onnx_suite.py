@@ -111,7 +111,7 @@ def main():
     ap.add_argument("--src", help="an unpacked onnx source tree (default: download)")
     ap.add_argument("--failures", action="store_true", help="list the tests that fail")
     a = ap.parse_args()
-    root = a.src or fetch_sources(os.path.join(ROOT, "target", "onnx-sdist"))
+    root = os.path.abspath(a.src) if a.src else fetch_sources(os.path.join(ROOT, "target", "onnx-sdist"))
     tests_dir = os.path.join(root, "tests", "python")
     files = [os.path.join(tests_dir, f) for f in a.files]
     reference = run(tests_dir, files, redirect=False)

@@ -38,6 +38,8 @@ from ._errors import (
 Message = _native.Message
 RepeatedField = _native.RepeatedField
 IR_VERSION: int = _native.IR_VERSION
+# Whether the ai.onnx.ml operators are known: their schemas are always embedded.
+ONNX_ML: bool = True
 
 
 class EnumTypeWrapper:

@@ -49,7 +49,8 @@ def infer_shapes(
         model = load_model_from_string(bytes(model))
     elif isinstance(model, (str, os.PathLike)):
         raise TypeError(
-            "infer_shapes takes a ModelProto or bytes; use infer_shapes_path for a file"
+            "infer_shapes only accepts ModelProto or bytes, "
+            "For Model paths (str or os.PathLike), use infer_shapes_path()."
         )
     else:
         model = _adopt(model)
