@@ -24,7 +24,7 @@ fn class_name(error: &Error) -> &'static str {
         ErrorKind::TensorDataMismatch { .. }
         | ErrorKind::UnsupportedDataType { .. }
         | ErrorKind::ElementTypeMismatch { .. } => "TensorDataError",
-        ErrorKind::Inference { .. } => "InferenceError",
+        ErrorKind::Inference { .. } | ErrorKind::GraphInference { .. } => "InferenceError",
         _ => "DecodeError",
     }
 }

@@ -293,6 +293,15 @@ pub enum ErrorKind {
         /// What went wrong.
         reason: String,
     },
+    /// Type and shape inference refused the model before any node (`onnx`'s
+    /// `InferenceError` in either mode): an initializer's type conflicts with the type
+    /// its graph declares for the same name. `reason` starts with `onnx`'s category
+    /// (`[ShapeInferenceError]` or `[TypeInferenceError]`).
+    #[error("{reason}")]
+    GraphInference {
+        /// What went wrong.
+        reason: String,
+    },
     /// An operating-system I/O error (see [`Error::io_error`]).
     #[error("I/O error ({0})")]
     Io(io::ErrorKind),

@@ -27,6 +27,10 @@ def main(directory: str) -> None:
             ("strict-dataprop", True, False, True),
         ):
             stem = path.with_suffix("")
+            # onnx's data propagation materializes shapes of huge sizes as lists: the
+            # comparison leaves those cases out (the Rust side still runs its own).
+            if data_prop and (".huge." in path.name or ".max." in path.name):
+                continue
             try:
                 inferred = shape_inference.infer_shapes(
                     model, strict_mode=strict, check_type=check_type, data_prop=data_prop

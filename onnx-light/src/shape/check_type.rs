@@ -5,9 +5,11 @@
 //! have the same type. An output the rule left untyped takes its parameter's type when
 //! that is a single one, or the type its parameter's inputs bound.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::types::data_type_string;
+
 use crate::checker::schema::{FormalParameter, OpSchema};
 use crate::onnx::{
     DataType, TypeProto, TypeProtoMap, TypeProtoOptional, TypeProtoSequence, TypeProtoSparseTensor,
@@ -36,7 +38,7 @@ pub(super) fn check_node(
         let written = type_string(t)?;
         let type_str = param.type_str();
         let allowed = allowed_types(schema, param);
-        if !allowed.is_empty() && !allowed.contains(&written.as_str()) {
+        if !allowed.is_empty() && !allowed.iter().any(|a| *a == written) {
             return Err(format!(
                 "{} typestr: {type_str}, has unsupported type: {written}",
                 param.name()
@@ -52,7 +54,7 @@ pub(super) fn check_node(
         let allowed = allowed_types(schema, param);
         if output.as_ref().is_none_or(|t| t.value.is_none()) {
             let implied = match allowed.as_slice() {
-                [only] => Some(*only),
+                [only] => Some(only.as_ref()),
                 _ => bound.get(type_str).map(String::as_str),
             };
             match implied.and_then(type_from_string) {
@@ -64,7 +66,7 @@ pub(super) fn check_node(
             continue;
         };
         let written = type_string(t)?;
-        if !allowed.is_empty() && !allowed.contains(&written.as_str()) {
+        if !allowed.is_empty() && !allowed.iter().any(|a| *a == written) {
             return Err(format!("{} has unsupported type {written}", param.name()));
         }
         bind(&mut bound, param, type_str, written)?;
@@ -111,15 +113,30 @@ fn parameter<'s, 'a>(
 }
 
 /// The types a formal parameter allows: its type parameter's, or the one it names.
-fn allowed_types<'s>(schema: &'s OpSchema<'_>, param: &'s FormalParameter<'_>) -> Vec<&'s str> {
+fn allowed_types<'s>(
+    schema: &'s OpSchema<'_>,
+    param: &'s FormalParameter<'_>,
+) -> Vec<Cow<'s, str>> {
     let type_str = param.type_str();
     match schema
         .type_constraints
         .iter()
         .find(|c| c.type_param() == type_str)
     {
-        Some(c) => c.allowed_types.iter().map(|s| s.as_ref()).collect(),
-        None => vec![type_str],
+        Some(c) => c.allowed_types.iter().map(|s| canonical(s)).collect(),
+        None => vec![Cow::Borrowed(type_str)],
+    }
+}
+
+/// A schema's type string as onnx compares it: parsed and printed again, so
+/// `map(int64, float)` reads `map(int64,tensor(float))`.
+fn canonical(s: &str) -> Cow<'_, str> {
+    if !s.contains(' ') && !s.contains("map(") {
+        return Cow::Borrowed(s);
+    }
+    match type_from_string(s).and_then(|t| type_string(&t).ok()) {
+        Some(c) => Cow::Owned(c),
+        None => Cow::Borrowed(s),
     }
 }
 
@@ -185,6 +202,7 @@ pub(super) fn type_string(t: &TypeProto<'_>) -> Result<String, String> {
 
 /// The type a type string of a schema names (no shape), for the kinds schemas use.
 fn type_from_string(s: &str) -> Option<TypeProto<'static>> {
+    let s = s.trim();
     let inner = |prefix: &str| {
         s.strip_prefix(prefix)
             .and_then(|r| r.strip_prefix('('))
@@ -218,7 +236,11 @@ fn type_from_string(s: &str) -> Option<TypeProto<'static>> {
             None,
         ));
     } else {
-        return None;
+        // A bare element type names a tensor of it, as in `map(int64, float)`.
+        return Some(TypeProto::tensor(
+            DataType::from_i32(elem_from_name(s)?)?,
+            None,
+        ));
     };
     Some(TypeProto {
         value: Some(value),

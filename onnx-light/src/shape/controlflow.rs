@@ -113,56 +113,6 @@ fn if_(n: &Node<'_, '_>, graphs: &mut dyn Subgraphs) -> Result<Vec<TypeProto<'st
     Ok(outputs)
 }
 
-/// `onnx`'s `mergeInDimensionInfo`: a size wins, sizes must agree, a name already there
-/// stays.
-fn merge_in_dim(
-    source: &Dimension<'_>,
-    target: &mut Dimension<'static>,
-    index: usize,
-) -> Result<(), String> {
-    if let Some(s) = source.as_value() {
-        match target.as_value() {
-            Some(t) if t != s => Err(format!(
-                "Can't merge shape info. Both inferred and declared dimension have values but they differ. Inferred={s} Declared={t} Dimension={index}"
-            )),
-            Some(_) => Ok(()),
-            None => {
-                target.value = Some(crate::onnx::DimensionValue::DimValue(s));
-                Ok(())
-            }
-        }
-    } else {
-        if target.value.is_none() {
-            if let Some(p) = source.as_param() {
-                *target = Dimension::param(p.to_string());
-            }
-        }
-        Ok(())
-    }
-}
-
-/// `onnx`'s `mergeInShapeInfo` into a tensor's shape (copied when it has none).
-fn merge_in_shape(
-    source: &TensorShapeProto<'_>,
-    target: &mut Option<TensorShapeProto<'static>>,
-) -> Result<(), String> {
-    let Some(t) = target.as_mut() else {
-        *target = Some(owned(source));
-        return Ok(());
-    };
-    if t.dim.len() != source.dim.len() {
-        return Err(format!(
-            "Mismatch between number of inferred and declared dimensions. inferred={} declared={}",
-            source.dim.len(),
-            t.dim.len()
-        ));
-    }
-    for (i, (s, t)) in source.dim.iter().zip(t.dim.iter_mut()).enumerate() {
-        merge_in_dim(s, t, i)?;
-    }
-    Ok(())
-}
-
 /// `onnx`'s `propagateElemTypeWithValidation`: the element type of `input` into
 /// `output`, which must agree with one `output` already has.
 fn elem_type_with_validation(

@@ -141,7 +141,10 @@ pub(super) fn parse_mismatch(n: &Node<'_, '_>, i: usize, expected: DataType) -> 
 pub(super) fn int64_values<'n>(n: &'n Node<'_, '_>, i: usize) -> Result<Option<&'n [i64]>, String> {
     match input_constant(n, i) {
         None => Ok(None),
-        Some(c) if c.is(DataType::Int64) => Ok(c.ints()),
+        Some(c) if c.is(DataType::Int64) => match c.problem() {
+            Some(reason) => Err(reason.to_string()),
+            None => Ok(c.ints()),
+        },
         Some(_) => Err(parse_mismatch(n, i, DataType::Int64)),
     }
 }
@@ -152,7 +155,10 @@ pub(super) fn int64_values<'n>(n: &'n Node<'_, '_>, i: usize) -> Result<Option<&
 pub(super) fn float_values<'n>(n: &'n Node<'_, '_>, i: usize) -> Result<Option<&'n [f64]>, String> {
     match input_constant(n, i) {
         None => Ok(None),
-        Some(c) if c.is(DataType::Float) => Ok(c.floats()),
+        Some(c) if c.is(DataType::Float) => match c.problem() {
+            Some(reason) => Err(reason.to_string()),
+            None => Ok(c.floats()),
+        },
         Some(_) => Err(parse_mismatch(n, i, DataType::Float)),
     }
 }
@@ -556,4 +562,155 @@ pub(super) fn union_types(
         _ => {}
     }
     Ok(())
+}
+
+/// `onnx`'s `mergeInDimensionInfo`: a size wins, sizes must agree, a name already there
+/// stays.
+pub(super) fn merge_in_dim(
+    source: &Dimension<'_>,
+    target: &mut Dimension<'static>,
+    index: usize,
+) -> Result<(), String> {
+    if let Some(s) = source.as_value() {
+        match target.as_value() {
+            Some(t) if t != s => Err(format!(
+                "Can't merge shape info. Both inferred and declared dimension have values but they differ. Inferred={s} Declared={t} Dimension={index}"
+            )),
+            Some(_) => Ok(()),
+            None => {
+                target.value = Some(crate::onnx::DimensionValue::DimValue(s));
+                Ok(())
+            }
+        }
+    } else {
+        if target.value.is_none() {
+            if let Some(p) = source.as_param() {
+                *target = Dimension::param(p.to_string());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `onnx`'s `mergeInShapeInfo` into a tensor's shape (copied when it has none).
+pub(super) fn merge_in_shape(
+    source: &TensorShapeProto<'_>,
+    target: &mut Option<TensorShapeProto<'static>>,
+) -> Result<(), String> {
+    let Some(t) = target.as_mut() else {
+        *target = Some(owned(source));
+        return Ok(());
+    };
+    if t.dim.len() != source.dim.len() {
+        return Err(format!(
+            "Mismatch between number of inferred and declared dimensions. inferred={} declared={}",
+            source.dim.len(),
+            t.dim.len()
+        ));
+    }
+    for (i, (s, t)) in source.dim.iter().zip(t.dim.iter_mut()).enumerate() {
+        merge_in_dim(s, t, i)?;
+    }
+    Ok(())
+}
+
+/// `onnx`'s `checkedMultiply`: the product, or the overflow error `onnx` raises.
+pub(super) fn checked_mul(a: i64, b: i64) -> Result<i64, String> {
+    a.checked_mul(b)
+        .ok_or_else(|| format!("Integer overflow while multiplying dimension values {a} and {b}"))
+}
+
+/// `onnx`'s `checkedAdd`.
+pub(super) fn checked_add(a: i64, b: i64) -> Result<i64, String> {
+    a.checked_add(b)
+        .ok_or_else(|| format!("Integer overflow while adding dimension values {a} and {b}"))
+}
+
+/// `onnx`'s `checkedSubtract`: `a - b`.
+pub(super) fn checked_sub(a: i64, b: i64) -> Result<i64, String> {
+    a.checked_sub(b)
+        .ok_or_else(|| format!("Integer overflow while subtracting dimension values {b} from {a}"))
+}
+
+/// `onnx`'s `checkedDivide` (truncating, as C++ divides).
+pub(super) fn checked_div(a: i64, b: i64) -> Result<i64, String> {
+    if b == 0 {
+        return Err("Division by zero while inferring a dimension".to_string());
+    }
+    a.checked_div(b)
+        .ok_or_else(|| format!("Integer overflow while dividing dimension values {a} and {b}"))
+}
+
+/// `onnx`'s `Dimension * Dimension`: sizes multiply; a size of 1 keeps the other
+/// dimension (its name too); anything else is unknown.
+pub(super) fn dim_mul(a: &Dimension<'_>, b: &Dimension<'_>) -> Result<Dimension<'static>, String> {
+    Ok(match (a.as_value(), b.as_value()) {
+        (Some(x), Some(y)) => Dimension::value(checked_mul(x, y)?),
+        (Some(1), None) => owned_dim(b),
+        (None, Some(1)) => owned_dim(a),
+        _ => Dimension::unknown(),
+    })
+}
+
+/// `onnx`'s `Dimension * int64`: a size multiplies; `* 1` keeps the dimension.
+pub(super) fn dim_mul_by(d: &Dimension<'_>, k: i64) -> Result<Dimension<'static>, String> {
+    match d.as_value() {
+        Some(v) => Ok(Dimension::value(checked_mul(v, k)?)),
+        None if k == 1 => Ok(owned_dim(d)),
+        None => Ok(Dimension::unknown()),
+    }
+}
+
+/// `onnx`'s `Dimension / int64`: a size divides; `/ 1` keeps the dimension.
+pub(super) fn dim_div_by(d: &Dimension<'_>, k: i64) -> Result<Dimension<'static>, String> {
+    match d.as_value() {
+        Some(v) => Ok(Dimension::value(checked_div(v, k)?)),
+        None if k == 1 => Ok(owned_dim(d)),
+        None => Ok(Dimension::unknown()),
+    }
+}
+
+/// `onnx`'s `Dimension + int64`: a size adds; `+ 0` keeps the dimension.
+pub(super) fn dim_add(d: &Dimension<'_>, k: i64) -> Result<Dimension<'static>, String> {
+    match d.as_value() {
+        Some(v) => Ok(Dimension::value(checked_add(v, k)?)),
+        None if k == 0 => Ok(owned_dim(d)),
+        None => Ok(Dimension::unknown()),
+    }
+}
+
+/// `onnx`'s `Dimension - int64`: a size subtracts; `- 0` keeps the dimension.
+pub(super) fn dim_sub(d: &Dimension<'_>, k: i64) -> Result<Dimension<'static>, String> {
+    match d.as_value() {
+        Some(v) => Ok(Dimension::value(checked_sub(v, k)?)),
+        None if k == 0 => Ok(owned_dim(d)),
+        None => Ok(Dimension::unknown()),
+    }
+}
+
+/// `onnx`'s `multiplyDims`: the product of `shape`'s dimensions `from..upto`, starting
+/// from a size of 1.
+pub(super) fn multiply_dims(
+    shape: &TensorShapeProto<'_>,
+    from: usize,
+    upto: usize,
+) -> Result<Dimension<'static>, String> {
+    let mut d = Dimension::value(1);
+    for x in &shape.dim[from.min(upto)..upto] {
+        d = dim_mul(&d, x)?;
+    }
+    Ok(d)
+}
+
+/// `(v as f64).ceil()` converted as C++ converts a double to int64 on x86: a value out
+/// of range (or NaN) becomes `i64::MIN`.
+pub(super) fn ceil_to_i64(v: f64) -> i64 {
+    // 2^63: the first double past the int64 range.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    let c = v.ceil();
+    if (-LIMIT..LIMIT).contains(&c) {
+        c as i64
+    } else {
+        i64::MIN
+    }
 }

@@ -118,10 +118,16 @@ struct InferenceError {
     node_name: String,
     op_type: String,
     reason: String,
+    /// An error of the graph itself, before its nodes: the node fields are unused and
+    /// `reason` carries `onnx`'s category.
+    of_graph: bool,
 }
 
 impl From<InferenceError> for Error {
     fn from(e: InferenceError) -> Self {
+        if e.of_graph {
+            return Error::new(ErrorKind::GraphInference { reason: e.reason });
+        }
         Error::new(ErrorKind::Inference {
             node_index: e.node_index,
             node_name: e.node_name,
@@ -331,14 +337,29 @@ fn infer_graph<'a>(
         known
             .constants
             .insert(t.name().to_string(), Constant::of(t));
-        if known.homes.contains_key(t.name()) || ir_version < 4 {
-            continue;
-        }
         let ty = TypeProto::tensor(
             DataType::Undefined,
             Some(TensorShapeProto::from_dims(&t.dims)),
         );
         let ty = with_raw_elem_type(ty, t.data_type());
+        if let Some(&home) = known.homes.get(t.name()) {
+            // A declared type for an initializer must agree with the initializer's.
+            if let Some(declared) = slot_at_ref(graph, home) {
+                if let Err(reason) = check_types(&ty, declared) {
+                    return Err(InferenceError {
+                        node_index: 0,
+                        node_name: String::new(),
+                        op_type: String::new(),
+                        reason: format!("[{}] {reason}", check_category(&reason)),
+                        of_graph: true,
+                    });
+                }
+            }
+            continue;
+        }
+        if ir_version < 4 {
+            continue;
+        }
         known.homes.insert(
             t.name().to_string(),
             Home::Initializer(known.initializer_types.len()),
@@ -355,6 +376,7 @@ fn infer_graph<'a>(
             node_name: graph.node[index].name().to_string(),
             op_type: graph.node[index].op_type().to_string(),
             reason,
+            of_graph: false,
         };
         let node = &graph.node[index];
         // A node's domain must be imported (`""` also as `"ai.onnx"`): `onnx` refuses the
@@ -738,6 +760,9 @@ fn infer_call(
 /// cut, so that the message grows linearly with the depth.
 fn node_error(e: &InferenceError) -> String {
     const MAX: usize = 4096;
+    if e.of_graph {
+        return e.reason.clone();
+    }
     let name = if e.node_name.is_empty() {
         String::new()
     } else {
@@ -824,6 +849,31 @@ fn slot_at<'g, 'a>(
         Home::Input(i) => Some(&mut graph.input[i].r#type),
         Home::Output(i) => Some(&mut graph.output[i].r#type),
         Home::Initializer(_) => None,
+    }
+}
+
+/// The declared type at `home` (`None` for an initializer's).
+fn slot_at_ref<'g, 'a>(graph: &'g GraphProto<'a>, home: Home) -> Option<&'g TypeProto<'a>> {
+    match home {
+        Home::ValueInfo(i) => graph.value_info[i].r#type.as_ref(),
+        Home::Input(i) => graph.input[i].r#type.as_ref(),
+        Home::Output(i) => graph.output[i].r#type.as_ref(),
+        Home::Initializer(_) => None,
+    }
+}
+
+/// The category `onnx` raises a [`check_types`] failure under: element types and kinds
+/// of type are type errors, ranks and dimensions shape errors.
+fn check_category(reason: &str) -> &'static str {
+    const TYPE_ERRORS: [&str; 3] = [
+        "Inferred elem type differs",
+        "type case mismatch",
+        "key type mismatch",
+    ];
+    if TYPE_ERRORS.iter().any(|p| reason.starts_with(p)) {
+        "TypeInferenceError"
+    } else {
+        "ShapeInferenceError"
     }
 }
 

@@ -146,24 +146,65 @@ fn softmax_cross_entropy(n: &Node<'_, '_>) -> Result<Outputs, String> {
 /// grow by the new sequence when the past is given; the optional `qk_matmul_output`.
 /// As in `onnx`, a key/value sequence length that is not a known size counts as 0, and
 /// the `qk_matmul_output` of a query of unknown shape gets an empty (scalar) shape.
+/// From opset 25 the attributes and the cache inputs and outputs are checked after
+/// the types are inferred.
 fn attention(n: &Node<'_, '_>) -> Result<Outputs, String> {
-    let validates = n.version >= 25;
-    if validates {
-        if has_input(n, 4) != has_input(n, 5) {
-            return Err("past_key and past_value must be provided together.".to_string());
-        }
-        if has_output(n, 1) != has_output(n, 2) {
-            return Err("present_key and present_value must be requested together.".to_string());
-        }
-        if has_input(n, 6)
-            && (has_input(n, 4) || has_input(n, 5) || has_output(n, 1) || has_output(n, 2))
-        {
-            return Err(
-                "nonpad_kv_seqlen cannot be combined with past or present cache tensors."
-                    .to_string(),
-            );
+    let outputs = attention_types(n)?;
+    if n.version >= 25 {
+        check_attention_25(n)?;
+    }
+    Ok(outputs)
+}
+
+/// `Attention`-25's checks, in `onnx`'s order.
+fn check_attention_25(n: &Node<'_, '_>) -> Result<(), String> {
+    for name in ["left_window_size", "right_window_size"] {
+        let size = int_attr(n, name).unwrap_or(-1);
+        if size < -1 {
+            return Err(format!("{name} must be -1 or nonnegative, got {size}"));
         }
     }
+    let q_rank = shape_in(n, 0).map(|s| s.dim.len());
+    let (q_heads, kv_heads) = (int_attr(n, "q_num_heads"), int_attr(n, "kv_num_heads"));
+    if q_rank == Some(3) {
+        if let (Some(q), Some(kv)) = (q_heads, kv_heads) {
+            if q <= 0 || kv <= 0 {
+                return Err("q_num_heads and kv_num_heads must be positive for 3D inputs.".into());
+            }
+        }
+    }
+    if has_input(n, 4) != has_input(n, 5) {
+        return Err("past_key and past_value must be provided together.".to_string());
+    }
+    if has_output(n, 1) != has_output(n, 2) {
+        return Err("present_key and present_value must be requested together.".to_string());
+    }
+    if has_input(n, 6) && (has_input(n, 4) || has_output(n, 1)) {
+        return Err(
+            "nonpad_kv_seqlen cannot be combined with past or present cache tensors.".to_string(),
+        );
+    }
+    if q_rank == Some(4)
+        && (attribute(n, "q_num_heads").is_some() || attribute(n, "kv_num_heads").is_some())
+    {
+        return Err("q_num_heads and kv_num_heads must not be specified for 4D inputs.".into());
+    }
+    Ok(())
+}
+
+/// The head counts 3D inputs must have as attributes.
+fn heads_3d(q_heads: Option<i64>, kv_heads: Option<i64>) -> Result<(i64, i64), String> {
+    let Some(q) = q_heads else {
+        return Err("3D inputs expected to have q_num_heads attribute.".to_string());
+    };
+    let Some(kv) = kv_heads else {
+        return Err("3D inputs expected to have kv_num_heads attribute.".to_string());
+    };
+    Ok((q, kv))
+}
+
+/// The output types of `Attention`, without `Attention`-25's extra checks.
+fn attention_types(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let mut outputs = no_outputs(n);
     let q_heads = int_attr(n, "q_num_heads");
@@ -177,21 +218,7 @@ fn attention(n: &Node<'_, '_>) -> Result<Outputs, String> {
             return Err("Inputs 0 (query) shall be 3 or 4 dimensions".to_string());
         }
         if rank == 3 {
-            let (Some(qh), Some(kh)) = (q_heads, kv_heads) else {
-                return Err(
-                    "3D inputs expected to have q_num_heads and kv_num_heads attributes."
-                        .to_string(),
-                );
-            };
-            if validates && (qh <= 0 || kh <= 0) {
-                return Err(
-                    "q_num_heads and kv_num_heads must be positive for 3D inputs.".to_string(),
-                );
-            }
-        } else if validates && (q_heads.is_some() || kv_heads.is_some()) {
-            return Err(
-                "q_num_heads and kv_num_heads must not be specified for 4D inputs.".to_string(),
-            );
+            heads_3d(q_heads, kv_heads)?;
         }
         qk.push(owned_dim(&q.dim[0]));
         if let Some(k) = shape_in(n, 1) {
@@ -220,17 +247,15 @@ fn attention(n: &Node<'_, '_>) -> Result<Outputs, String> {
             }
             if rank == 3 && v_rank == 3 {
                 kv_length = v.dim[1].as_value().unwrap_or(0);
-                let (Some(qh), Some(kh)) = (q_heads, kv_heads) else {
-                    return Err("3D inputs expected to have kv_num_heads attribute.".to_string());
-                };
+                let (qh, kh) = heads_3d(q_heads, kv_heads)?;
                 if qh <= 0 || kh <= 0 {
                     return Err("q_num_heads and kv_num_heads must be positive.".to_string());
                 }
-                let v_head_size = v.dim[2].as_value().unwrap_or(0) / kh;
+                let v_head_size = checked_div(v.dim[2].as_value().unwrap_or(0), kh)?;
                 y = Some(vec![
                     owned_dim(&q.dim[0]),
                     owned_dim(&q.dim[1]),
-                    Dimension::value(v_head_size.wrapping_mul(qh)),
+                    Dimension::value(checked_mul(v_head_size, qh)?),
                 ]);
                 qk.extend([
                     Dimension::value(qh),
@@ -252,7 +277,7 @@ fn attention(n: &Node<'_, '_>) -> Result<Outputs, String> {
                 return Err("The past_value input shall be 4 dimensions".to_string());
             }
             if let (true, Some(past)) = (kv_length > 0, pk.dim[2].as_value()) {
-                let total = Dimension::value(kv_length.wrapping_add(past));
+                let total = Dimension::value(checked_add(kv_length, past)?);
                 let grown = |s: &TensorShapeProto<'_>| {
                     let mut s = owned(s);
                     s.dim[2] = total.clone();

@@ -34,10 +34,8 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         | "Gelu"
         | "HardSigmoid"
         | "HardSwish"
-        | "Hardmax"
         | "LeakyRelu"
         | "Log"
-        | "LogSoftmax"
         | "Mish"
         | "Neg"
         | "Reciprocal"
@@ -49,7 +47,6 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         | "Sign"
         | "Sin"
         | "Sinh"
-        | "Softmax"
         | "Softplus"
         | "Softsign"
         | "Sqrt"
@@ -64,6 +61,8 @@ pub(super) fn infer(n: &Node<'_, '_>) -> Result<Option<Outputs>, String> {
         | "InstanceNormalization"
         | "LpNormalization"
         | "ReverseSequence" => same_as_input(n, 0)?,
+        "Softmax" | "LogSoftmax" | "Hardmax" => softmax_family(n)?,
+        "SwiGLU" => swiglu(n)?,
         "EyeLike" => eye_like(n)?,
         "GatherElements" => elem_of_shape_of(n, 0, 1)?,
         "ScatterElements" | "ScatterND" | "Scatter" => elem_of_shape_of(n, 0, 0)?,
@@ -600,52 +599,73 @@ fn squeeze(n: &Node<'_, '_>) -> Result<Outputs, String> {
     Ok(one(elem, Some(shape_of(dims))))
 }
 
+/// Concat (opset 4 on): the lengths along `axis` add up, the other dimensions merge.
+/// Opset 4 leaves a negative axis alone; from opset 11 it counts from the back and a
+/// single input passes its shape through.
 fn concat(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     let shapes: Option<Vec<&TensorShapeProto<'_>>> =
         (0..n.inputs.len()).map(|i| shape_in(n, i)).collect();
-    let Some(shapes) = shapes else {
+    let Some(shapes) = shapes.filter(|s| !s.is_empty()) else {
         return Ok(one(elem, None));
     };
-    let rank = shapes[0].dim.len();
-    let Some(axis) = attribute(n, "axis").and_then(|a| a.i) else {
+    let rank = shapes[0].dim.len() as i64;
+    let Some(axis) = attribute(n, "axis").map(|a| a.i.unwrap_or(0)) else {
         return Err("Required attribute axis is missing".to_string());
     };
-    let axis = if axis < 0 { axis + rank as i64 } else { axis };
-    if axis < 0 || axis >= rank as i64 {
-        return Err("axis must be in [-rank, rank-1].".to_string());
-    }
-    let axis = axis as usize;
-    let mut dims: Vec<Dimension<'static>> = Vec::with_capacity(rank);
-    let mut along: Option<i64> = Some(0);
+    // onnx reads the attribute as a 32-bit int.
+    let axis = axis as i32 as i64;
+    let axis = if n.version < 11 {
+        if rank <= axis {
+            return Err("rank must be greater than axis".to_string());
+        }
+        if axis < 0 {
+            return Ok(one(elem, None));
+        }
+        axis as usize
+    } else {
+        if axis < -rank || axis >= rank {
+            return Err("axis must be in [-rank, rank-1].".to_string());
+        }
+        if shapes.len() == 1 {
+            return Ok(one(elem, Some(owned(shapes[0]))));
+        }
+        (if axis < 0 { axis + rank } else { axis }) as usize
+    };
+    let mut dims: Vec<Dimension<'static>> = vec![Dimension::default(); rank as usize];
+    let (mut total, mut all_known) = (0i64, true);
     for (k, s) in shapes.iter().enumerate() {
-        if s.dim.len() != rank {
-            return Err("All inputs to Concat must have same rank".to_string());
+        if s.dim.len() as i64 != rank {
+            return Err(if n.version < 11 {
+                "All inputs to Concat must have same rank".to_string()
+            } else {
+                format!(
+                    "All inputs to Concat must have same rank. Input {k} has rank {} != {rank}",
+                    s.dim.len()
+                )
+            });
         }
-        along = along.zip(s.dim[axis].as_value()).map(|(a, b)| a + b);
-        for (i, d) in s.dim.iter().enumerate() {
-            if i == axis {
+        for (j, d) in s.dim.iter().enumerate() {
+            if j != axis {
+                merge_in_dim(d, &mut dims[j], j)?;
                 continue;
             }
-            if k == 0 {
-                dims.push(owned_dim(d));
-                continue;
-            }
-            let slot = &mut dims[if i < axis { i } else { i - 1 }];
-            match (slot.as_value(), d.as_value()) {
-                (Some(a), Some(b)) if a != b => {
-                    return Err(format!("Dimension mismatch in Concat: {a} vs {b}"))
+            match d.as_value() {
+                Some(v) if v < 0 => {
+                    return Err("Negative dimension value on Concat axis".to_string())
                 }
-                (None, Some(_)) => *slot = owned_dim(d),
-                (None, None) if slot.value.is_none() => *slot = owned_dim(d),
-                _ => {}
+                Some(v) => {
+                    total = total.checked_add(v).ok_or_else(|| {
+                        "Integer overflow computing Concat output length".to_string()
+                    })?;
+                }
+                None => all_known = false,
             }
         }
     }
-    dims.insert(
-        axis,
-        along.map_or_else(Dimension::unknown, Dimension::value),
-    );
+    if all_known {
+        dims[axis] = Dimension::value(total);
+    }
     Ok(one(elem, Some(shape_of(dims))))
 }
 
@@ -910,80 +930,149 @@ fn tile(n: &Node<'_, '_>) -> Result<Outputs, String> {
     }
     Ok(one(elem, Some(shape_of(dims))))
 }
-
+/// Slice (opset 10 on): sizes from constant `starts`, `ends`, `axes` and `steps`; an
+/// `axes` or `steps` input without a shape counts as absent, as in `onnx`. Without the
+/// constants only the rank is known. The checks and messages follow each version.
 fn slice(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    if !(3..=5).contains(&n.node.input.len()) {
+        return Err("Slice op must have either three, four or five inputs.".to_string());
+    }
     let elem = required_elem(n, 0)?;
     let Some(input) = shape_in(n, 0) else {
         return Ok(one(elem, None));
     };
     let rank = input.dim.len() as i64;
-    let given = |i: usize| n.node.input.get(i).is_some_and(|x| !x.is_empty());
-    let starts = input_values(n, 1);
-    let ends = input_values(n, 2);
-    let axes: Option<Vec<i64>> = if given(3) {
-        input_values(n, 3).map(<[i64]>::to_vec)
-    } else {
-        starts.map(|s| (0..s.len() as i64).collect())
+    let optional = |i: usize| match shape_in(n, i) {
+        Some(_) => input_constant(n, i).map(Some),
+        None => Some(None),
     };
-    let steps: Option<Vec<i64>> = if given(4) {
-        input_values(n, 4).map(<[i64]>::to_vec)
-    } else {
-        starts.map(|s| vec![1; s.len()])
-    };
-    let (Some(starts), Some(ends), Some(axes), Some(steps)) = (starts, ends, axes, steps) else {
-        // The values are not known: the rank is.
+    let (Some(starts), Some(ends), Some(axes), Some(steps)) = (
+        input_constant(n, 1),
+        input_constant(n, 2),
+        optional(3),
+        optional(4),
+    ) else {
         let dims = vec![Dimension::unknown(); rank as usize];
         return Ok(one(elem, Some(shape_of(dims))));
+    };
+    if starts.elem == 0 {
+        return Ok(one(elem, None));
+    }
+    // `onnx` parses int32 and int64 data; other types are refused.
+    let data = |c: &Constant| -> Result<Option<Vec<i64>>, String> {
+        if !c.is(DataType::Int64) && !c.is(DataType::Int32) {
+            return Err(
+                "Only supports `int32_t` or `int64_t` inputs for starts/ends/axes/steps"
+                    .to_string(),
+            );
+        }
+        match c.problem() {
+            Some(reason) => Err(reason.to_string()),
+            None => Ok(c.ints().map(<[i64]>::to_vec)),
+        }
+    };
+    let rank_only = || {
+        let dims = vec![Dimension::unknown(); rank as usize];
+        Ok(one(elem, Some(shape_of(dims))))
+    };
+    let (Some(starts), Some(ends)) = (data(starts)?, data(ends)?) else {
+        return rank_only();
     };
     if starts.len() != ends.len() {
         return Err("Incorrect or missing input value for starts and ends".to_string());
     }
-    if axes.len() != starts.len() || steps.len() != starts.len() {
-        return Err("Input axes and steps have incorrect length".to_string());
+    let axes = match axes {
+        None => (0..starts.len() as i64).collect(),
+        Some(c) => {
+            let Some(axes) = data(c)? else {
+                return rank_only();
+            };
+            if axes.len() != starts.len() {
+                return Err("Input axes has incorrect length".to_string());
+            }
+            axes
+        }
+    };
+    if n.version >= 13 {
+        if let Some(a) = axes.iter().find(|&&a| a < -rank || a > rank - 1) {
+            return Err(format!(
+                "Unexpected axis value: {a}. Expected range [{}, {rank})",
+                -rank
+            ));
+        }
+        let mut seen = vec![false; rank as usize];
+        for &a in &axes {
+            let k = (if a < 0 { a + rank } else { a }) as usize;
+            if seen[k] {
+                return Err(format!(
+                    "Axis {} is referred to more than once.",
+                    a + rank * i64::from(a < 0)
+                ));
+            }
+            seen[k] = true;
+        }
     }
+    let steps = match steps {
+        None => vec![1; starts.len()],
+        Some(c) => {
+            let Some(steps) = data(c)? else {
+                return rank_only();
+            };
+            if steps.len() != axes.len() {
+                return Err("Input steps has incorrect length".to_string());
+            }
+            steps
+        }
+    };
     let mut dims: Vec<Dimension<'static>> = input.dim.iter().map(owned_dim).collect();
     let mut seen = Vec::new();
     for (k, &axis) in axes.iter().enumerate() {
         let a = if axis < 0 { axis + rank } else { axis };
-        if a < 0 || a >= rank {
-            return Err("Input axes has invalid data".to_string());
-        }
-        if seen.contains(&a) {
-            return Err("'axes' has duplicates".to_string());
-        }
-        seen.push(a);
-        let step = steps[k];
-        if step == 0 {
-            return Err("'step' cannot be 0".to_string());
+        if n.version < 13 {
+            if a < 0 || a >= rank {
+                return Err("Input axes has invalid data".to_string());
+            }
+            if seen.contains(&a) {
+                return Err("'axes' has duplicates".to_string());
+            }
+            seen.push(a);
         }
         let Some(dim) = input.dim[a as usize].as_value() else {
             dims[a as usize] = Dimension::unknown();
             continue;
         };
-        let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
+        let step = steps[k];
+        if n.version >= 13 && step == 0 {
+            return Err("'step' cannot be 0 for Slice".to_string());
+        }
+        if dim == 0 {
+            dims[a as usize] = Dimension::value(0);
+            continue;
+        }
+        if step == 0 {
+            return Err("'step' cannot be 0".to_string());
+        }
         let mut start = starts[k];
-        let mut end = ends[k];
         if start < 0 {
-            start = start.saturating_add(dim);
+            start = start.wrapping_add(dim);
         }
-        if end < 0 {
-            end = end.saturating_add(dim);
-        }
-        let len = if step > 0 {
-            let (start, end) = (clamp(start, 0, dim), clamp(end, 0, dim));
-            if end > start {
-                (end - start + step - 1) / step
-            } else {
-                0
-            }
+        start = if step < 0 {
+            start.clamp(0, dim - 1)
         } else {
-            let (start, end) = (clamp(start, 0, dim - 1), clamp(end, -1, dim - 1));
-            if start > end {
-                (start - end - step - 1) / -step
-            } else {
-                0
-            }
+            start.clamp(0, dim)
         };
+        let mut end = ends[k];
+        if end < 0 {
+            end = end.wrapping_add(dim);
+        }
+        // Opset 13 keeps a backward end below the dimension; earlier ones allow it.
+        let top = if n.version >= 13 { dim - 1 } else { dim };
+        end = if step < 0 {
+            end.clamp(-1, top)
+        } else {
+            end.clamp(0, dim)
+        };
+        let len = ceil_to_i64((end - start) as f64 / step as f64).max(0);
         dims[a as usize] = Dimension::value(len);
     }
     Ok(one(elem, Some(shape_of(dims))))
@@ -998,34 +1087,74 @@ fn elem_of_shape_of(n: &Node<'_, '_>, data: usize, shape_from: usize) -> Result<
     ))])
 }
 
+/// Softmax, LogSoftmax and Hardmax: the input's type and shape; from opset 11 the
+/// input must have a rank and `axis` must be within it.
+fn softmax_family(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    if n.version < 11 {
+        return propagate_first_input(n);
+    }
+    let outputs = same_as_input(n, 0)?;
+    if let Some(s) = shape_in(n, 0) {
+        let r = s.dim.len() as i64;
+        if r == 0 {
+            let name = match (n.version >= 13, n.node.op_type()) {
+                (true, op) => op.to_string(),
+                (false, op) => op.to_ascii_lowercase(),
+            };
+            return Err(format!("Input rank must be >= 1 for {name}."));
+        }
+        let default = if n.version >= 13 { -1 } else { 1 };
+        // onnx reads the attribute as a 32-bit int.
+        let axis = attr_int(n, "axis", default) as i32 as i64;
+        if axis < -r || axis >= r {
+            return Err(format!(
+                "'axis' must be in [{} , {}]. Its actual value is: {axis}",
+                -r,
+                r - 1
+            ));
+        }
+    }
+    Ok(outputs)
+}
+
+/// SwiGLU: both inputs must have the same shape; the output is A's shape with B's
+/// merged into it.
+fn swiglu(n: &Node<'_, '_>) -> Result<Outputs, String> {
+    let elem = required_elem(n, 0)?;
+    let (Some(a), Some(b)) = (shape_in(n, 0), shape_in(n, 1)) else {
+        return Ok(one(elem, None));
+    };
+    let mut out = Some(owned(a));
+    merge_in_shape(b, &mut out)?;
+    Ok(one(elem, out))
+}
+
 fn depth_space(n: &Node<'_, '_>, to_space: bool) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
-    let Some(b) = attribute(n, "blocksize").and_then(|a| a.i) else {
-        return Err("Blocksize must be specified".to_string());
-    };
+    let b = attr_int(n, "blocksize", 0);
+    if b <= 0 {
+        return Err("Blocksize must be positive".to_string());
+    }
+    let area = checked_mul(b, b)?;
     let Some(s) = shape_in(n, 0) else {
         return Ok(one(elem, None));
     };
     if s.dim.len() != 4 {
         return Err("Input tensor must be 4-dimensional".to_string());
     }
-    let scaled = |d: &Dimension<'_>, f: &dyn Fn(i64) -> i64| match d.as_value() {
-        Some(v) => Dimension::value(f(v)),
-        None => Dimension::unknown(),
-    };
     let dims = if to_space {
         vec![
             owned_dim(&s.dim[0]),
-            scaled(&s.dim[1], &|c| c / (b * b)),
-            scaled(&s.dim[2], &|h| h * b),
-            scaled(&s.dim[3], &|w| w * b),
+            dim_div_by(&s.dim[1], area)?,
+            dim_mul_by(&s.dim[2], b)?,
+            dim_mul_by(&s.dim[3], b)?,
         ]
     } else {
         vec![
             owned_dim(&s.dim[0]),
-            scaled(&s.dim[1], &|c| c * b * b),
-            scaled(&s.dim[2], &|h| h / b),
-            scaled(&s.dim[3], &|w| w / b),
+            dim_mul_by(&s.dim[1], area)?,
+            dim_div_by(&s.dim[2], b)?,
+            dim_div_by(&s.dim[3], b)?,
         ]
     };
     Ok(one(elem, Some(shape_of(dims))))

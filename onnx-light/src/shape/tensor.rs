@@ -83,25 +83,6 @@ fn attr_dtype(n: &Node<'_, '_>, name: &str) -> Result<Option<i32>, String> {
     Ok(Some(v as i32))
 }
 
-/// `a + b` for dimension arithmetic, an error on overflow as in `onnx`.
-fn checked_add(a: i64, b: i64) -> Result<i64, String> {
-    a.checked_add(b)
-        .ok_or_else(|| format!("Integer overflow while adding dimension values {a} and {b}"))
-}
-
-/// `(v as f64).ceil()` converted as C++ converts a double to int64 on x86: a value out
-/// of range (or NaN) becomes `i64::MIN`.
-fn ceil_to_i64(v: f64) -> i64 {
-    // 2^63: the first double past the int64 range.
-    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
-    let c = v.ceil();
-    if (-LIMIT..LIMIT).contains(&c) {
-        c as i64
-    } else {
-        i64::MIN
-    }
-}
-
 fn range(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let elem = required_elem(n, 0)?;
     // The output is 1-D whatever the inputs; its length is known only from constants.
@@ -129,6 +110,9 @@ fn range(n: &Node<'_, '_>) -> Result<Outputs, String> {
             "Input to 'Range' op should be scalars (Tensor with only one element and shape empty)"
                 .to_string(),
         );
+    }
+    if let Some(reason) = [start, limit, delta].iter().find_map(|c| c.problem()) {
+        return Err(reason.to_string());
     }
     // The difference is taken in the element type (wrapping as C++ does for integers),
     // then divided by the step as doubles.
@@ -855,7 +839,8 @@ fn einsum(n: &Node<'_, '_>) -> Result<Outputs, String> {
     let mut labels: BTreeMap<u8, Dimension<'static>> = BTreeMap::new();
     let mut repeated = HashSet::new();
     let mut ellipsis: Option<Vec<Dimension<'static>>> = None;
-    let mut ellipsis_rank: Option<usize> = None;
+    // The dimensions the first ellipsis covers, and its operand.
+    let mut ellipsis_rank: Option<(usize, usize)> = None;
     let mut operands = 0;
     for term in left.split(|&c| c == b',') {
         let Some(shape) = shapes.get(operands) else {
@@ -873,10 +858,10 @@ fn einsum(n: &Node<'_, '_>) -> Result<Outputs, String> {
                 ));
             }
             match ellipsis_rank {
-                None => ellipsis_rank = Some(rank - letters),
-                Some(k) if k != rank - letters => {
+                None => ellipsis_rank = Some((rank - letters, operands)),
+                Some((k, first)) if k != rank - letters => {
                     return Err(format!(
-                        "Ellipsis for input {operands} represents {} dimensions, but an earlier ellipsis represents {k} dimensions.",
+                        "Ellipsis for input {operands} represents {} dimensions, but ellipsis for input {first} represents {k} dimensions.",
                         rank - letters
                     ))
                 }

@@ -34,6 +34,9 @@ pub(super) enum Values {
     Floats(Vec<f64>),
     /// Not read: too many, of another type, or not readable.
     Unread,
+    /// Data `onnx` refuses to parse (external, or not as many values as the dims
+    /// say): its reason.
+    Invalid(String),
 }
 
 /// The most values of a constant that are read.
@@ -42,6 +45,17 @@ const MAX_READ: u64 = 1024;
 impl Constant {
     /// The constant `t` holds.
     pub(super) fn of(t: &TensorProto<'_>) -> Constant {
+        let parsed = matches!(
+            t.elem_type(),
+            Some(DataType::Int64 | DataType::Int32 | DataType::Float | DataType::Double)
+        );
+        if let Some(reason) = parsed.then(|| parse_problem(t)).flatten() {
+            return Constant {
+                elem: t.elem_type_raw(),
+                dims: t.dims.clone(),
+                values: Values::Invalid(reason),
+            };
+        }
         let few = t.element_count().is_some_and(|c| c <= MAX_READ);
         let values = match t.elem_type() {
             _ if !few => None,
@@ -101,9 +115,66 @@ impl Constant {
         }
     }
 
+    /// Why `onnx` cannot parse its data, when it cannot.
+    pub(super) fn problem(&self) -> Option<&str> {
+        match &self.values {
+            Values::Invalid(reason) => Some(reason),
+            _ => None,
+        }
+    }
+
     /// Whether it is of element type `dt`.
     pub(super) fn is(&self, dt: DataType) -> bool {
         self.elem == dt.to_i32()
+    }
+}
+
+/// Why `onnx`'s `ParseData` refuses the data of `t` (of a type it parses), past the
+/// element type check: external data, a dimension product it cannot take, or not as
+/// many values as the dims say. Payloads a lazy load left on disk are not judged.
+fn parse_problem(t: &TensorProto<'_>) -> Option<String> {
+    let name = t.name();
+    if t.is_external() {
+        return Some(format!(
+            "Cannot parse data from external tensors. Please load external data into raw data for tensor: {name}"
+        ));
+    }
+    if t.raw_data.is_none() && t.lazy_data.is_some() {
+        return None;
+    }
+    let mut count: i64 = 1;
+    for &d in &t.dims {
+        if d < 0 {
+            return Some(format!("Negative dimension value for tensor: {name}"));
+        }
+        count = match count.checked_mul(d) {
+            Some(c) => c,
+            None => {
+                return Some(format!(
+                    "Tensor dimension product overflow for tensor: {name}"
+                ))
+            }
+        };
+    }
+    let (held, size) = match t.elem_type() {
+        Some(DataType::Int64) => (t.int64_data.len(), 8),
+        Some(DataType::Int32) => (t.int32_data.len(), 4),
+        Some(DataType::Float) => (t.float_data.len(), 4),
+        _ => (t.double_data.len(), 8),
+    };
+    match &t.raw_data {
+        None if held as i64 != count => Some(format!(
+            "Data size mismatch. Tensor: {name} expected num elements {count} does not match the actual num elements {held}"
+        )),
+        None => None,
+        Some(raw) => {
+            let len = raw.len();
+            (len % size != 0 || (len / size) as i64 != count).then(|| {
+                format!(
+                    "Data size mismatch. Tensor: {name} has {len} bytes of raw_data for {count} elements of size {size}"
+                )
+            })
+        }
     }
 }
 
