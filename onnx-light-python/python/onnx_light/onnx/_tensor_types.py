@@ -126,6 +126,19 @@ def _pack(values: np.ndarray, bits: int) -> bytes:
     return out.tobytes()
 
 
+def _pack_element_bytes(values: np.ndarray, bits: int) -> bytes:
+    """``_pack`` (2 or 4 bits) of the bytes of ``values``'s elements, as ``onnx`` packs an
+    array: the bytes of every element (one per value for the 8-bit types), and, when the
+    values do not fill the last byte, that byte list padded with zeros or cut to the next
+    multiple of the values per byte, which cuts the bytes of a wider dtype short."""
+    codes = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+    per = 8 // bits
+    if values.size % per:
+        wanted = values.size + per - values.size % per
+        codes = np.concatenate([codes[:wanted], np.zeros(max(0, wanted - codes.size), np.uint8)])
+    return _pack(codes, bits)
+
+
 def _unpack(raw: np.ndarray, bits: int, count: int, signed: bool) -> np.ndarray:
     """Splits packed sub-byte values (low bits first) into one byte per value."""
     if 8 % bits:

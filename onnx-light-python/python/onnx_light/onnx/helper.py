@@ -39,6 +39,7 @@ from ._tensor_types import (
     _ml_dtype,
     _ml_finfo,
     _pack,
+    _pack_element_bytes,
     tensor_dtype_to_np_dtype,
 )
 
@@ -442,7 +443,9 @@ def _e8m0_codes(values: np.ndarray) -> np.ndarray:
 
 def _check_count(given: int, count: int) -> None:
     if given != count:
-        raise ValueError(f"{given} values given for a tensor of {count} elements (its dims)")
+        raise ValueError(
+            f"Number of values ({given}) does not match tensor dimensions requiring {count} elements."
+        )
 
 
 def _raw_payload(data_type: int, vals: Any, count: int) -> bytes:
@@ -455,25 +458,17 @@ def _raw_payload(data_type: int, vals: Any, count: int) -> bytes:
             # wider dtype is refused, as onnx refuses it.
             payload = _pack(vals.view(np.uint8), bits)
         elif bits < 8:
-            # The low bits of each byte of the elements. onnx pads them to whole bytes
-            # by the element count, which cuts the bytes of a wider dtype short, or
-            # pads them with zeros, the same way here.
-            codes = vals.ravel().view(np.uint8)
-            per = 8 // bits
-            if vals.size % per:
-                wanted = vals.size + per - vals.size % per
-                codes = np.concatenate([codes[:wanted], np.zeros(max(0, wanted - codes.size), np.uint8)])
-            payload = _pack(codes, bits)
+            payload = _pack_element_bytes(vals, bits)
         else:
             payload = _little_endian_bytes(vals)
     elif isinstance(vals, bytes):
         payload = vals
     else:
-        raise TypeError(f"raw tensor data must be bytes or a numpy array, not {type(vals).__name__}")
+        raise TypeError(f"Raw data must be bytes or numpy.ndarray, but got {type(vals)}.")
     expected = -(-count * bits // 8)
     if len(payload) != expected:
         raise ValueError(
-            f"raw data of {len(payload)} bytes for {count} values of {bits} bits ({expected} bytes expected)"
+            f"Raw data size does not match tensor's size. Expected {expected} bytes, but got {len(payload)} bytes."
         )
     return payload
 

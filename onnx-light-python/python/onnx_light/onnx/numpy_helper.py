@@ -25,6 +25,7 @@ from ._tensor_types import (
     _holder_field,
     _little_endian_bytes,
     _pack,
+    _pack_element_bytes,
     _special_dtype,
     _ml,
     _unpack,
@@ -54,6 +55,60 @@ def _view(tensor: Any, dtype: np.dtype) -> Optional[np.ndarray]:
     if payload.address % dtype.alignment:
         return None
     return np.asarray(payload).view(dtype)
+
+
+def _pack_4bitx2(array: np.ndarray) -> np.ndarray:
+    """The low 4 bits of each byte of ``array``'s elements, two to a byte (the first in
+    the low half), as ``uint8``: how ``raw_data`` holds INT4, UINT4 and FLOAT4E2M1."""
+    return _packed(array, 4)
+
+
+def _pack_2bitx4(array: np.ndarray) -> np.ndarray:
+    """The low 2 bits of each byte of ``array``'s elements, four to a byte (the first in
+    the lowest bits), as ``uint8``: how ``raw_data`` holds INT2 and UINT2."""
+    return _packed(array, 2)
+
+
+def _pack_6bit(values: np.ndarray) -> np.ndarray:
+    """The low 6 bits of each value (converted to ``uint8``), four values to three
+    bytes, least significant bit first, as ``uint8``: how ``raw_data`` holds the
+    FLOAT6 types."""
+    codes = np.asarray(values).astype(np.uint8, copy=False).reshape(-1)
+    return np.frombuffer(_pack(codes, 6), dtype=np.uint8).copy()
+
+
+def _packed(array: np.ndarray, bits: int) -> np.ndarray:
+    """``_pack_element_bytes`` as a writable ``uint8`` array."""
+    return np.frombuffer(_pack_element_bytes(np.asarray(array), bits), dtype=np.uint8).copy()
+
+
+def _unpack_4bit(data: np.ndarray, dims: Any) -> np.ndarray:
+    """The 4-bit codes packed in ``data`` (see ``_pack_4bitx2``), one ``uint8`` each, in
+    shape ``dims``; ``ValueError`` when ``data`` holds too few."""
+    return _unpacked(data, dims, 4)
+
+
+def _unpack_2bit(data: np.ndarray, dims: Any) -> np.ndarray:
+    """The 2-bit codes packed in ``data`` (see ``_pack_2bitx4``), one ``uint8`` each, in
+    shape ``dims``; ``ValueError`` when ``data`` holds too few."""
+    return _unpacked(data, dims, 2)
+
+
+def _unpack_6bit(data: np.ndarray, dims: Any) -> np.ndarray:
+    """The 6-bit codes packed in ``data`` (see ``_pack_6bit``), one ``uint8`` each, in
+    shape ``dims``; ``ValueError`` when ``data`` holds too few."""
+    return _unpacked(data, dims, 6)
+
+
+def _unpacked(data: np.ndarray, dims: Any, bits: int) -> np.ndarray:
+    count = int(np.prod(dims, dtype=np.int64))
+    raw = np.asarray(data).astype(np.uint8, copy=False).reshape(-1)
+    if raw.size * 8 // bits < count:
+        raise ValueError(
+            f"Packed {bits}-bit data ({raw.size} bytes) is too small for the declared shape "
+            f"{list(dims)} ({count} elements required)."
+        )
+    return _unpack(raw, bits, count, False).reshape(tuple(dims))
 
 
 def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
@@ -132,9 +187,11 @@ def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
     raise ValueError(f"tensor {tensor.name!r}: unsupported data type {data_type}")
 
 
-def from_array(array: Any, name: Optional[str] = None) -> Any:
-    """A ``TensorProto`` holding ``array`` (``raw_data``, little-endian; strings in
-    ``string_data``)."""
+def from_array(array: Any, /, name: Optional[str] = None) -> Any:
+    """A ``TensorProto`` holding ``array`` (``raw_data``, little-endian; sub-byte types
+    packed). Strings (a ``str`` array, or an object array of ``str`` and ``bytes``) go in
+    ``string_data``; an object array holding anything else raises
+    ``NotImplementedError``, as in ``onnx``."""
     arr = np.asarray(array)
     tensor = TensorProto()
     tensor.dims.extend(arr.shape)
@@ -143,10 +200,18 @@ def from_array(array: Any, name: Optional[str] = None) -> Any:
     data_type = _data_type_of(arr.dtype)
     tensor.data_type = data_type
     if data_type == _T.STRING:
-        flat = arr.reshape(-1)
-        tensor.string_data.extend(
-            [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in flat]
-        )
+        values = []
+        for v in arr.reshape(-1):
+            if isinstance(v, str):
+                values.append(v.encode("utf-8"))
+            elif isinstance(v, (bytes, np.bytes_)):
+                values.append(bytes(v))
+            else:
+                raise NotImplementedError(
+                    "Unrecognized object in the object array, expect a string, or array of bytes: "
+                    f"{type(v)}"
+                )
+        tensor.string_data.extend(values)
         return tensor
     if data_type in _SPECIAL and _SPECIAL[data_type][2] < 8:
         bits = _SPECIAL[data_type][2]
@@ -191,13 +256,19 @@ def to_list(sequence: Any) -> list:
 def from_list(lst: list, name: Optional[str] = None, dtype: Optional[int] = None) -> Any:
     """A ``SequenceProto`` of the values of ``lst``: arrays (and anything ``np.asarray``
     takes) as tensors, lists as sequences, dicts as maps. The element type is ``dtype``,
-    else that of the first value (tensors for an empty list)."""
+    else that of the first value (tensors for an empty list). Values of different Python
+    types raise ``TypeError``."""
     from . import SequenceProto
 
     elem_type = dtype if dtype is not None else (_element_type(lst[0]) if lst else _TENSOR)
     sequence = SequenceProto(elem_type=elem_type)
-    if name is not None:
+    if name:
         sequence.name = name
+    if lst and not all(isinstance(v, type(lst[0])) for v in lst):
+        raise TypeError(
+            "The element type in the input list is not the same "
+            "for all elements and therefore is not supported as a sequence."
+        )
     field = _holder_field(elem_type, False, "a sequence")
     getattr(sequence, field).extend(_convert(v, elem_type, False) for v in lst)
     return sequence
@@ -205,28 +276,61 @@ def from_list(lst: list, name: Optional[str] = None, dtype: Optional[int] = None
 
 def to_dict(map_proto: Any) -> dict:
     """A ``MapProto`` as a dict: its keys (``bytes`` for string keys) to the Python form
-    of its values."""
+    of its values. A map with more or fewer values than keys raises ``IndexError``."""
     from . import _adopt
 
     map_proto = _adopt(map_proto)
     keys = list(map_proto.string_keys) if map_proto.key_type == _T.STRING else list(map_proto.keys)
     values = to_list(map_proto.values)
     if len(keys) != len(values):
-        raise ValueError(f"the map has {len(keys)} keys but {len(values)} values")
+        raise IndexError(
+            f"Length of keys and values for MapProto (map name: {map_proto.name}) are not the same."
+        )
     return dict(zip(keys, values))
+
+
+# The integer key types a MapProto may have (besides STRING).
+_INT_KEY_TYPES = frozenset([_T.INT8, _T.INT16, _T.INT32, _T.INT64, _T.UINT8, _T.UINT16, _T.UINT32, _T.UINT64])
+
+
+def _value_kind(value: Any) -> Any:
+    """What must agree between the values of one map: the container kind of lists and
+    dicts, the numpy type of anything else (strings of any length alike)."""
+    if isinstance(value, (list, dict)):
+        return type(value)
+    dtype = np.asarray(value).dtype
+    return dtype.kind if dtype.kind in "USO" else dtype
 
 
 def from_dict(dict_: dict, name: Optional[str] = None) -> Any:
     """A ``MapProto`` of ``dict_``: integer keys (their numpy type gives the key type) or
     string keys (``str`` stored as UTF-8, or ``bytes``), and values as ``from_list``
-    takes them."""
+    takes them. As in ``onnx``, an empty dict raises ``ValueError``; keys or values of
+    different types, and keys of another type (floats, bools), raise ``TypeError``."""
+    if not dict_:
+        raise ValueError("Cannot convert an empty dictionary to MapProto.")
     keys = list(dict_)
-    if keys and all(isinstance(k, (str, bytes)) for k in keys):
+    if all(isinstance(k, (str, bytes)) for k in keys):
         key_type = _T.STRING
         keys = [k.encode("utf-8") if isinstance(k, str) else k for k in keys]
     else:
-        key_type = _data_type_of(np.array(keys).dtype) if keys else _T.INT64
-    return make_map(name, key_type, keys, from_list(list(dict_.values())))
+        key_dtype = np.result_type(keys[0])
+        if any(isinstance(k, (str, bytes)) or np.result_type(k) != key_dtype for k in keys):
+            raise TypeError(
+                "The key type in the input dictionary is not the same "
+                "for all keys and therefore is not valid as a map."
+            )
+        key_type = _data_type_of(key_dtype)
+        if key_type not in _INT_KEY_TYPES:
+            raise TypeError(f"Unsupported map key type: {key_type}")
+    values = list(dict_.values())
+    kind = _value_kind(values[0])
+    if any(_value_kind(v) != kind for v in values):
+        raise TypeError(
+            "The value type in the input dictionary is not the same "
+            "for all values and therefore is not valid as a map."
+        )
+    return make_map(name or None, key_type, keys, from_list(values))
 
 
 def to_optional(optional: Any) -> Any:
@@ -246,9 +350,11 @@ def from_optional(opt: Any, name: Optional[str] = None, dtype: Optional[int] = N
     when it is None. The element type is ``dtype``, else that of ``opt``."""
     from . import OptionalProto
 
+    if dtype is not None and dtype not in OptionalProto.DataType.values():
+        raise TypeError(f"{dtype} must be a valid OptionalProto.DataType.")
     elem_type = dtype if dtype is not None else _element_type(opt)
     optional = OptionalProto(elem_type=elem_type)
-    if name is not None:
+    if name:
         optional.name = name
     if opt is None or elem_type == _UNDEFINED:
         return optional

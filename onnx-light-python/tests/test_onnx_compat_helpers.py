@@ -1,0 +1,176 @@
+"""Behaviour of helper, numpy_helper, external_data_helper, checker and printer that
+scripts written for `onnx` rely on, checked against the `onnx` package itself: the
+names they import, the exception types and messages they catch or match, and the state
+a model is left in."""
+
+import numpy as np
+import onnx
+import pytest
+
+import onnx_light.onnx as ol
+from onnx_light.onnx import helper, numpy_helper
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+
+def _outcome(call):
+    """What a call gives: its result, or its exception's type and message."""
+    try:
+        return call()
+    except Exception as e:  # noqa: BLE001 - the exception is the outcome compared
+        return type(e), str(e)
+
+
+def _same_outcome(ours, theirs):
+    """Our outcome matches onnx's: equal results, or an exception of onnx's type (or a
+    subclass of it) with onnx's message."""
+    if isinstance(theirs, tuple) and isinstance(theirs[0], type):
+        assert isinstance(ours, tuple) and isinstance(ours[0], type), ours
+        assert issubclass(ours[0], theirs[0]), (ours, theirs)
+        assert ours[1] == theirs[1]
+    else:
+        assert ours == theirs
+
+
+# --- numpy_helper's packing helpers ---------------------------------------------------
+
+
+@pytest.mark.parametrize("count", range(0, 11))
+@pytest.mark.parametrize(
+    "dtype", [np.uint8, np.int8, ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, np.int32]
+)
+def test_the_sub_byte_packers_give_onnxs_bytes(count, dtype):
+    rng = np.random.default_rng(count)
+    values = rng.integers(-2, 2, count).astype(dtype)
+    for name in ("_pack_4bitx2", "_pack_2bitx4"):
+        ours = getattr(numpy_helper, name)(values)
+        theirs = getattr(onnx.numpy_helper, name)(values)
+        assert ours.dtype == theirs.dtype == np.uint8
+        np.testing.assert_array_equal(ours, theirs)
+        ours[...] = 0  # a writable array of its own
+    codes = rng.integers(0, 64, count).astype(np.uint8)
+    np.testing.assert_array_equal(numpy_helper._pack_6bit(codes), onnx.numpy_helper._pack_6bit(codes))
+
+
+@pytest.mark.parametrize("count", [1, 3, 4, 7, 9])
+def test_the_unpackers_invert_the_packers(count):
+    for bits, pack, unpack in (
+        (4, "_pack_4bitx2", "_unpack_4bit"),
+        (2, "_pack_2bitx4", "_unpack_2bit"),
+        (6, "_pack_6bit", "_unpack_6bit"),
+    ):
+        codes = (np.arange(count) % (1 << bits)).astype(np.uint8)
+        packed = getattr(onnx.numpy_helper, pack)(codes)
+        ours = getattr(numpy_helper, unpack)(packed, [count])
+        np.testing.assert_array_equal(ours, getattr(onnx.numpy_helper, unpack)(packed, [count]))
+        with pytest.raises(ValueError, match="too small"):
+            getattr(numpy_helper, unpack)(packed[:0], [count])
+
+
+# --- numpy_helper's conversions: exception types and messages -------------------------
+
+NUMPY_HELPER_CASES = [
+    ("empty dict", lambda n: n.from_dict({})),
+    ("float keys", lambda n: n.from_dict({1.5: np.array(1), 2.5: np.array(2)})),
+    ("bool keys", lambda n: n.from_dict({True: np.array(1)})),
+    ("mixed key types", lambda n: n.from_dict({0: np.array(0.1), 1.1: np.array(0.9)})),
+    ("mixed value types", lambda n: n.from_dict({0: np.array(1), 1: np.array(0.9)})),
+    ("object array of ints", lambda n: n.from_array(np.array([42], dtype=object))),
+    ("mixed list", lambda n: n.from_list([np.array(1), [np.array(1)]])),
+    ("unknown optional type", lambda n: n.from_optional(np.array(1), dtype=99)),
+    ("int32 keys", lambda n: n.from_dict({np.int32(1): np.array(1), np.int32(2): np.array(2)})),
+    ("uint8 keys", lambda n: n.from_dict({np.uint8(7): np.array([1.5])}, name="m")),
+    ("empty name", lambda n: n.from_list([np.array(1)], name="")),
+    ("optional of a map", lambda n: n.from_optional({1: np.array(1)})),
+    ("strings", lambda n: n.from_array(np.array(["a", b"b"], dtype=object))),
+]
+
+
+@pytest.mark.parametrize("label, call", NUMPY_HELPER_CASES, ids=[c[0] for c in NUMPY_HELPER_CASES])
+def test_numpy_helper_conversions_raise_and_build_as_onnx(label, call):
+    ours = _outcome(lambda: call(numpy_helper))
+    theirs = _outcome(lambda: call(onnx.numpy_helper))
+    if not isinstance(theirs, tuple):
+        ours, theirs = ours.SerializeToString(), theirs.SerializeToString()
+    _same_outcome(ours, theirs)
+
+
+def test_to_dict_of_a_map_with_a_key_too_many_raises_index_error():
+    m = numpy_helper.from_dict({1: np.array(1.0), 2: np.array(2.0)}, name="m")
+    m.keys.append(3)
+    with pytest.raises(IndexError, match=r"\(map name: m\) are not the same"):
+        numpy_helper.to_dict(m)
+
+
+def test_from_dict_keeps_string_keys_which_onnx_cannot_take():
+    # onnx reads a str key as a dtype code and fails; ours stores it as UTF-8.
+    m = numpy_helper.from_dict({"a": np.array(1), b"b": np.array(2)})
+    assert m.key_type == ol.TensorProto.STRING
+    assert list(m.string_keys) == [b"a", b"b"]
+    assert list(numpy_helper.to_dict(m)) == [b"a", b"b"]
+
+
+# --- helper.make_tensor ---------------------------------------------------------------
+
+T = onnx.TensorProto
+MAKE_TENSOR_CASES = [
+    ("too few values", lambda h: h.make_tensor("t", T.FLOAT, [2, 2], [1.0, 2.0, 3.0])),
+    ("too many values", lambda h: h.make_tensor("t", T.FLOAT, [2], [1.0, 2.0, 3.0])),
+    ("raw size", lambda h: h.make_tensor("t", T.FLOAT, [2], b"\0" * 4, raw=True)),
+    ("raw of a list", lambda h: h.make_tensor("t", T.FLOAT, [2], [1.0, 2.0], raw=True)),
+    ("raw strings", lambda h: h.make_tensor("t", T.STRING, [1], b"a", raw=True)),
+    ("strings short", lambda h: h.make_tensor("t", T.STRING, [2], ["a"])),
+    ("int8 overflow", lambda h: h.make_tensor("t", T.INT8, [1], [300])),
+]
+
+
+@pytest.mark.parametrize("label, call", MAKE_TENSOR_CASES, ids=[c[0] for c in MAKE_TENSOR_CASES])
+def test_make_tensor_refuses_with_onnxs_exception_and_message(label, call):
+    _same_outcome(_outcome(lambda: call(helper)), _outcome(lambda: call(onnx.helper)))
+
+
+ML_TYPES = [
+    (T.BFLOAT16, ml_dtypes.bfloat16),
+    (T.FLOAT8E4M3FN, ml_dtypes.float8_e4m3fn),
+    (T.FLOAT8E4M3FNUZ, ml_dtypes.float8_e4m3fnuz),
+    (T.FLOAT8E5M2, ml_dtypes.float8_e5m2),
+    (T.FLOAT8E5M2FNUZ, ml_dtypes.float8_e5m2fnuz),
+    (T.FLOAT8E8M0, ml_dtypes.float8_e8m0fnu),
+    (T.FLOAT4E2M1, ml_dtypes.float4_e2m1fn),
+    (T.FLOAT6E2M3, ml_dtypes.float6_e2m3fn),
+    (T.FLOAT6E3M2, ml_dtypes.float6_e3m2fn),
+    (T.INT4, ml_dtypes.int4),
+    (T.UINT4, ml_dtypes.uint4),
+    (T.INT2, ml_dtypes.int2),
+    (T.UINT2, ml_dtypes.uint2),
+]
+
+
+@pytest.mark.parametrize("data_type, dtype", ML_TYPES)
+@pytest.mark.parametrize("shape", [(7,), (2, 4), ()])
+def test_ml_dtypes_arrays_go_through_every_helper_as_in_onnx(data_type, dtype, shape):
+    values = (np.arange(int(np.prod(shape))) % 2).astype(dtype).reshape(shape)
+    assert helper.np_dtype_to_tensor_dtype(values.dtype) == data_type
+    assert helper.tensor_dtype_to_np_dtype(data_type) == onnx.helper.tensor_dtype_to_np_dtype(data_type)
+    for name in ("tensor_dtype_to_field", "tensor_dtype_to_storage_tensor_dtype", "tensor_dtype_to_string"):
+        assert getattr(helper, name)(data_type) == getattr(onnx.helper, name)(data_type)
+    raw = helper.make_tensor("t", data_type, shape, values, raw=True)
+    assert raw.SerializeToString() == onnx.helper.make_tensor("t", data_type, shape, values, raw=True).SerializeToString()
+    typed = helper.make_tensor("t", data_type, shape, values.astype(np.float32).tolist())
+    theirs = _outcome(lambda: onnx.helper.make_tensor("t", data_type, shape, values.astype(np.float32).tolist()))
+    if not isinstance(theirs, tuple):  # onnx fails on a 0-d FLOAT8E8M0 tensor
+        assert typed.SerializeToString() == theirs.SerializeToString()
+    array = numpy_helper.from_array(values, "t")
+    assert array.SerializeToString() == onnx.numpy_helper.from_array(values, "t").SerializeToString()
+    for tensor in (raw, typed, array):
+        back = numpy_helper.to_array(tensor)
+        assert back.dtype == values.dtype and back.shape == shape
+        np.testing.assert_array_equal(back.astype(np.float32), values.astype(np.float32))
+
+
+@pytest.mark.parametrize("data_type", [T.FLOAT8E4M3FN, T.FLOAT8E4M3FNUZ, T.FLOAT8E5M2, T.FLOAT8E5M2FNUZ, T.FLOAT8E8M0])
+def test_float8_make_tensor_saturates_and_rounds_to_onnxs_bytes(data_type):
+    values = [0.0, -0.0, 0.3, 448.0, 449.0, 1e30, -1e30, 57344.0, 2.0**-140, float("inf"), float("nan")]
+    ours = helper.make_tensor("t", data_type, [len(values)], values)
+    theirs = onnx.helper.make_tensor("t", data_type, [len(values)], values)
+    assert ours.SerializeToString() == theirs.SerializeToString()
