@@ -174,3 +174,19 @@ def test_float8_make_tensor_saturates_and_rounds_to_onnxs_bytes(data_type):
     ours = helper.make_tensor("t", data_type, [len(values)], values)
     theirs = onnx.helper.make_tensor("t", data_type, [len(values)], values)
     assert ours.SerializeToString() == theirs.SerializeToString()
+
+
+# --- the protobuf module names --------------------------------------------------------
+
+
+def test_the_generated_module_names_hold_the_packages_classes():
+    from onnx_light.onnx import onnx_data_pb, onnx_ml_pb2, onnx_operators_pb, onnx_pb
+
+    assert onnx_pb.ModelProto is ol.ModelProto is onnx_ml_pb2.ModelProto
+    assert onnx_pb.TensorProto.FLOAT == onnx.onnx_pb.TensorProto.FLOAT
+    assert onnx_pb.IR_VERSION == ol.IR_VERSION
+    assert onnx_data_pb.SequenceProto is ol.SequenceProto
+    assert onnx_operators_pb.OperatorSetProto is ol.OperatorSetProto
+    # What protobuf's module exports, ours does (the private names aside).
+    public = {n for n in dir(onnx.onnx_ml_pb2) if not n.startswith("_")} - {"DESCRIPTOR"}
+    assert public <= set(onnx_ml_pb2.__all__)
