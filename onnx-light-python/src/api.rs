@@ -9,7 +9,7 @@ use std::sync::Arc;
 use onnx_light::crypto::{self, DecryptOptions, EncryptOptions, EncryptionFormat, Passphrase};
 use onnx_light::io::external::{self, ExternalDataOptions, VerifyOptions};
 use onnx_light::io::{self, ParseOptions, SerializeOptions, TensorBufferOptions};
-use onnx_light::onnx::{Model, ModelProto};
+use onnx_light::onnx::{DataLocation, Model, ModelProto};
 use onnx_light::{ByteOwner, SharedOwner};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -93,9 +93,12 @@ impl dataclass::ParseOptions {
     }
 
     fn parse_options(self, base_dir: Option<PathBuf>) -> PyResult<ParseOptions> {
+        // The metadata of tensors whose data is read stays for `mark_loaded_inline`,
+        // which records them as `onnx` does.
         let mut o = memory_limit(ParseOptions::default(), self.max_memory)?
             .allow_aliasing(self.allow_aliasing)
             .load_external_data(self.load_external_data)
+            .keep_external_metadata(true)
             .structure_only(self.skip_raw_data)
             .num_threads(threads(self.num_threads)?)
             .raw_data_threshold(self.raw_data_threshold)
@@ -112,6 +115,19 @@ impl dataclass::ParseOptions {
 
 fn model_object(py: Python<'_>, model: Model) -> PyResult<Py<PyAny>> {
     wrap(py, PyMessage::from_box(Box::new(model)))
+}
+
+/// Records the external tensors of `model` whose bytes are now in memory as `onnx`'s
+/// loaders leave them: `external_data` gone and `data_location` set to `DEFAULT` (set,
+/// not absent, so `HasField("data_location")` is true and a save writes it, as with
+/// `onnx`). Tensors whose data was not read keep their external metadata.
+fn mark_loaded_inline(model: &mut ModelProto<'_>) {
+    model.visit_tensors_mut(|_, t| {
+        if t.is_external() && t.raw_data.is_some() {
+            t.data_location = Some(DataLocation::Default.into());
+            t.external_data.clear();
+        }
+    });
 }
 
 /// Runs `f` on the `ModelProto` behind `model`, with the GIL released.
@@ -147,9 +163,13 @@ pub fn load_path(
     let structure_only = options.skip_raw_data;
     let o = options.parse_options(None)?;
     let model = py
-        .detach(|| match maps {
-            true => crate::mapped::load_mapped(&path, &o),
-            false => io::load_with(&path, &o),
+        .detach(|| {
+            let mut model = match maps {
+                true => crate::mapped::load_mapped(&path, &o),
+                false => io::load_with(&path, &o),
+            }?;
+            mark_loaded_inline(&mut model);
+            Ok(model)
         })
         .map_err(to_py_err)?;
     if structure_only {
@@ -186,7 +206,7 @@ pub fn load_bytes(
         ..options
     };
     let o = options.parse_options(base_dir)?;
-    let model = if no_copy {
+    let mut model = if no_copy {
         // Large payloads become slices of the `bytes` object itself, which the model
         // keeps alive.
         let backed: PyBackedBytes = data.extract()?;
@@ -198,6 +218,7 @@ pub fn load_bytes(
         py.detach(|| io::load_from_bytes(slice, &o))
     }
     .map_err(to_py_err)?;
+    mark_loaded_inline(&mut model);
     model_object(py, model)
 }
 
@@ -384,9 +405,13 @@ pub fn load_external_data_for_model(
     base_dir: PathBuf,
     num_threads: i64,
 ) -> PyResult<()> {
-    let o = ParseOptions::default().num_threads(threads(num_threads)?);
+    let o = ParseOptions::default()
+        .num_threads(threads(num_threads)?)
+        .keep_external_metadata(true);
     with_model(py, model, |m| {
-        io::load_external_data_for_model(m, &base_dir, &o)
+        io::load_external_data_for_model(m, &base_dir, &o)?;
+        mark_loaded_inline(m);
+        Ok(())
     })
 }
 
@@ -412,8 +437,9 @@ pub fn verify_external_data(
 }
 
 /// Makes every external tensor of `model` whose data is loaded (or lazily attached)
-/// inline: its `data_location` and `external_data` go. One whose data was not loaded is
-/// an error naming it, and nothing is changed.
+/// inline, as `onnx`'s `convert_model_from_external_data` does: its `external_data`
+/// goes and `data_location` becomes `DEFAULT`. One whose data was not loaded is an error
+/// naming it, and nothing is changed.
 #[pyfunction]
 pub fn inline_external_data(py: Python<'_>, model: &Bound<'_, PyAny>) -> PyResult<()> {
     with_model(py, model, |m| {
@@ -431,7 +457,7 @@ pub fn inline_external_data(py: Python<'_>, model: &Bound<'_, PyAny>) -> PyResul
         })?;
         m.visit_tensors_mut(|_, t| {
             if t.is_external() {
-                t.data_location = None;
+                t.data_location = Some(DataLocation::Default.into());
                 t.external_data.clear();
             }
         });

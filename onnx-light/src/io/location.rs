@@ -135,6 +135,25 @@ pub(crate) fn save_location(what: &'static str, location: &str) -> Result<String
     Ok(location_string(&path))
 }
 
+/// Where a save writes the data of a tensor marked external in memory: the location it
+/// records, checked and normalized as [`save_location`] does. The model, not an option,
+/// holds that location, so a refusal is about the tensor's external data.
+///
+/// # Errors
+/// `InvalidExternalData` (rule [`ExternalDataRule::Location`]) naming `tensor`, the
+/// location and the reason, when the location is refused or names a directory.
+pub(crate) fn tensor_save_location(tensor: &str, location: &str) -> Result<String> {
+    if location.ends_with(['/', '\\']) {
+        return Err(Error::new(ErrorKind::InvalidExternalData {
+            location: Some(location.to_string()),
+            reason: "the location names a directory, not a file".to_string(),
+            rule: ExternalDataRule::Location,
+        })
+        .in_tensor(tensor));
+    }
+    validate_location(tensor, location).map(|path| location_string(&path))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,6 +219,33 @@ mod tests {
                 }
             ));
             assert!(err.to_string().contains(why), "{given:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_tensors_own_location_is_refused_as_its_external_data() {
+        assert_eq!(
+            tensor_save_location("t", "./weights\\w.bin").unwrap(),
+            "weights/w.bin"
+        );
+        for (given, why) in [
+            ("weights/", "names a directory"),
+            ("../w.bin", ".."),
+            ("/abs/w.bin", "absolute"),
+        ] {
+            let err = tensor_save_location("t", given).unwrap_err();
+            assert!(
+                matches!(
+                    err.kind(),
+                    ErrorKind::InvalidExternalData {
+                        rule: ExternalDataRule::Location,
+                        ..
+                    }
+                ),
+                "{given:?}: {err}"
+            );
+            assert!(err.to_string().contains(why), "{given:?}: {err}");
+            assert!(err.to_string().contains("`t`"), "{given:?}: {err}");
         }
     }
 

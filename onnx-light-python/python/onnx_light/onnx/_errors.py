@@ -17,9 +17,15 @@ class OptionError(Error, ValueError):
     """An invalid option value (the message names the option)."""
 
 
-class ExternalDataError(Error, ValueError):
+class ValidationError(Error, ValueError):
+    """A model that breaks the ONNX rules (``checker.check_model``): the message lists
+    every problem found, each with its path in the model."""
+
+
+class ExternalDataError(ValidationError):
     """External data that cannot be used: a refused path, a bad offset or length, a
-    checksum mismatch, data not loaded. ``rule`` names the external-data rule that was
+    checksum mismatch, data not loaded. It is a ``ValidationError`` (``onnx.checker``'s,
+    which ``onnx`` raises for refused external data) and so a ``ValueError``. ``rule`` names the external-data rule that was
     broken, as ``external_data_helper.verify_external_data`` names it (``"location"``,
     ``"symbolic_link"``, ``"not_regular_file"``, ``"out_of_range"``,
     ``"length_mismatch"``, ``"metadata"``, ``"checksum_mismatch"``, ``"aliasing"``, ...),
@@ -81,11 +87,6 @@ class DataFileExistsError(FileError, FileExistsError):
     """A save with external data found a file at a data file's name that the model it
     replaces does not use (usually another model's data) and left it alone; pass
     ``replace_data_files=True`` to replace it."""
-
-
-class ValidationError(Error, ValueError):
-    """A model that breaks the ONNX rules (``checker.check_model``): the message lists
-    every problem found, each with its path in the model."""
 
 
 class InferenceError(Error):

@@ -1,20 +1,20 @@
 """``onnx.external_data_helper`` on onnx_light. As in ``onnx``,
 ``convert_model_to_external_data`` marks tensors as external at once (their bytes stay
 in memory) and the next ``save`` writes them to the files they name; the marking, the
-path checks and the writing are the library's."""
+path checks and that writing are the library's. ``write_external_data_tensors`` and
+``save_external_data`` append to the data files themselves, as ``onnx``'s do."""
 
 from __future__ import annotations
 
 import os
 import stat
-import tempfile
 import uuid
 import warnings
 from typing import Any, Iterator, NamedTuple, Optional
 
 import numpy as np
 
-from . import AttributeProto, ModelProto, TensorProto, _as_model, _native, load_model, save_model
+from . import AttributeProto, ModelProto, TensorProto, _as_model, _native
 from ._errors import ValidationError
 
 # The external_data keys the format defines; ExternalDataInfo ignores others.
@@ -298,24 +298,17 @@ def verify_external_data(
 
 
 def write_external_data_tensors(model: Any, filepath: str) -> Any:
-    """Writes the data of the tensors of ``model`` marked external (see
-    ``convert_model_to_external_data``) to their files in directory ``filepath`` and
-    leaves ``model`` referring to them (``raw_data`` cleared, ``offset`` and ``length``
-    set). A file already at a data file's name raises ``DataFileExistsError`` and is
-    left as it was (``onnx`` appends to it).
-
-    The library saves the model into ``filepath`` under a temporary name, which writes
-    the data files with its own checks (no file replaced, nothing outside the
-    directory), and the model is read back from it before it is removed."""
-    model = _as_model(model)
-    fd, model_path = tempfile.mkstemp(prefix=".external-", suffix=".onnx", dir=filepath)
-    os.close(fd)
-    try:
-        save_model(model, model_path)
-        reloaded = load_model(model_path, load_external_data=False)
-    finally:
-        os.unlink(model_path)
-    model.CopyFrom(reloaded)
+    """Writes the data of the tensors of ``model`` marked external that hold their bytes
+    (see ``convert_model_to_external_data``) to the files their ``location`` names in
+    the directory ``filepath``, as ``onnx`` does: each is appended to its file
+    (``save_external_data``: created if missing, an existing file is added to, never
+    overwritten), its ``offset`` and ``length`` recorded and its ``raw_data`` cleared.
+    Returns ``model``. A location that is absolute, has a ``..`` component or leads
+    through a symbolic link raises ``ValidationError``."""
+    for tensor in _get_all_tensors(model):
+        if uses_external_data(tensor) and tensor.HasField("raw_data"):
+            save_external_data(tensor, filepath)
+            tensor.ClearField("raw_data")
     return model
 
 

@@ -197,7 +197,7 @@ pub(crate) fn resolve_tensor(
             Some(&r.location),
             ExternalDataRule::OutOfRange,
             format!(
-                "offset {} is past the end of the {}-byte file",
+                "offset {} exceeds file size ({} bytes): past the end of the file",
                 r.offset, file.size
             ),
         ));
@@ -209,8 +209,10 @@ pub(crate) fn resolve_tensor(
             Some(&r.location),
             ExternalDataRule::OutOfRange,
             format!(
-                "offset {} + length {len} is past the end of the {}-byte file",
-                r.offset, file.size
+                "length {len} exceeds available data ({} bytes from offset {}): past the end of the {}-byte file",
+                file.size - r.offset,
+                r.offset,
+                file.size
             ),
         ));
     }

@@ -25,7 +25,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::field::Bytes;
 use crate::io::atomic::{AtomicTarget, Displaced, SaveHook, TargetDir};
 use crate::io::buffer::align_up;
-use crate::io::location::save_location;
+use crate::io::location::{save_location, tensor_save_location};
 use crate::io::open::FileId;
 use crate::io::options::{ExternalDataOptions, SerializeOptions};
 use crate::io::saved::{Saved, SavedFile};
@@ -158,9 +158,8 @@ pub(crate) fn plan(model: &ModelProto<'_>, options: &SerializeOptions) -> Result
         }
         any = true;
         let requested = if ext.is_none() {
-            ExternalDataRef::from_tensor(t).and_then(|r| {
-                save_location("location", &r.location).map_err(|e| e.in_tensor(t.name()))
-            })?
+            ExternalDataRef::from_tensor(t)
+                .and_then(|r| tensor_save_location(t.name(), &r.location))?
         } else if config.one_file_per_tensor {
             tensor_file_names.next(t.name())
         } else {
