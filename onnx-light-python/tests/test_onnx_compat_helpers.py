@@ -10,7 +10,7 @@ import onnx
 import pytest
 
 import onnx_light.onnx as ol
-from onnx_light.onnx import checker, external_data_helper, helper, numpy_helper
+from onnx_light.onnx import checker, external_data_helper, helper, numpy_helper, parser
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
@@ -304,3 +304,42 @@ def test_write_external_data_tensors_refuses_a_symbolic_link(tmp_path):
     with pytest.raises(checker.ValidationError):
         external_data_helper.write_external_data_tensors(model, str(tmp_path))
     assert (tmp_path / "target.bin").read_bytes() == b"keep"
+
+
+# --- checker --------------------------------------------------------------------------
+
+RECURSIVE = """
+<ir_version: 8, opset_import: [ "" : 17, "local" : 1 ]>
+agraph (float[N] x) => (float[N] y) {
+    y = local.foo (x)
+}
+<domain: "local", opset_import: [ "" : 17, "local" : 1 ]>
+foo (x) => (y) {
+    y = local.bar (x)
+}
+<domain: "local", opset_import: [ "" : 17, "local" : 1 ]>
+bar (x) => (y) {
+    y = local.foo (x)
+}
+"""
+
+
+def test_recursive_local_functions_are_reported_as_onnx_reports_them():
+    model = parser.parse_model(RECURSIVE)
+    with pytest.raises(checker.ValidationError) as ours:
+        checker.check_model(model)
+    with pytest.raises(onnx.checker.ValidationError) as theirs:
+        onnx.checker.check_model(onnx.parser.parse_model(RECURSIVE))
+    # onnx starts from the functions in hash order; ours in model order.
+    for text in (str(ours.value), str(theirs.value)):
+        assert "Cycle detected in model-local function references: local::" in text
+        assert "local::foo" in text and "local::bar" in text
+        assert text.endswith(". Model-local functions must not be recursive.")
+    assert "local::foo -> local::bar -> local::foo." in str(ours.value)
+
+
+def test_local_functions_sharing_an_identifier_are_reported_as_onnx_reports_them():
+    text = RECURSIVE.replace("y = local.bar (x)", "y = Relu (x)").replace("bar (x)", "foo (x)")
+    for module in (checker, onnx.checker):
+        with pytest.raises(module.ValidationError, match="multiple local functions with the same implementation id 'local::foo'"):
+            module.check_model((parser if module is checker else onnx.parser).parse_model(text))

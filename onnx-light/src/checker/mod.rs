@@ -1198,25 +1198,27 @@ impl<'o> Checker<'o> {
             self.report(
                 &loc,
                 format_args!(
-                    "{} local functions, more than the {MAX_LOCAL_FUNCTIONS} allowed",
+                    "Model contains {} local functions, exceeding the limit of {MAX_LOCAL_FUNCTIONS}. The model may be malformed or malicious.",
                     model.functions.len()
                 ),
             );
             return;
         }
+        // A function's identifier as onnx writes it: `domain::name[::overload]`.
         let id = |domain: &str, name: &str, overload: &str| {
             let domain = if domain == "ai.onnx" { "" } else { domain };
-            format!("{domain}::{name}::{overload}")
+            match overload {
+                "" => format!("{domain}::{name}"),
+                _ => format!("{domain}::{name}::{overload}"),
+            }
         };
         let mut by_id: HashMap<String, usize> = HashMap::new();
         for (i, f) in model.functions.iter().enumerate() {
-            if by_id
-                .insert(id(f.domain(), f.name(), f.overload()), i)
-                .is_some()
-            {
+            let key = id(f.domain(), f.name(), f.overload());
+            if by_id.insert(key.clone(), i).is_some() {
                 self.report(
                     &loc.indexed("functions", i, f.name()),
-                    "another local function has the same domain, name and overload",
+                    format_args!("Model contains multiple local functions with the same implementation id '{key}'."),
                 );
             }
         }
@@ -1258,7 +1260,7 @@ impl<'o> Checker<'o> {
                 if path.len() > MAX_FUNCTION_CALL_DEPTH {
                     self.report(
                         &loc,
-                        format_args!("local functions call each other more than {MAX_FUNCTION_CALL_DEPTH} deep"),
+                        format_args!("Function call chain depth exceeds limit ({MAX_FUNCTION_CALL_DEPTH}). The model may be malformed or malicious."),
                     );
                     return;
                 }
@@ -1276,16 +1278,20 @@ impl<'o> Checker<'o> {
                         path.push((callee, 0));
                     }
                     1 => {
-                        let names: Vec<&str> = path
+                        let names: Vec<String> = path
                             .iter()
                             .skip_while(|(g, _)| *g != callee)
-                            .map(|(g, _)| model.functions[*g].name())
-                            .chain([model.functions[callee].name()])
+                            .map(|(g, _)| *g)
+                            .chain([callee])
+                            .map(|g| {
+                                let f = &model.functions[g];
+                                id(f.domain(), f.name(), f.overload())
+                            })
                             .collect();
                         self.report(
                             &loc,
                             format_args!(
-                                "local functions call each other in a cycle: {}",
+                                "Cycle detected in model-local function references: {}. Model-local functions must not be recursive.",
                                 names.join(" -> ")
                             ),
                         );
