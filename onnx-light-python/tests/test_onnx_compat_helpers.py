@@ -10,7 +10,7 @@ import onnx
 import pytest
 
 import onnx_light.onnx as ol
-from onnx_light.onnx import checker, external_data_helper, helper, numpy_helper, parser
+from onnx_light.onnx import checker, external_data_helper, helper, numpy_helper, parser, printer
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
@@ -343,3 +343,22 @@ def test_local_functions_sharing_an_identifier_are_reported_as_onnx_reports_them
     for module in (checker, onnx.checker):
         with pytest.raises(module.ValidationError, match="multiple local functions with the same implementation id 'local::foo'"):
             module.check_model((parser if module is checker else onnx.parser).parse_model(text))
+
+
+# --- printer --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "data_type, dims, raw",
+    [(T.FLOAT16, [4], b"\x00\x3c"), (T.FLOAT, [1], b"\0" * 5), (T.INT64, [2], b"\0" * 24)],
+)
+def test_printing_a_tensor_whose_raw_data_does_not_fit_raises_onnxs_inference_error(data_type, dims, raw):
+    tensor = ol.TensorProto(name="w", data_type=data_type, dims=dims, raw_data=raw)
+    graph = helper.make_graph([], "g", [], [], [tensor])
+    with pytest.raises(ol.shape_inference.InferenceError, match="Data size mismatch") as info:
+        printer.to_text(graph)
+    assert isinstance(info.value, ol.TensorDataError)
+    assert "`w`" in str(info.value)
+    theirs = onnx.helper.make_graph([], "g", [], [], [onnx.TensorProto(name="w", data_type=data_type, dims=dims, raw_data=raw)])
+    with pytest.raises(onnx.shape_inference.InferenceError, match="Data size mismatch"):
+        onnx.printer.to_text(theirs)
