@@ -222,6 +222,8 @@ def load_model(
     ``max_memory``: the most memory the decoded model may take, in bytes; -1 (the
     default) = 64 MiB + 16 times the model's size, None = no limit.
     ``allow_aliasing``: accept tensors whose external data ranges share bytes.
+    A tensor whose external data is read loses its ``external_data`` entries and keeps
+    ``data_location`` set to ``DEFAULT``, as ``onnx.load`` leaves it.
     """
     _check_format(format)
     if structure_only is not _UNSET:

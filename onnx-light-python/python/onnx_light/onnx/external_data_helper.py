@@ -247,16 +247,19 @@ def convert_model_to_external_data(
 
 
 def convert_model_from_external_data(model: Any) -> None:
-    """Makes every tensor of ``model`` inline again: tensors whose external data is
-    loaded lose their ``data_location`` and ``external_data``. A tensor whose data was
-    not loaded raises ``ExternalDataError`` (a ``ValueError``, as in ``onnx``) and
-    nothing is changed."""
+    """Makes every tensor of ``model`` inline again, as ``onnx`` does: tensors whose
+    external data is loaded lose their ``external_data`` and get ``data_location``
+    ``DEFAULT``. A tensor whose data was not loaded raises ``ExternalDataError`` (a
+    ``ValueError``, as in ``onnx``) and nothing is changed."""
     _native.inline_external_data(_as_model(model))
 
 
 def load_external_data_for_model(model: Any, base_dir: str) -> None:
     """Reads the external data of every tensor of ``model`` from files in ``base_dir``
-    (paths are checked: no absolute paths, ``..`` or links out of the directory)."""
+    (paths are checked: no absolute paths, ``..`` or links out of the directory); each
+    such tensor then has ``data_location`` ``DEFAULT`` and no ``external_data``, as with
+    ``onnx``. A refused location raises ``ExternalDataError``, a
+    ``checker.ValidationError``."""
     _native.load_external_data_for_model(model, os.fspath(base_dir), -1)
 
 
