@@ -415,6 +415,119 @@ pub fn load_external_data_for_model(
     })
 }
 
+/// One step of the way from a model to one of its messages: a field, or an index into
+/// a repeated field (`("graph", "node", 3, "attribute", 0, "t")` in Python).
+#[derive(IntoPyObject, Clone)]
+pub enum Step {
+    Field(&'static str),
+    Index(usize),
+}
+
+/// The tensors `write_external_data_tensors` writes: those marked external whose bytes
+/// are in memory, as paths from the model, in `onnx`'s order (the initializers of the
+/// graph and its subgraphs, then the attribute tensors of the graph, its subgraphs and
+/// the functions), which decides where each lands in a shared file. The walk is here,
+/// not in Python, so that a model of many nodes costs no Python object per node.
+#[pyfunction]
+pub fn tensors_to_write(py: Python<'_>, model: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<Step>>> {
+    use onnx_light::onnx::{AttributeType, GraphProto, NodeProto, TensorProto};
+
+    fn wanted(t: &TensorProto<'_>) -> bool {
+        t.is_external() && t.raw_data.is_some()
+    }
+    fn at(path: &[Step], more: impl IntoIterator<Item = Step>) -> Vec<Step> {
+        let mut out = path.to_vec();
+        out.extend(more);
+        out
+    }
+    /// The graphs an attribute holds, by its declared type (as `onnx` finds them), with
+    /// the steps from the attribute to each.
+    fn subgraphs<'g, 'a>(
+        a: &'g onnx_light::onnx::AttributeProto<'a>,
+    ) -> Vec<(&'g GraphProto<'a>, Vec<Step>)> {
+        match a.r#type.and_then(|t| t.get()) {
+            Some(AttributeType::Graph) => {
+                a.g.as_deref()
+                    .map(|g| vec![(g, vec![Step::Field("g")])])
+                    .unwrap_or_default()
+            }
+            Some(AttributeType::Graphs) => a
+                .graphs
+                .iter()
+                .enumerate()
+                .map(|(k, g)| (g, vec![Step::Field("graphs"), Step::Index(k)]))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+    fn initializers(g: &GraphProto<'_>, path: &[Step], out: &mut Vec<Vec<Step>>) {
+        for (i, t) in g.initializer.iter().enumerate() {
+            if wanted(t) {
+                out.push(at(path, [Step::Field("initializer"), Step::Index(i)]));
+            }
+        }
+        for (i, n) in g.node.iter().enumerate() {
+            for (j, a) in n.attribute.iter().enumerate() {
+                for (sub, steps) in subgraphs(a) {
+                    let here = at(
+                        path,
+                        [
+                            Step::Field("node"),
+                            Step::Index(i),
+                            Step::Field("attribute"),
+                            Step::Index(j),
+                        ]
+                        .into_iter()
+                        .chain(steps),
+                    );
+                    initializers(sub, &here, out);
+                }
+            }
+        }
+    }
+    fn attribute_tensors(nodes: &[NodeProto<'_>], path: &[Step], out: &mut Vec<Vec<Step>>) {
+        for (i, n) in nodes.iter().enumerate() {
+            for (j, a) in n.attribute.iter().enumerate() {
+                let attr = at(
+                    path,
+                    [
+                        Step::Field("node"),
+                        Step::Index(i),
+                        Step::Field("attribute"),
+                        Step::Index(j),
+                    ],
+                );
+                if a.t.as_deref().is_some_and(wanted) {
+                    out.push(at(&attr, [Step::Field("t")]));
+                }
+                for (k, t) in a.tensors.iter().enumerate() {
+                    if wanted(t) {
+                        out.push(at(&attr, [Step::Field("tensors"), Step::Index(k)]));
+                    }
+                }
+                for (sub, steps) in subgraphs(a) {
+                    attribute_tensors(&sub.node, &at(&attr, steps), out);
+                }
+            }
+        }
+    }
+    with_model(py, model, |m| {
+        let mut out = Vec::new();
+        if let Some(graph) = &m.graph {
+            initializers(graph, &[Step::Field("graph")], &mut out);
+            attribute_tensors(&graph.node, &[Step::Field("graph")], &mut out);
+        }
+        for (f, function) in m.functions.iter().enumerate() {
+            attribute_tensors(
+                &function.node,
+                &[Step::Field("functions"), Step::Index(f)],
+                &mut out,
+            );
+        }
+        Ok(out)
+    })
+}
+
 /// Checks the external data of `model` against the files in `base_dir` with the rules of
 /// a load (`io::external::verify`): every problem as (tensor, rule name, message).
 #[pyfunction]

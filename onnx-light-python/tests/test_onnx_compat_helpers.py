@@ -296,6 +296,57 @@ def test_write_external_data_tensors_appends_as_onnx_does(tmp_path):
     assert results[0][0].startswith(b"older bytes")
 
 
+def _model_with_tensors_everywhere():
+    """Initializers in the graph and in an If branch, attribute tensors in nodes of the
+    graph, of the branch and of a local function."""
+
+    def weights(name, n):
+        return onnx.numpy_helper.from_array(np.arange(n, dtype=np.float32) + len(name), name)
+
+    constant = onnx.helper.make_node("Constant", [], ["c"], value=weights("c", 5))
+    branch = onnx.helper.make_graph(
+        [onnx.helper.make_node("Constant", [], ["bc"], value=weights("bc", 6)), onnx.helper.make_node("Add", ["bw", "bc"], ["bo"])],
+        "branch",
+        [],
+        [onnx.helper.make_tensor_value_info("bo", T.FLOAT, [6])],
+        [weights("bw", 6)],
+    )
+    cond = onnx.helper.make_node("If", ["cond"], ["y"], then_branch=branch, else_branch=branch)
+    call = onnx.helper.make_node("F", [], ["z"], domain="local")
+    function = onnx.helper.make_function(
+        "local", "F", [], ["z"], [onnx.helper.make_node("Constant", [], ["z"], value=weights("fc", 7))],
+        [onnx.helper.make_opsetid("", 17)],
+    )
+    graph = onnx.helper.make_graph(
+        [constant, cond, call],
+        "g",
+        [onnx.helper.make_tensor_value_info("cond", T.BOOL, [])],
+        [onnx.helper.make_tensor_value_info("y", T.FLOAT, [6])],
+        [weights("w", 4)],
+    )
+    return onnx.helper.make_model(
+        graph, functions=[function], opset_imports=[onnx.helper.make_opsetid("", 17), onnx.helper.make_opsetid("local", 1)]
+    )
+
+
+def test_write_external_data_tensors_writes_every_tensor_in_onnxs_order(tmp_path):
+    results = []
+    for name, module in (("ours", ol), ("theirs", onnx)):
+        d = tmp_path / name
+        d.mkdir()
+        model = module.load_from_string(_model_with_tensors_everywhere().SerializeToString())
+        helper_module = module.external_data_helper
+        helper_module.convert_model_to_external_data(model, location="w.bin", size_threshold=0, convert_attribute=True)
+        # Functions' attribute tensors are written too when marked by hand, as in onnx.
+        fc = model.functions[0].node[0].attribute[0].t
+        helper_module.set_external_data(fc, "w.bin")
+        helper_module.write_external_data_tensors(model, str(d))
+        results.append(((d / "w.bin").read_bytes(), model.SerializeToString()))
+    assert results[0] == results[1]
+    # w, both branches' bw, c, both branches' bc, fc: 40 floats.
+    assert len(results[0][0]) == 4 * (4 + 6 + 6 + 5 + 6 + 6 + 7)
+
+
 def test_write_external_data_tensors_refuses_a_symbolic_link(tmp_path):
     (tmp_path / "target.bin").write_bytes(b"keep")
     os.symlink(tmp_path / "target.bin", tmp_path / "w.bin")

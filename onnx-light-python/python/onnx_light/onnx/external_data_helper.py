@@ -308,11 +308,23 @@ def write_external_data_tensors(model: Any, filepath: str) -> Any:
     overwritten), its ``offset`` and ``length`` recorded and its ``raw_data`` cleared.
     Returns ``model``. A location that is absolute, has a ``..`` component or leads
     through a symbolic link raises ``ValidationError``."""
-    for tensor in _get_all_tensors(model):
-        if uses_external_data(tensor) and tensor.HasField("raw_data"):
-            save_external_data(tensor, filepath)
-            tensor.ClearField("raw_data")
+    if isinstance(model, _native.Message):
+        # The library finds the tensors to write (in onnx's order), so that a model of
+        # many nodes is not walked node by node in Python.
+        tensors = [_follow(model, path) for path in _native.tensors_to_write(model)]
+    else:
+        tensors = [t for t in _get_all_tensors(model) if uses_external_data(t) and t.HasField("raw_data")]
+    for tensor in tensors:
+        save_external_data(tensor, filepath)
+        tensor.ClearField("raw_data")
     return model
+
+
+def _follow(message: Any, path: list) -> Any:
+    """The message ``path`` leads to from ``message`` (field names and list indices)."""
+    for step in path:
+        message = message[step] if isinstance(step, int) else getattr(message, step)
+    return message
 
 
 __all__ = [
