@@ -305,6 +305,45 @@ pub enum ErrorKind {
     /// An operating-system I/O error (see [`Error::io_error`]).
     #[error("I/O error ({0})")]
     Io(io::ErrorKind),
+    /// Text that is not a valid protobuf text-format or JSON encoding of the message
+    /// being read (see [`crate::formats`]): where, from 1, and what is wrong.
+    #[error("invalid {format}: {line}:{column}: {message}")]
+    InvalidText {
+        /// Which encoding was being read.
+        format: TextFormat,
+        /// The line of the error, from 1.
+        line: usize,
+        /// The column of the error, from 1, in characters.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A message or enum type that the [`crate::formats::TypeRegistry`] in use does not
+    /// know.
+    #[error("type `{name}` is not in the type registry")]
+    UnregisteredType {
+        /// The type's fully qualified protobuf name.
+        name: String,
+    },
+}
+
+/// The text encodings of protobuf messages that [`crate::formats`] reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TextFormat {
+    /// protobuf's text format (`text_format.MessageToString`, `.textproto` files).
+    TextProto,
+    /// protobuf's JSON mapping (`json_format.MessageToJson`, `.json` files).
+    Json,
+}
+
+impl fmt::Display for TextFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TextFormat::TextProto => "protobuf text format",
+            TextFormat::Json => "protobuf JSON",
+        })
+    }
 }
 
 /// A limit that refused an input, each lifted by an option a caller can set when it

@@ -181,6 +181,7 @@ pub mod crypto;
 mod descriptor;
 mod error;
 mod field;
+pub mod formats;
 pub mod io;
 mod message;
 pub mod onnx;
@@ -194,7 +195,7 @@ pub mod wire;
 
 pub use codec::MAX_ENCODE_DEPTH;
 pub use descriptor::{FieldDescriptor, FieldKind, Label, MessageDescriptor};
-pub use error::{Error, ErrorKind, ExternalDataRule, Limit, PathSegment, Result};
+pub use error::{Error, ErrorKind, ExternalDataRule, Limit, PathSegment, Result, TextFormat};
 pub use field::{
     AlignedBuffer, ByteOwner, Bytes, EnumValue, LazyPayload, OwnedBytes, PayloadSource, ProtoEnum,
     SharedBytes, SharedOwner, Str, UnknownField, UnknownFields,
