@@ -2,7 +2,7 @@
 //! (Python, so that they can derive from both `Error` and `ValueError`/`OSError`); each
 //! carries the library's message unchanged.
 
-use onnx_light::{Error, ErrorKind, ExternalDataRule, Limit};
+use onnx_light::{Error, ErrorKind, ExternalDataRule, Limit, TextFormat};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
@@ -80,6 +80,19 @@ pub fn to_py_err(error: Error) -> PyErr {
                     message.clone(),
                     external_rule(&error).map(ExternalDataRule::name),
                 ))
+            }
+            ErrorKind::InvalidText {
+                format,
+                line,
+                column,
+                message: what,
+            } => {
+                let format = match format {
+                    TextFormat::Json => "json",
+                    _ => "textproto",
+                };
+                m.getattr("_text_error")?
+                    .call1((format, what.clone(), *line, *column))
             }
             _ => m.getattr(class_name(&error))?.call1((message.clone(),)),
         });

@@ -95,6 +95,8 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shape::infer_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(shape::infer_function_output_types, m)?)?;
     m.add_function(wrap_pyfunction!(tools::to_text, m)?)?;
+    m.add_function(wrap_pyfunction!(text::message_to_text, m)?)?;
+    m.add_function(wrap_pyfunction!(text::message_from_text, m)?)?;
     m.add_function(wrap_pyfunction!(tools::parse_text, m)?)?;
     m.add_class::<payload::Payload>()?;
     m.add_function(wrap_pyfunction!(payload::tensor_payload, m)?)?;

@@ -1034,9 +1034,12 @@ impl PyMessage {
         Ok(!self.__eq__(other)?)
     }
 
+    /// protobuf's text format, as `str()` and `repr()` of a protobuf message give it
+    /// (`onnx` replaces `repr()` of `ModelProto`, `GraphProto` and `FunctionProto`
+    /// with a summary; the package's Python module does the same).
     fn __repr__(&self) -> PyResult<String> {
         self.fetch_weights()?;
-        self.with(false, |m| Ok(format_message(m)))
+        Ok(self.with(false, |m| Ok(format_message(m)))??)
     }
 
     fn __str__(&self) -> PyResult<String> {

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from dataclasses import dataclass
 from typing import IO, Any, NamedTuple, Optional, Union
 
@@ -118,7 +119,58 @@ ModelProto: Any
 GraphProto: Any
 NodeProto: Any
 TensorProto: Any
+FunctionProto: Any
 _install_classes()
+
+
+# `repr()` of the three large messages is a one-line summary, as `onnx` makes it
+# (`str()` stays protobuf's text format): printing a model must not print its weights.
+def _opsets(opset_import: Any) -> str:
+    return repr({o.domain: o.version for o in opset_import})
+
+
+def _counted(name: str, items: Any, noun: str) -> str:
+    return f", {name}=<{len(items)} {noun}>" if items else ""
+
+
+def _quoted(name: str, value: str) -> str:
+    return f", {name}='{value}'" if value else ""
+
+
+def _model_repr(self: Any) -> str:
+    opsets = f", opset_import={_opsets(self.opset_import)}" if self.opset_import else ""
+    return (
+        f"ModelProto(ir_version={self.ir_version}{opsets}{_quoted('domain', self.domain)}"
+        f"{_quoted('producer_name', self.producer_name)}"
+        f"{_quoted('producer_version', self.producer_version)}, graph={self.graph!r}"
+        f"{_counted('functions', self.functions, 'functions')})"
+    )
+
+
+def _graph_repr(self: Any) -> str:
+    return (
+        f"GraphProto('{self.name}'{_counted('input', self.input, 'inputs')}"
+        f"{_counted('output', self.output, 'outputs')}"
+        f"{_counted('initializer', self.initializer, 'initializers')}"
+        f"{_counted('node', self.node, 'nodes')}"
+        f"{_counted('value_info', self.value_info, 'value_info')})"
+    )
+
+
+def _function_repr(self: Any) -> str:
+    opsets = f", opset_import={_opsets(self.opset_import)}" if self.opset_import else ""
+    attributes = f", attribute={list(self.attribute)}" if self.attribute else ""
+    return (
+        f"FunctionProto('{self.name}'{_quoted('domain', self.domain)}"
+        f"{_quoted('overload', self.overload)}{opsets}"
+        f"{_counted('input', self.input, 'inputs')}{_counted('output', self.output, 'outputs')}"
+        f"{attributes}{_counted('node', self.node, 'nodes')})"
+    )
+
+
+ModelProto.__repr__ = _model_repr
+GraphProto.__repr__ = _graph_repr
+FunctionProto.__repr__ = _function_repr
 
 # --- options ------------------------------------------------------------------------
 
@@ -224,8 +276,39 @@ def load_model(
     ``allow_aliasing``: accept tensors whose external data ranges share bytes.
     A tensor whose external data is read loses its ``external_data`` entries and keeps
     ``data_location`` set to ``DEFAULT``, as ``onnx.load`` leaves it.
+
+    ``format``: ``"protobuf"``, ``"textproto"``, ``"json"``, ``"onnxtxt"`` or one
+    registered in ``serialization.registry``; by default the format of the file's
+    extension (``serialization`` lists them), else ``"protobuf"``, as ``onnx`` does.
+    The options above other than ``load_external_data`` apply to the binary format
+    only: with a text format they raise ``OptionError``.
     """
-    _check_format(format)
+    serializer = _serializer(format, f)
+    if serializer is not serialization._PROTOBUF:
+        _refuse_binary_options(
+            serializer,
+            options,
+            no_copy=no_copy,
+            num_threads=num_threads,
+            structure_only=structure_only,
+            skip_raw_data=skip_raw_data,
+            raw_data_threshold=raw_data_threshold,
+            alignment=alignment,
+            location=location,
+            max_memory=max_memory,
+            allow_aliasing=allow_aliasing,
+        )
+        path, data = _read_source(f)
+        if data is None:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        model = serializer.deserialize_proto(data, ModelProto())
+        base_dir = _directory_of(f)
+        if load_external_data is not False and base_dir is not None:
+            from .external_data_helper import load_external_data_for_model as load_data
+
+            load_data(model, base_dir)
+        return model
     if structure_only is not _UNSET:
         if skip_raw_data is not _UNSET and bool(skip_raw_data) != bool(structure_only):
             raise ValueError("structure_only and skip_raw_data are one option: give one")
@@ -263,17 +346,32 @@ load = load_model
 
 
 def load_model_from_string(
-    s: bytes,
+    s: Union[bytes, str],
     format: Optional[str] = None,  # noqa: A002
     *,
-    num_threads: int = 0,
-    raw_data_threshold: int = 1024,
-    alignment: int = 1,
-    max_memory: Optional[int] = -1,
+    num_threads: int = _UNSET,
+    raw_data_threshold: int = _UNSET,
+    alignment: int = _UNSET,
+    max_memory: Optional[int] = _UNSET,
 ) -> Any:
     """Decodes a serialized model (external data is not loaded: there is no directory
-    to resolve it from). ``max_memory`` as for ``load``."""
-    _check_format(format)
+    to resolve it from). ``max_memory`` as for ``load``; ``format`` (default
+    ``"protobuf"``) as for ``load``, text (``str``) accepted for the text formats."""
+    serializer = _serializer(format)
+    if serializer is not serialization._PROTOBUF:
+        _refuse_binary_options(
+            serializer,
+            None,
+            num_threads=num_threads,
+            raw_data_threshold=raw_data_threshold,
+            alignment=alignment,
+            max_memory=max_memory,
+        )
+        return serializer.deserialize_proto(s, ModelProto())
+    num_threads = 0 if num_threads is _UNSET else num_threads
+    raw_data_threshold = 1024 if raw_data_threshold is _UNSET else raw_data_threshold
+    alignment = 1 if alignment is _UNSET else alignment
+    max_memory = -1 if max_memory is _UNSET else max_memory
     o = ParseOptions(
         load_external_data=False,
         num_threads=num_threads,
@@ -287,25 +385,70 @@ def load_model_from_string(
 load_from_string = load_model_from_string
 
 
-def _check_format(format: Optional[str]) -> None:  # noqa: A002
-    if format not in (None, "protobuf", "onnx"):
-        raise ValueError(f"unsupported format {format!r}: only the binary protobuf format")
+def _file_path(f: Any) -> Optional[str]:
+    """The path ``f`` names, or the name of the file object ``f`` (as ``onnx`` finds
+    the extension and the directory of external data), else None."""
+    if isinstance(f, (str, os.PathLike)):
+        return os.path.abspath(f)
+    name = getattr(f, "name", None)
+    if isinstance(name, (str, os.PathLike)):
+        return os.path.abspath(name)
+    return None
+
+
+def _directory_of(f: Any) -> Optional[str]:
+    path = _file_path(f)
+    return os.path.dirname(path) if path is not None else None
+
+
+def _serializer(format: Optional[str], f: Any = None) -> Any:  # noqa: A002
+    """The serializer of ``format``, or of the extension of the file ``f`` names, or the
+    binary one, as ``onnx`` chooses. ``"onnx"`` names the binary format too."""
+    if format == "onnx":
+        format = "protobuf"  # noqa: A001
+    if format is None:
+        path = None if isinstance(f, (bytes, bytearray, memoryview)) else _file_path(f)
+        if path is not None:
+            format = serialization.registry.get_format_from_file_extension(  # noqa: A001
+                os.path.splitext(path)[1]
+            )
+    return serialization.registry.get(format or "protobuf")
+
+
+def _refuse_binary_options(serializer: Any, options: Any, **given: Any) -> None:
+    """``OptionError`` naming the options of the binary format that were given for a
+    load in another format."""
+    names = [k for k, v in given.items() if v is not _UNSET]
+    if options is not None:
+        names.append("options")
+    if names:
+        raise OptionError(
+            f"{', '.join(names)}: option(s) of the binary protobuf format; the "
+            f"{serializer.supported_format!r} format reads a message from its text"
+        )
 
 
 def load_tensor(f: Union[str, os.PathLike, IO[bytes]], format: Optional[str] = None) -> Any:  # noqa: A002
-    """Loads a serialized ``TensorProto``."""
-    _check_format(format)
+    """Loads a serialized ``TensorProto``; ``format`` as for ``load``."""
+    serializer = _serializer(format, f)
     path, data = _read_source(f)
     if data is None:
         with open(path, "rb") as fh:
             data = fh.read()
-    return _native.decode_message("onnx.TensorProto", data)
+    if serializer is serialization._PROTOBUF:
+        return _native.decode_message("onnx.TensorProto", data)
+    return serializer.deserialize_proto(data, TensorProto())
 
 
-def load_tensor_from_string(s: bytes, format: Optional[str] = None) -> Any:  # noqa: A002
-    """Decodes a serialized ``TensorProto``."""
-    _check_format(format)
-    return _native.decode_message("onnx.TensorProto", bytes(s))
+def load_tensor_from_string(s: Union[bytes, str], format: Optional[str] = None) -> Any:  # noqa: A002
+    """Decodes a serialized ``TensorProto``; ``format`` (default ``"protobuf"``) as for
+    ``load``."""
+    serializer = _serializer(format)
+    if serializer is serialization._PROTOBUF:
+        if not isinstance(s, (bytes, bytearray, memoryview)):
+            raise TypeError(f"expected bytes, got {_type_name(s)}")
+        return _native.decode_message("onnx.TensorProto", bytes(s))
+    return serializer.deserialize_proto(s, TensorProto())
 
 
 # --- save -----------------------------------------------------------------------------
@@ -370,9 +513,14 @@ def save_model(
     name that the model being replaced does not use (usually another model's data)
     raises ``DataFileExistsError`` (a ``FileExistsError``) before anything is written,
     unless ``replace_data_files``.
+
+    ``format`` as for ``load``: by default the format of the file's extension (a
+    ``proto`` given as ``bytes`` is always read as binary protobuf). In a text format,
+    external data works as in the binary one: the data files are written with the
+    options above and the text refers to them.
     """
-    _check_format(format)
     model = _as_model(proto)
+    serializer = _serializer(format, f)
     given = dict(
         save_as_external_data=save_as_external_data,
         all_tensors_to_one_file=all_tensors_to_one_file,
@@ -389,9 +537,15 @@ def save_model(
     if hasattr(f, "write"):
         if o.save_as_external_data:
             raise ValueError("save_as_external_data needs a path, not a file object")
-        f.write(_native.save_bytes(model, o.num_threads))
+        if serializer is serialization._PROTOBUF:
+            f.write(_native.save_bytes(model, o.num_threads))
+        else:
+            f.write(serializer.serialize_proto(model))
         return
     path = os.fspath(f)
+    if serializer is not serialization._PROTOBUF:
+        _save_in_format(model, path, serializer, o)
+        return
     if not o.save_as_external_data and _is_device_or_pipe(path):
         # As onnx does: the bytes are written into it (a save renames a new file over
         # a regular file, which would replace the device node).
@@ -402,6 +556,26 @@ def save_model(
     if o.save_as_external_data:
         external = o.location or os.path.basename(path) + ".data"
     _native.save_path(model, path, o, external)
+
+
+def _save_in_format(model: Any, path: str, serializer: Any, o: SerializeOptions) -> None:
+    """Saves ``model`` to ``path`` in a format other than the binary one. With external
+    data, the binary save writes the data files (with its checks and options) next to a
+    temporary model file, and the text is made from that file's model, which refers to
+    them."""
+    if o.save_as_external_data:
+        directory = os.path.dirname(os.path.abspath(path))
+        fd, temporary = tempfile.mkstemp(prefix=".external-", suffix=".onnx", dir=directory)
+        os.close(fd)
+        try:
+            external = o.location or os.path.basename(path) + ".data"
+            _native.save_path(model, temporary, o, external)
+            model = load_model(temporary, load_external_data=False)
+        finally:
+            os.unlink(temporary)
+    data = serializer.serialize_proto(model)
+    with open(path, "wb") as fh:
+        fh.write(data)
 
 
 def _is_device_or_pipe(path: str) -> bool:
@@ -416,9 +590,15 @@ def _is_device_or_pipe(path: str) -> bool:
 save = save_model
 
 
-def save_tensor(proto: Any, f: Union[str, os.PathLike, IO[bytes]]) -> None:
-    """Writes a serialized ``TensorProto``."""
-    data = proto.SerializeToString()
+def save_tensor(
+    proto: Any, f: Union[str, os.PathLike, IO[bytes]], format: Optional[str] = None  # noqa: A002
+) -> None:
+    """Writes a serialized ``TensorProto``; ``format`` as for ``save``."""
+    serializer = _serializer(format, f)
+    if serializer is serialization._PROTOBUF:
+        data = proto.SerializeToString()
+    else:
+        data = serializer.serialize_proto(proto)
     if hasattr(f, "write"):
         f.write(data)
     else:
@@ -526,6 +706,7 @@ def raw_data_view(tensor: Any) -> Optional[memoryview]:
     return memoryview(np.asarray(payload))
 
 
+from . import serialization  # noqa: E402 (the load and save functions above use it)
 from . import (  # noqa: E402
     checker,
     defs,
@@ -587,6 +768,7 @@ __all__ = [
     "save_encrypted_string",
     "save_model",
     "save_tensor",
+    "serialization",
     "shape_inference",
     "write_external_data_tensors",
 ] + sorted(k.split(".")[-1] for k in _native.MESSAGE_CLASSES if k.count(".") == 1)

@@ -25,6 +25,7 @@ from . import helper as helper
 from . import numpy_helper as numpy_helper
 from . import parser as parser
 from . import printer as printer
+from . import serialization as serialization
 from . import shape_inference as shape_inference
 from .external_data_helper import convert_model_to_external_data as convert_model_to_external_data
 from .external_data_helper import load_external_data_for_model as load_external_data_for_model
@@ -494,7 +495,7 @@ def load_model(
 load = load_model
 
 def load_model_from_string(
-    s: bytes,
+    s: Union[bytes, str],
     format: Optional[str] = ...,
     *,
     num_threads: int = ...,
@@ -506,7 +507,7 @@ def load_model_from_string(
 load_from_string = load_model_from_string
 
 def load_tensor(f: Union[_Path, IO[bytes]], format: Optional[str] = ...) -> TensorProto: ...
-def load_tensor_from_string(s: bytes, format: Optional[str] = ...) -> TensorProto: ...
+def load_tensor_from_string(s: Union[bytes, str], format: Optional[str] = ...) -> TensorProto: ...
 def save_model(
     proto: Union[ModelProto, bytes],
     f: Union[_Path, IO[bytes]],
@@ -527,7 +528,9 @@ def save_model(
 
 save = save_model
 
-def save_tensor(proto: TensorProto, f: Union[_Path, IO[bytes]]) -> None: ...
+def save_tensor(
+    proto: TensorProto, f: Union[_Path, IO[bytes]], format: Optional[str] = ...
+) -> None: ...
 def save_encrypted(
     model: Union[ModelProto, bytes],
     f: Union[_Path, IO[bytes]],

@@ -5,12 +5,29 @@ bad input, ``OSError`` for file problems). Each carries the library's message.""
 import errno as _errno
 
 
+def _protobuf_class(module, name):
+    """The exception class ``name`` of ``google.protobuf.<module>`` when protobuf is
+    installed (so that code written for ``onnx`` catches ours), else None."""
+    try:
+        import importlib
+
+        return getattr(importlib.import_module("google.protobuf." + module), name)
+    except ImportError:
+        return None
+
+
+def _bases(*ours, protobuf=None):
+    return ours + ((protobuf,) if protobuf is not None else ())
+
+
 class Error(Exception):
     """Base class of every onnx_light error."""
 
 
-class DecodeError(Error, ValueError):
-    """Malformed or truncated model bytes, or a limit exceeded while decoding."""
+class DecodeError(*_bases(Error, ValueError, protobuf=_protobuf_class("message", "DecodeError"))):
+    """Malformed or truncated model bytes, or a limit exceeded while decoding. With
+    protobuf installed, also a ``google.protobuf.message.DecodeError``, what ``onnx``
+    raises for such bytes."""
 
 
 class OptionError(Error, ValueError):
@@ -140,3 +157,83 @@ def _restore(cls, message, errno, strerror, filename):
     error.strerror = strerror
     error.filename = filename
     return error
+
+
+def _text_error_class(format):
+    """The class of a text-encoding parse error: ``TextProtoParseError`` (``"textproto"``)
+    or ``JsonParseError`` (``"json"``). Made on first use: with protobuf installed they
+    also derive from ``google.protobuf.text_format.ParseError`` and
+    ``google.protobuf.json_format.ParseError`` (what ``onnx`` raises), whose modules
+    take a while to import."""
+    name = "TextProtoParseError" if format == "textproto" else "JsonParseError"
+    made = _TEXT_ERRORS.get(name)
+    if made is not None:
+        return made
+    if format == "textproto":
+        base = _protobuf_class("text_format", "ParseError")
+        doc = """Text that is not protobuf's text format of the message being read:
+        ``str()`` is ``"line:column : message"`` as protobuf's; ``GetLine()`` and
+        ``GetColumn()`` give the position (from 1)."""
+    else:
+        base = _protobuf_class("json_format", "ParseError")
+        doc = """Text that is not protobuf's JSON mapping of the message being read (not
+        JSON, an unknown field, a value out of range): the message names the field path;
+        ``GetLine()`` and ``GetColumn()`` give the position of the value (from 1)."""
+
+    def __init__(self, message, line=None, column=None):
+        self._line = line
+        self._column = column
+        if line is not None and format == "textproto":
+            message = f"{line}:{column} : {message}"
+        elif line is not None:
+            message = f"{message} (line {line}, column {column})"
+        Exception.__init__(self, message)
+
+    def GetLine(self):  # noqa: N802 (protobuf's name)
+        return self._line
+
+    def GetColumn(self):  # noqa: N802
+        return self._column
+
+    def __reduce__(self):
+        return (_restore_text_error, (format, self.args[0], self._line, self._column))
+
+    made = type(
+        name,
+        _bases(Error, ValueError, protobuf=base),
+        {
+            "__doc__": doc,
+            "__module__": __name__,
+            "__init__": __init__,
+            "GetLine": GetLine,
+            "GetColumn": GetColumn,
+            "__reduce__": __reduce__,
+        },
+    )
+    _TEXT_ERRORS[name] = made
+    return made
+
+
+_TEXT_ERRORS = {}
+
+
+def _restore_text_error(format, text, line, column):
+    error = _text_error_class(format)("")
+    Exception.__init__(error, text)
+    error._line = line
+    error._column = column
+    return error
+
+
+def _text_error(format, message, line, column):
+    """The error for text that does not parse, at ``line``:``column``. Called by the
+    native module."""
+    return _text_error_class(format)(message, line, column)
+
+
+def __getattr__(name):
+    if name == "TextProtoParseError":
+        return _text_error_class("textproto")
+    if name == "JsonParseError":
+        return _text_error_class("json")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
