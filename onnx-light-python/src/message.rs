@@ -997,6 +997,55 @@ impl PyMessage {
         true
     }
 
+    /// The paths of required fields that are not set: none, as the ONNX schema (proto2)
+    /// declares no required field.
+    #[pyo3(name = "FindInitializationErrors")]
+    fn find_initialization_errors(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Marks this message as set in its parent (a view of an unset singular field
+    /// becomes a set, empty message, and so do the unset messages above it); nothing
+    /// for a message that is set or a root.
+    #[pyo3(name = "SetInParent")]
+    fn set_in_parent(&self) -> PyResult<()> {
+        self.with(true, |_| Ok(()))
+    }
+
+    /// Drops the unknown fields of this message and of every message in it (fields of
+    /// a newer schema, values an enum does not declare), as protobuf's
+    /// `DiscardUnknownFields()`. Views of sub-messages stay valid.
+    #[pyo3(name = "DiscardUnknownFields")]
+    fn discard_unknown_fields(&self, py: Python<'_>) -> PyResult<()> {
+        self.fetch_weights()?;
+        let view = self.view_ref();
+        let name = self.name;
+        let done: Result<(), Failure> = py.detach(|| {
+            view.locked(false, |msg, _, path| -> Result<(), Failure> {
+                let Some(m) = navigate(msg, path, false)? else {
+                    return Ok(());
+                };
+                let desc = descriptor(name).expect("known type");
+                let kept = onnx_light::formats::discard_unknown_fields(
+                    &m.encode()?,
+                    desc,
+                    onnx_light::formats::TypeRegistry::onnx(),
+                )?;
+                Ok(m.decode_into(&kept, nesting_room(path))?)
+            })
+        });
+        Ok(done?)
+    }
+
+    /// As with protobuf's upb runtime, which has no accessor for unknown fields:
+    /// `NotImplementedError`.
+    #[pyo3(name = "UnknownFields")]
+    fn unknown_fields(&self) -> PyResult<()> {
+        Err(pyo3::exceptions::PyNotImplementedError::new_err(
+            "unknown field accessor",
+        ))
+    }
+
     #[pyo3(name = "ListFields")]
     fn list_fields(&self, py: Python<'_>) -> PyResult<Vec<(String, Py<PyAny>)>> {
         let desc = descriptor(self.name).expect("known type");

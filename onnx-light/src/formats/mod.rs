@@ -381,6 +381,82 @@ pub(crate) fn list_fields<'b>(bytes: &'b [u8], fields: &Fields) -> Result<Vec<Fi
     Ok(out)
 }
 
+/// The encoding of the message of type `descriptor` in `bytes` without its unknown
+/// fields, at every depth: what protobuf's `DiscardUnknownFields()` leaves. Values of
+/// an enum that the enum does not declare go too (protobuf keeps them among the
+/// unknown fields of a proto2 message).
+///
+/// # Errors
+/// Malformed `bytes`; a type missing from `registry`.
+pub fn discard_unknown_fields(
+    bytes: &[u8],
+    descriptor: &'static MessageDescriptor,
+    registry: &TypeRegistry,
+) -> Result<Vec<u8>> {
+    let mut out = WireWriter::default();
+    known_fields(bytes, &Fields::Message(descriptor), registry, &mut out, 0)?;
+    Ok(out.buf)
+}
+
+fn known_fields(
+    bytes: &[u8],
+    fields: &Fields,
+    registry: &TypeRegistry,
+    out: &mut WireWriter,
+    depth: usize,
+) -> Result<()> {
+    if depth > crate::MAX_ENCODE_DEPTH as usize {
+        return Err(Error::new(ErrorKind::RecursionLimitExceeded {
+            limit: crate::MAX_ENCODE_DEPTH,
+        }));
+    }
+    for fv in list_fields(bytes, fields)? {
+        let f = fv.field;
+        if let Some(sub) = nested_fields(&f.kind, registry)? {
+            let bodies: Vec<Cow<'_, [u8]>> = if f.label == Label::Repeated && fv.merged.is_none() {
+                fv.values
+                    .iter()
+                    .filter_map(|v| match v {
+                        Raw::Len(b) => Some(Cow::Borrowed(*b)),
+                        _ => None,
+                    })
+                    .collect()
+            } else {
+                vec![fv.message_body()]
+            };
+            for body in bodies {
+                let mut inner = WireWriter::default();
+                known_fields(&body, &sub, registry, &mut inner, depth + 1)?;
+                out.len_field(f.number, &inner.buf);
+            }
+            continue;
+        }
+        for v in &fv.values {
+            if let FieldKind::Enum(_) = f.kind {
+                if scalar(&f.kind, *v, registry)?.is_none() {
+                    continue;
+                }
+            }
+            match *v {
+                Raw::Varint(x) => {
+                    out.key(f.number, WireType::Varint);
+                    out.varint(x);
+                }
+                Raw::Fixed32(x) => {
+                    out.key(f.number, WireType::Fixed32);
+                    out.buf.extend_from_slice(&x.to_le_bytes());
+                }
+                Raw::Fixed64(x) => {
+                    out.key(f.number, WireType::Fixed64);
+                    out.buf.extend_from_slice(&x.to_le_bytes());
+                }
+                Raw::Len(b) => out.len_field(f.number, b),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Writes encoded fields for the parsers.
 #[derive(Default)]
 pub(crate) struct WireWriter {
@@ -490,3 +566,27 @@ pub(crate) fn is_64_bit_int(kind: &FieldKind) -> bool {
 /// The deepest nesting of messages the parsers accept, as protobuf's JSON parser
 /// (`max_recursion_depth`) and this crate's decoder.
 pub(crate) const MAX_DEPTH: usize = 100;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{DecodeOwned, Message};
+    use crate::onnx::{Model, ModelProto};
+
+    #[test]
+    fn discarding_unknown_fields_reaches_every_depth_and_keeps_the_rest() {
+        // ir_version 7, unknown field 100 = 5, graph { name "g", unknown 100 = 1,
+        // initializer { dims 1, data_location 9 (undeclared) } }.
+        let bytes = b"\x08\x07\xa0\x06\x05\x3a\x0c\x12\x01g\xa0\x06\x01\x2a\x04\x08\x01\x68\x09";
+        let model = Model::decode_owned(bytes).unwrap();
+        let kept = discard_unknown_fields(
+            &model.encode_to_vec().unwrap(),
+            ModelProto::DESCRIPTOR,
+            TypeRegistry::onnx(),
+        )
+        .unwrap();
+        assert_eq!(kept, b"\x08\x07\x3a\x07\x12\x01g\x2a\x02\x08\x01");
+        let clean = Model::decode_owned(&kept).unwrap();
+        assert_eq!(clean.encode_to_vec().unwrap(), kept);
+    }
+}

@@ -559,21 +559,29 @@ def save_model(
 
 
 def _save_in_format(model: Any, path: str, serializer: Any, o: SerializeOptions) -> None:
-    """Saves ``model`` to ``path`` in a format other than the binary one. With external
-    data, the binary save writes the data files (with its checks and options) next to a
-    temporary model file, and the text is made from that file's model, which refers to
-    them."""
-    if o.save_as_external_data:
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, temporary = tempfile.mkstemp(prefix=".external-", suffix=".onnx", dir=directory)
-        os.close(fd)
-        try:
+    """Saves ``model`` to ``path`` in a format other than the binary one. The binary
+    save first writes the model to a temporary file next to ``path``, with the external
+    data files its options and the model's marked tensors ask for (with its checks),
+    and the text is made from that file's model, which refers to them: tensor data
+    goes to data files in every format alike. A data file already there that the save
+    would write raises ``DataFileExistsError`` unless ``replace_data_files`` (the model
+    file being replaced is text, so it is not read to learn its data files)."""
+    if _is_device_or_pipe(path):
+        with open(path, "wb") as fh:
+            fh.write(serializer.serialize_proto(model))
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, temporary = tempfile.mkstemp(prefix=".save-", suffix=".onnx", dir=directory)
+    os.close(fd)
+    try:
+        external = None
+        if o.save_as_external_data:
             external = o.location or os.path.basename(path) + ".data"
-            _native.save_path(model, temporary, o, external)
-            model = load_model(temporary, load_external_data=False)
-        finally:
-            os.unlink(temporary)
-    data = serializer.serialize_proto(model)
+        _native.save_path(model, temporary, o, external)
+        written = load_model(temporary, load_external_data=False)
+    finally:
+        os.unlink(temporary)
+    data = serializer.serialize_proto(written)
     with open(path, "wb") as fh:
         fh.write(data)
 
