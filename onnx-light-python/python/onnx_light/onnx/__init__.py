@@ -714,6 +714,15 @@ def raw_data_view(tensor: Any) -> Optional[memoryview]:
     return memoryview(np.asarray(payload))
 
 
+def __getattr__(name: str) -> Any:
+    # The parse errors of the text formats, made on first use (see `_errors`).
+    if name in ("TextProtoParseError", "JsonParseError"):
+        from . import _errors
+
+        return getattr(_errors, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 from . import serialization  # noqa: E402 (the load and save functions above use it)
 from . import (  # noqa: E402
     checker,
