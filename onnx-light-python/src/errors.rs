@@ -25,6 +25,7 @@ fn class_name(error: &Error) -> &'static str {
         | ErrorKind::UnsupportedDataType { .. }
         | ErrorKind::ElementTypeMismatch { .. } => "TensorDataError",
         ErrorKind::Inference { .. } | ErrorKind::GraphInference { .. } => "InferenceError",
+        ErrorKind::InvalidModel { .. } => "ValidationError",
         _ => "DecodeError",
     }
 }

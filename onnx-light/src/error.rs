@@ -302,6 +302,14 @@ pub enum ErrorKind {
         /// What went wrong.
         reason: String,
     },
+    /// The model breaks a rule `onnx`'s checker enforces before shape inference or
+    /// inlining (`onnx`'s `ValidationError`): its local functions call each other in a
+    /// cycle, or two share an identifier. `reason` is in `onnx`'s words.
+    #[error("{reason}")]
+    InvalidModel {
+        /// What is wrong.
+        reason: String,
+    },
     /// An operating-system I/O error (see [`Error::io_error`]).
     #[error("I/O error ({0})")]
     Io(io::ErrorKind),

@@ -1194,114 +1194,131 @@ impl<'o> Checker<'o> {
     /// depth), nor share an identifier.
     fn check_call_cycles(&mut self, model: &ModelProto<'_>) {
         let loc = Loc::root("model");
-        if model.functions.len() > MAX_LOCAL_FUNCTIONS {
-            self.report(
-                &loc,
-                format_args!(
-                    "Model contains {} local functions, exceeding the limit of {MAX_LOCAL_FUNCTIONS}. The model may be malformed or malicious.",
-                    model.functions.len()
+        for (function, message) in function_call_problems(model) {
+            match function {
+                Some(i) => self.report(
+                    &loc.indexed("functions", i, model.functions[i].name()),
+                    message,
                 ),
-            );
-            return;
-        }
-        // A function's identifier as onnx writes it: `domain::name[::overload]`.
-        let id = |domain: &str, name: &str, overload: &str| {
-            let domain = if domain == "ai.onnx" { "" } else { domain };
-            match overload {
-                "" => format!("{domain}::{name}"),
-                _ => format!("{domain}::{name}::{overload}"),
-            }
-        };
-        let mut by_id: HashMap<String, usize> = HashMap::new();
-        for (i, f) in model.functions.iter().enumerate() {
-            let key = id(f.domain(), f.name(), f.overload());
-            if by_id.insert(key.clone(), i).is_some() {
-                self.report(
-                    &loc.indexed("functions", i, f.name()),
-                    format_args!("Model contains multiple local functions with the same implementation id '{key}'."),
-                );
-            }
-        }
-        // Callees of each function, through subgraphs too (walked with an explicit
-        // stack, as deep as the graphs are nested).
-        let callees: Vec<Vec<usize>> = model
-            .functions
-            .iter()
-            .map(|f| {
-                let mut out = Vec::new();
-                let mut stack: Vec<&NodeProto<'_>> = f.node.iter().collect();
-                while let Some(n) = stack.pop() {
-                    if let Some(&j) = by_id.get(&id(n.domain(), n.op_type(), n.overload())) {
-                        out.push(j);
-                    }
-                    for a in &n.attribute {
-                        if let Some(g) = &a.g {
-                            stack.extend(g.node.iter());
-                        }
-                        for g in &a.graphs {
-                            stack.extend(g.node.iter());
-                        }
-                    }
-                }
-                out.sort_unstable();
-                out.dedup();
-                out
-            })
-            .collect();
-        // Iterative depth-first search: 0 unvisited, 1 on the path, 2 done.
-        let mut state = vec![0u8; callees.len()];
-        for root in 0..callees.len() {
-            if state[root] != 0 {
-                continue;
-            }
-            let mut path: Vec<(usize, usize)> = vec![(root, 0)];
-            state[root] = 1;
-            while let Some(&(f, next)) = path.last() {
-                if path.len() > MAX_FUNCTION_CALL_DEPTH {
-                    self.report(
-                        &loc,
-                        format_args!("Function call chain depth exceeds limit ({MAX_FUNCTION_CALL_DEPTH}). The model may be malformed or malicious."),
-                    );
-                    return;
-                }
-                let Some(&callee) = callees[f].get(next) else {
-                    state[f] = 2;
-                    path.pop();
-                    continue;
-                };
-                if let Some(top) = path.last_mut() {
-                    top.1 += 1;
-                }
-                match state[callee] {
-                    0 => {
-                        state[callee] = 1;
-                        path.push((callee, 0));
-                    }
-                    1 => {
-                        let names: Vec<String> = path
-                            .iter()
-                            .skip_while(|(g, _)| *g != callee)
-                            .map(|(g, _)| *g)
-                            .chain([callee])
-                            .map(|g| {
-                                let f = &model.functions[g];
-                                id(f.domain(), f.name(), f.overload())
-                            })
-                            .collect();
-                        self.report(
-                            &loc,
-                            format_args!(
-                                "Cycle detected in model-local function references: {}. Model-local functions must not be recursive.",
-                                names.join(" -> ")
-                            ),
-                        );
-                        return;
-                    }
-                    _ => {}
-                }
+                None => self.report(&loc, message),
             }
         }
     }
+}
+
+/// The problems of `model`'s local functions as callers, in `onnx`'s words: too many
+/// functions, two with one identifier (with the second's index), a call chain too deep
+/// or a cycle. `onnx` stops at the first; so do shape inference and the inliner.
+pub(crate) fn function_call_problems(model: &ModelProto<'_>) -> Vec<(Option<usize>, String)> {
+    let mut problems = Vec::new();
+    if model.functions.len() > MAX_LOCAL_FUNCTIONS {
+        problems.push((
+            None,
+            format!(
+                "Model contains {} local functions, exceeding the limit of {MAX_LOCAL_FUNCTIONS}. The model may be malformed or malicious.",
+                model.functions.len()
+            ),
+        ));
+        return problems;
+    }
+    // A function's identifier as onnx writes it: `domain::name[::overload]`.
+    let id = |domain: &str, name: &str, overload: &str| {
+        let domain = if domain == "ai.onnx" { "" } else { domain };
+        match overload {
+            "" => format!("{domain}::{name}"),
+            _ => format!("{domain}::{name}::{overload}"),
+        }
+    };
+    let mut by_id: HashMap<String, usize> = HashMap::new();
+    for (i, f) in model.functions.iter().enumerate() {
+        let key = id(f.domain(), f.name(), f.overload());
+        if by_id.insert(key.clone(), i).is_some() {
+            problems.push((
+                Some(i),
+                format!("Model contains multiple local functions with the same implementation id '{key}'."),
+            ));
+        }
+    }
+    // Callees of each function, through subgraphs too (walked with an explicit
+    // stack, as deep as the graphs are nested).
+    let callees: Vec<Vec<usize>> = model
+        .functions
+        .iter()
+        .map(|f| {
+            let mut out = Vec::new();
+            let mut stack: Vec<&NodeProto<'_>> = f.node.iter().collect();
+            while let Some(n) = stack.pop() {
+                if let Some(&j) = by_id.get(&id(n.domain(), n.op_type(), n.overload())) {
+                    out.push(j);
+                }
+                for a in &n.attribute {
+                    if let Some(g) = &a.g {
+                        stack.extend(g.node.iter());
+                    }
+                    for g in &a.graphs {
+                        stack.extend(g.node.iter());
+                    }
+                }
+            }
+            out.sort_unstable();
+            out.dedup();
+            out
+        })
+        .collect();
+    // Iterative depth-first search: 0 unvisited, 1 on the path, 2 done.
+    let mut state = vec![0u8; callees.len()];
+    for root in 0..callees.len() {
+        if state[root] != 0 {
+            continue;
+        }
+        let mut path: Vec<(usize, usize)> = vec![(root, 0)];
+        state[root] = 1;
+        while let Some(&(f, next)) = path.last() {
+            if path.len() > MAX_FUNCTION_CALL_DEPTH {
+                problems.push((
+                    None,
+                    format!("Function call chain depth exceeds limit ({MAX_FUNCTION_CALL_DEPTH}). The model may be malformed or malicious."),
+                ));
+                return problems;
+            }
+            let Some(&callee) = callees[f].get(next) else {
+                state[f] = 2;
+                path.pop();
+                continue;
+            };
+            if let Some(top) = path.last_mut() {
+                top.1 += 1;
+            }
+            match state[callee] {
+                0 => {
+                    state[callee] = 1;
+                    path.push((callee, 0));
+                }
+                1 => {
+                    let names: Vec<String> = path
+                        .iter()
+                        .skip_while(|(g, _)| *g != callee)
+                        .map(|(g, _)| *g)
+                        .chain([callee])
+                        .map(|g| {
+                            let f = &model.functions[g];
+                            id(f.domain(), f.name(), f.overload())
+                        })
+                        .collect();
+                    problems.push((
+                        None,
+                        format!(
+                            "Cycle detected in model-local function references: {}. Model-local functions must not be recursive.",
+                            names.join(" -> ")
+                        ),
+                    ));
+                    return problems;
+                }
+                _ => {}
+            }
+        }
+    }
+    problems
 }
 
 #[cfg(test)]

@@ -143,13 +143,23 @@ impl From<InferenceError> for Error {
 /// # Errors
 /// With [`InferOptions::strict_mode`], the first node whose types conflict with the
 /// declared ones or break its operator's rules: [`ErrorKind::Inference`] with the
-/// node's index, name, operator and the reason.
+/// node's index, name, operator and the reason. In either mode, as `onnx`:
+/// [`ErrorKind::InvalidModel`] when local functions call each other in a cycle or share
+/// an identifier, and [`ErrorKind::GraphInference`] when an initializer's type
+/// conflicts with the type declared for it.
 pub fn infer_shapes(model: &mut ModelProto<'_>, options: &InferOptions) -> Result<()> {
     let opsets: HashMap<String, i64> = model
         .opset_import
         .iter()
         .map(|o| (o.domain().to_string(), o.version()))
         .collect();
+    // As `onnx`, local functions that call each other in a cycle are refused first.
+    if let Some((_, reason)) = crate::checker::function_call_problems(model)
+        .into_iter()
+        .next()
+    {
+        return Err(Error::new(ErrorKind::InvalidModel { reason }));
+    }
     let ir_version = model.ir_version();
     let ModelProto {
         graph, functions, ..

@@ -500,17 +500,12 @@ fn flatten(n: &Node<'_, '_>) -> Result<Outputs, String> {
     if axis < 0 || axis > rank {
         return Err(format!("Invalid value({axis}) for attribute 'axis'"));
     }
-    let product = |ds: &[Dimension<'_>]| -> Dimension<'static> {
-        match ds.iter().map(Dimension::as_value).product::<Option<i64>>() {
-            Some(v) => Dimension::value(v),
-            None => Dimension::unknown(),
-        }
-    };
-    let (a, b) = s.dim.split_at(axis as usize);
-    Ok(vec![Some(tensor_type(
-        elem,
-        Some(shape_of(vec![product(a), product(b)])),
-    ))])
+    let axis = axis as usize;
+    let dims = vec![
+        multiply_dims(s, 0, axis)?,
+        multiply_dims(s, axis, s.dim.len())?,
+    ];
+    Ok(vec![Some(tensor_type(elem, Some(shape_of(dims))))])
 }
 
 /// The axes of an `Unsqueeze`/`Squeeze`: the attribute before opset 13, the constant
