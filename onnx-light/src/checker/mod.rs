@@ -1680,4 +1680,50 @@ mod tests {
         assert_eq!(later.graph, r#"functions[0] "F""#);
         assert_eq!((later.user.index, later.producer.index), (0, 1));
     }
+
+    #[test]
+    fn a_structure_only_model_gets_the_verdict_of_the_loaded_one() {
+        use crate::io::{self, ParseOptions, SerializeOptions};
+        let dir = std::env::temp_dir().join(format!("checker-lazy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut g = GraphProto::named("g");
+        // Large enough to stay on disk: one short raw_data, one FLOAT6 tensor whose
+        // last byte has padding bits set, one valid tensor.
+        g.initializer.push(TensorProto::from_raw(
+            "short",
+            DataType::Float,
+            [1024],
+            vec![0u8; 2048],
+        ));
+        let mut f6 = vec![0u8; 1500];
+        *f6.last_mut().unwrap() = 0xF0;
+        g.initializer.push(TensorProto::from_raw(
+            "f6",
+            DataType::Float6E2M3,
+            [1999],
+            f6,
+        ));
+        g.initializer.push(TensorProto::from_raw(
+            "ok",
+            DataType::Float,
+            [512],
+            vec![0u8; 2048],
+        ));
+        let model = ModelProto::new(g, vec![OperatorSetIdProto::new("", 21)]);
+        let path = dir.join("m.onnx");
+        io::save(&model, &path, &SerializeOptions::default()).unwrap();
+        let lazy = io::load_with(&path, &ParseOptions::default().structure_only(true)).unwrap();
+        assert!(lazy
+            .graph
+            .as_ref()
+            .unwrap()
+            .initializer
+            .iter()
+            .all(|t| t.lazy_data.is_some()));
+        let want = check_model(&model).unwrap_err().to_string();
+        assert!(want.contains("raw_data holds 2048 bytes"), "{want}");
+        assert!(want.contains("padding bits"), "{want}");
+        assert_eq!(check_model(&lazy).unwrap_err().to_string(), want);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -29,7 +29,7 @@ impl Checker<'_> {
         if data_type == 0 {
             self.report(loc, "data_type is UNDEFINED");
         }
-        let raw_len = t.raw_data.as_ref().map_or(0, |r| r.len());
+        let raw_len = usize::try_from(raw_payload_len(t)).unwrap_or(usize::MAX);
         let fields: [(&str, usize); 7] = [
             ("float_data", t.float_data.len()),
             ("int32_data", t.int32_data.len()),
@@ -177,7 +177,7 @@ impl Checker<'_> {
         loc: &Loc<'_>,
     ) {
         use DataType as D;
-        let raw = t.raw_data.as_deref().unwrap_or_default();
+        let raw_len = raw_payload_len(t);
         let Some(dtype) = dtype else {
             return; // an unknown type: onnx checks no size
         };
@@ -193,13 +193,15 @@ impl Checker<'_> {
                 Some(bits) => {
                     let bytes = bits / 8 + i64::from(bits % 8 != 0);
                     let used_bits = bits % 8;
-                    if bytes > 0 && raw.len() as u64 >= bytes as u64 && used_bits != 0 {
-                        let last = raw[(bytes - 1) as usize];
-                        if last & (0xFFu8 << used_bits) != 0 {
-                            self.report(
+                    if bytes > 0 && raw_len >= bytes as u64 && used_bits != 0 {
+                        match raw_byte(t, (bytes - 1) as u64) {
+                            Ok(last) if last & (0xFFu8 << used_bits) != 0 => self.report(
                                 loc,
                                 "the packed FLOAT6 raw_data has non-zero padding bits",
-                            );
+                            ),
+                            Ok(_) => {}
+                            Err(e) => self
+                                .report(loc, format_args!("the raw_data could not be read: {e}")),
                         }
                     }
                     Some(bytes)
@@ -216,11 +218,10 @@ impl Checker<'_> {
                 loc,
                 "the shape is too large to validate against the data type",
             ),
-            Some(n) if n > 0 && (raw.len() as u64) < n as u64 => self.report(
+            Some(n) if n > 0 && raw_len < n as u64 => self.report(
                 loc,
                 format_args!(
-                    "raw_data holds {} bytes, the shape {:?} of {dtype} needs {n}",
-                    raw.len(),
+                    "raw_data holds {raw_len} bytes, the shape {:?} of {dtype} needs {n}",
                     t.dims
                 ),
             ),
@@ -437,14 +438,44 @@ impl Checker<'_> {
     }
 }
 
+/// The length of a tensor's `raw_data`, in memory or (structure-only loads) left in its
+/// file; external data does not count.
+fn raw_payload_len(t: &TensorProto<'_>) -> u64 {
+    match (&t.raw_data, &t.lazy_data) {
+        (Some(raw), _) => raw.len() as u64,
+        (None, Some(lazy)) if !t.is_external() => lazy.len(),
+        _ => 0,
+    }
+}
+
+/// Byte `i` of a tensor's `raw_data` (which holds more than `i` bytes), read from its
+/// file alone when the payload was left there.
+fn raw_byte(t: &TensorProto<'_>, i: u64) -> crate::Result<u8> {
+    let part = match (&t.raw_data, &t.lazy_data) {
+        (Some(raw), _) => return Ok(raw.get(i as usize).copied().unwrap_or(0)),
+        (None, Some(lazy)) => lazy.fetch_part(i, 1)?,
+        (None, None) => return Ok(0),
+    };
+    Ok(part.first().copied().unwrap_or(0))
+}
+
 /// The int64 index values, as `onnx` reads them: none for external data, typed data
-/// only when its count equals the dims' product, raw data when it holds enough bytes.
+/// only when its count equals the dims' product, raw data when it holds enough bytes
+/// (read from the file when a structure-only load left it there).
 fn index_data(t: &TensorProto<'_>) -> Option<Vec<i64>> {
     if t.is_external() {
         return None;
     }
     let n = usize::try_from(dim_product(&t.dims).ok()?).ok()?;
-    match &t.raw_data {
+    let fetched;
+    let raw = match (&t.raw_data, &t.lazy_data) {
+        (None, Some(lazy)) => {
+            fetched = lazy.fetch().ok()?;
+            Some(&fetched)
+        }
+        (raw, _) => raw.as_ref(),
+    };
+    match raw {
         Some(raw) => {
             let raw: &[u8] = raw;
             (raw.len() / 8 >= n).then(|| {

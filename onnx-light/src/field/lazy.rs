@@ -91,6 +91,19 @@ impl LazyPayload {
         self.source.fetch(self.offset, self.len)
     }
 
+    /// Reads `len` bytes of the payload from `start` on (a part, without the rest).
+    ///
+    /// # Errors
+    /// Whatever the source reports; a range past the payload's end is an error.
+    pub(crate) fn fetch_part(&self, start: u64, len: u64) -> Result<Bytes<'static>> {
+        if start.checked_add(len).is_none_or(|end| end > self.len) {
+            return Err(crate::Error::new(crate::ErrorKind::ValueOutOfRange {
+                what: "part of a payload",
+            }));
+        }
+        self.source.fetch(self.offset + start, len)
+    }
+
     /// Writes the payload into `out` at `at` without reading it into memory where the
     /// source allows (a file copies in the kernel).
     ///
