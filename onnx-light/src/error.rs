@@ -310,6 +310,14 @@ pub enum ErrorKind {
         /// What is wrong.
         reason: String,
     },
+    /// A graph edit (`compose`, `extract`) refused its arguments or the graphs it was
+    /// given: a name that is not in the graph, names both graphs use, models that
+    /// import different versions of an operator set, ... The message is `onnx`'s.
+    #[error("{reason}")]
+    GraphEdit {
+        /// What is wrong, and with which names.
+        reason: String,
+    },
     /// An operating-system I/O error (see [`Error::io_error`]).
     #[error("I/O error ({0})")]
     Io(io::ErrorKind),

@@ -37,6 +37,7 @@
 //! | [`io`] | load (owned, structure-only, or mapped with the `unsafe` [`io::load_mapped`]; files, bytes, readers; limits), save (atomic, parallel, to files, bytes, writers), [`io::external`] data files (split, aligned, resolved beneath the model's directory), consolidation |
 //! | [`tensor`] | every ONNX element type, typed views and edits of tensor data, `ndarray` conversions (feature `ndarray`) |
 //! | [`checker`] | the rules of `onnx.checker.check_model`, every problem reported with its path; the operator schemas of every ONNX version |
+//! | [`compose`], [`extract`] | graph surgery as `onnx.compose` and `onnx.utils` do it: merging graphs and models, prefixing names, cutting out sub-models (file to file, reading only the weights kept) |
 //! | [`text`] | the ONNX text format: `to_text` prints as `onnx.printer` does, `parse_model` reads what `onnx.parser` reads |
 //! | [`crypto`] | encrypted models: the authenticated, chunked default format, and onnx_light's `ONNXCRY2` and `ONNXCRY1` |
 //! | [`Error`], [`ErrorKind`] | one error type: what went wrong and where (byte offset, field path, file, tensor) |
@@ -171,6 +172,7 @@
 extern crate self as onnx_light;
 
 pub mod checker;
+pub mod compose;
 // The codec and wire layers are public only for derive-generated code and the workspace's
 // white-box tests: hidden, and not a stable API.
 #[doc(hidden)]
@@ -180,6 +182,7 @@ pub mod codec;
 pub mod crypto;
 mod descriptor;
 mod error;
+pub mod extract;
 mod field;
 pub mod formats;
 pub mod io;

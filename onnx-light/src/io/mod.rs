@@ -129,3 +129,4 @@ pub use options::{
 pub use save::save_with_hook;
 pub use save::{save, save_to_vec, save_to_writer};
 pub use saved::{Saved, SavedFile};
+pub(crate) use write::encoded_len_with_lazy;

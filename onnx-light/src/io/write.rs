@@ -265,6 +265,20 @@ pub(crate) fn write_model_file(
     options: &SerializeOptions,
     hook: &dyn SaveHook,
 ) -> Result<()> {
+    match with_stand_ins(model)? {
+        None => write_encoded(model, &HashMap::new(), file, path, options, hook),
+        Some((view, by_key)) => write_encoded(&view, &by_key, file, path, options, hook),
+    }
+}
+
+/// The payloads that a structure-only load left on disk and that a save writes into the
+/// model file, by the key of their stand-ins.
+type StandIns<'m> = HashMap<(usize, usize), &'m LazyPayload>;
+
+/// A view of `model` in which every payload a structure-only load left on disk (and
+/// that stays in the model file) is a stand-in of its length, and the stand-ins by key;
+/// `None` when there is no such payload.
+fn with_stand_ins<'m>(model: &'m ModelProto<'_>) -> Result<Option<(ModelProto<'m>, StandIns<'m>)>> {
     let mut lazy: Vec<&LazyPayload> = Vec::new();
     model.visit_tensors(|_, t| {
         if let (None, Some(l)) = (&t.raw_data, &t.lazy_data) {
@@ -274,7 +288,7 @@ pub(crate) fn write_model_file(
         }
     });
     if lazy.is_empty() {
-        return write_encoded(model, &HashMap::new(), file, path, options, hook);
+        return Ok(None);
     }
     // Stand-in `i` starts at byte `i` of the region, so each has its own address (the
     // sink's key) while the region stays as small as the longest payload.
@@ -305,7 +319,20 @@ pub(crate) fn write_model_file(
             }
         }
     });
-    write_encoded(&view, &by_key, file, path, options, hook)
+    Ok(Some((view, by_key)))
+}
+
+/// The size of the model file a save of `model` without external data writes: its
+/// encoding, the payloads a structure-only load left on disk counted at their length
+/// (none is read).
+///
+/// # Errors
+/// `ValueOutOfRange` for a payload larger than the address space.
+pub(crate) fn encoded_len_with_lazy(model: &ModelProto<'_>) -> Result<u64> {
+    Ok(match with_stand_ins(model)? {
+        None => model.encoded_len(),
+        Some((view, _)) => view.encoded_len(),
+    })
 }
 
 /// [`write_model_file`] once every payload is in memory or a stand-in listed in `lazy`.
