@@ -671,12 +671,14 @@ pub fn merge_models<'a, A: AsRef<str>, B: AsRef<str>>(
     }
     for entry in &m2.metadata_props {
         match values.get(entry.key()) {
-            Some(&v) if v != entry.value() => return Err(refuse(format!(
+            Some(&v) if v != entry.value() => {
+                return Err(refuse(format!(
                 "Can't merge models with different values for the same model metadata property. \
                      Found: property = {}, with values {v} and {}.",
                 entry.key(),
                 entry.value()
-            ))),
+            )))
+            }
             Some(_) => {}
             None => {
                 values.insert(entry.key(), entry.value());

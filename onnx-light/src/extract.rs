@@ -42,7 +42,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::field::Str;
 use crate::io::external::ExternalDataOptions;
 use crate::io::{self, ParseOptions, Saved, SerializeOptions};
-use crate::onnx::{FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto};
+use crate::onnx::{
+    DataLocation, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto,
+};
 use crate::shape::{self, InferOptions};
 
 /// The largest model `onnx` writes in one file (protobuf's limit): a larger extracted
@@ -444,6 +446,16 @@ pub fn extract_model_file<I: AsRef<str>, O: AsRef<str>>(
 ) -> Result<Saved> {
     let output = output.as_ref();
     let mut model = io::load_with(input, &options.parse)?;
+    // The external tensors were loaded (left in their files, lazily): as `onnx` loads
+    // them, they become inline tensors with `data_location = DEFAULT`.
+    if options.parse.load_external_data {
+        model.visit_tensors_mut(|_, t| {
+            if t.is_external() && t.lazy_data.is_some() {
+                t.data_location = Some(DataLocation::Default.into());
+                t.external_data.clear();
+            }
+        });
+    }
     if options.infer_shapes {
         shape::infer_shapes(&mut model, &InferOptions::default())?;
     }

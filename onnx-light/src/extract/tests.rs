@@ -233,5 +233,33 @@ fn extracting_a_file_copies_only_the_kept_weights() {
         external_data_location(&out),
         PathBuf::from("part.onnx.data")
     );
+
+    // From external data: the kept weight comes inline, marked DEFAULT as onnx marks
+    // the tensors it loads, and no data file is written beside the output.
+    let external = dir.join("ext.onnx");
+    let data = ExternalDataOptions::new("ext.data").size_threshold(0);
+    io::save(
+        &m,
+        &external,
+        &SerializeOptions::default().external_data(data),
+    )
+    .unwrap();
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let out = sub.join("part.onnx");
+    extract_model_file(
+        &external,
+        &out,
+        &["A0"],
+        &["C0"],
+        &ExtractOptions::default(),
+    )
+    .unwrap();
+    let part = io::load(&out).unwrap();
+    let w = &part.graph.as_ref().unwrap().initializer[0];
+    assert_eq!(w.raw_data.as_deref(), Some(&[1u8; 8][..]));
+    assert_eq!(w.data_location, Some(DataLocation::Default.into()));
+    assert!(w.external_data.is_empty());
+    assert_eq!(std::fs::read_dir(&sub).unwrap().count(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
