@@ -215,8 +215,8 @@ def check_model(
 ) -> None:
     """Raises ``ValidationError`` (listing every problem) unless ``model`` is valid.
 
-    ``model`` is a ``ModelProto``, serialized bytes, or a path (external data files are
-    then checked next to it, without being loaded). ``full_check=True`` then runs shape
+    ``model`` is a ``ModelProto``, serialized bytes, or a path (read structure-only:
+    weights are not loaded, and external data files are checked next to it). ``full_check=True`` then runs shape
     inference on the valid model with ``strict_mode=True, check_type=True`` and raises
     ``shape_inference.InferenceError`` where it fails, as ``onnx`` does."""
     from . import _adopt, load_model, load_model_from_string
@@ -225,7 +225,9 @@ def check_model(
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
         model_dir = os.path.dirname(os.path.abspath(path))
-        model = load_model(path, load_external_data=False)
+        # Structure-only: the weights stay on disk, and the rules that need bytes of
+        # one (the last byte of a packed FLOAT6 tensor, sparse indices) read just those.
+        model = load_model(path, load_external_data=False, structure_only=True)
     elif isinstance(model, (bytes, bytearray, memoryview)):
         model = load_model_from_string(bytes(model))
     else:
