@@ -26,6 +26,7 @@ fn class_name(error: &Error) -> &'static str {
         | ErrorKind::ElementTypeMismatch { .. } => "TensorDataError",
         ErrorKind::Inference { .. } | ErrorKind::GraphInference { .. } => "InferenceError",
         ErrorKind::InvalidModel { .. } => "ValidationError",
+        ErrorKind::GraphEdit { .. } => "GraphEditError",
         _ => "DecodeError",
     }
 }

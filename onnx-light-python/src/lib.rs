@@ -6,6 +6,7 @@
 #![allow(missing_debug_implementations)]
 
 mod api;
+mod compose;
 mod defs;
 mod errors;
 mod mapped;
@@ -97,6 +98,17 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tools::to_text, m)?)?;
     m.add_function(wrap_pyfunction!(text::message_to_text, m)?)?;
     m.add_function(wrap_pyfunction!(text::message_from_text, m)?)?;
+    m.add_function(wrap_pyfunction!(compose::check_overlapping_names, m)?)?;
+    m.add_function(wrap_pyfunction!(compose::merge_graphs, m)?)?;
+    m.add_function(wrap_pyfunction!(compose::merge_models, m)?)?;
+    m.add_function(wrap_pyfunction!(compose::add_prefix_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(compose::add_prefix, m)?)?;
+    m.add_function(wrap_pyfunction!(compose::expand_out_dim_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(compose::expand_out_dim, m)?)?;
+    m.add_function(wrap_pyfunction!(compose::extractor_check, m)?)?;
+    m.add_function(wrap_pyfunction!(compose::extract_reachable, m)?)?;
+    m.add_function(wrap_pyfunction!(compose::extract_model, m)?)?;
+    m.add_function(wrap_pyfunction!(compose::extract_model_path, m)?)?;
     m.add_function(wrap_pyfunction!(tools::parse_text, m)?)?;
     m.add_class::<payload::Payload>()?;
     m.add_function(wrap_pyfunction!(payload::tensor_payload, m)?)?;

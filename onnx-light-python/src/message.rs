@@ -24,7 +24,7 @@ use crate::reflect::{
 };
 use crate::text::format_message;
 use onnx_light::io;
-use onnx_light::onnx::{Model, TensorProto};
+use onnx_light::onnx::{GraphProto, Model, TensorProto};
 
 /// The top-level message that views point into.
 pub struct Root {
@@ -298,6 +298,9 @@ impl ViewRef {
             if root.weights_on_disk.load(Ordering::Acquire) {
                 if let Some(model) = guard.as_any_mut().downcast_mut::<Model>() {
                     io::materialize_lazy_data(model)?;
+                } else if let Some(graph) = guard.as_any_mut().downcast_mut::<GraphProto<'static>>()
+                {
+                    materialize_graph(graph)?;
                 }
                 root.weights_on_disk.store(false, Ordering::Release);
             }
@@ -319,6 +322,34 @@ impl ViewRef {
     ) -> Result<R, Failure> {
         self.locked(false, |msg, _, path| f(navigate(msg, path, create)?))
     }
+}
+
+/// Whether a walk over tensors (`visit` calls its argument on each) meets one whose
+/// payload is still on disk.
+fn holds_lazy(visit: impl FnOnce(&mut dyn FnMut(&TensorProto<'static>))) -> bool {
+    let mut found = false;
+    visit(&mut |t| found |= t.raw_data.is_none() && t.lazy_data.is_some());
+    found
+}
+
+/// Reads into `graph` every payload a structure-only load left on disk.
+fn materialize_graph(graph: &mut GraphProto<'static>) -> onnx_light::Result<()> {
+    let mut failed = None;
+    graph.visit_tensors_mut(|_, t| {
+        if failed.is_some() {
+            return;
+        }
+        if let Some(lazy) = &t.lazy_data {
+            match lazy.fetch() {
+                Ok(bytes) => {
+                    t.raw_data = Some(bytes);
+                    t.lazy_data = None;
+                }
+                Err(e) => failed = Some(e.in_tensor(t.name())),
+            }
+        }
+    });
+    failed.map_or(Ok(()), Err)
 }
 
 /// One step from a message to a sub-message.
@@ -399,6 +430,24 @@ impl PyMessage {
         let root = Root::new(Box::new(model));
         root.weights_on_disk.store(true, Ordering::Release);
         PyMessage::at(root, Arc::from(Vec::new()), <Model as Named>::NAME)
+    }
+
+    /// A root holding `msg`, a model or graph made from parts of one a structure-only
+    /// load left weights of on disk: they are read at the first operation that needs
+    /// them, as for [`from_structure_only`](Self::from_structure_only).
+    pub fn from_box_lazy(msg: Box<dyn Reflect>) -> PyMessage {
+        let any = msg.as_any();
+        let lazy = if let Some(m) = any.downcast_ref::<Model>() {
+            holds_lazy(|f| m.visit_tensors(|_, t| f(t)))
+        } else if let Some(g) = any.downcast_ref::<GraphProto<'static>>() {
+            holds_lazy(|f| g.visit_tensors(|_, t| f(t)))
+        } else {
+            false
+        };
+        let name = msg.proto_name();
+        let root = Root::new(msg);
+        root.weights_on_disk.store(lazy, Ordering::Release);
+        PyMessage::at(root, Arc::from(Vec::new()), name)
     }
 
     /// [`ViewRef::fetch_weights`] for this view, from code attached to Python.

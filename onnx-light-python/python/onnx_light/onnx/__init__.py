@@ -29,6 +29,7 @@ from ._errors import (
     ExternalDataError,
     FileError,
     FilePermissionError,
+    GraphEditError,
     IsDirectoryError,
     NoSuchFileError,
     NotDirectoryError,
@@ -726,6 +727,7 @@ def __getattr__(name: str) -> Any:
 from . import serialization  # noqa: E402 (the load and save functions above use it)
 from . import (  # noqa: E402
     checker,
+    compose,
     defs,
     external_data_helper,
     helper,
@@ -733,6 +735,7 @@ from . import (  # noqa: E402
     parser,
     printer,
     shape_inference,
+    utils,
 )
 from .external_data_helper import (  # noqa: E402 (onnx exports these at the top too)
     convert_model_to_external_data,
@@ -750,6 +753,7 @@ __all__ = [
     "ExternalDataError",
     "FileError",
     "FilePermissionError",
+    "GraphEditError",
     "IR_VERSION",
     "IsDirectoryError",
     "Message",
@@ -762,6 +766,7 @@ __all__ = [
     "TensorBufferOptions",
     "TensorDataError",
     "checker",
+    "compose",
     "consolidate_tensors_to_buffer",
     "convert_model_to_external_data",
     "defs",
@@ -787,5 +792,6 @@ __all__ = [
     "save_tensor",
     "serialization",
     "shape_inference",
+    "utils",
     "write_external_data_tensors",
 ] + sorted(k.split(".")[-1] for k in _native.MESSAGE_CLASSES if k.count(".") == 1)

@@ -19,6 +19,7 @@ from typing import (
 
 from . import _descriptor
 from . import checker as checker
+from . import compose as compose
 from . import defs as defs
 from . import external_data_helper as external_data_helper
 from . import helper as helper
@@ -27,6 +28,7 @@ from . import parser as parser
 from . import printer as printer
 from . import serialization as serialization
 from . import shape_inference as shape_inference
+from . import utils as utils
 from .external_data_helper import convert_model_to_external_data as convert_model_to_external_data
 from .external_data_helper import load_external_data_for_model as load_external_data_for_model
 from .external_data_helper import write_external_data_tensors as write_external_data_tensors
@@ -37,6 +39,7 @@ from ._errors import Error as Error
 from ._errors import ExternalDataError as ExternalDataError
 from ._errors import FileError as FileError
 from ._errors import FilePermissionError as FilePermissionError
+from ._errors import GraphEditError as GraphEditError
 from ._errors import IsDirectoryError as IsDirectoryError
 from ._errors import NoSuchFileError as NoSuchFileError
 from ._errors import NotDirectoryError as NotDirectoryError

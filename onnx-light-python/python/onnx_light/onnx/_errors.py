@@ -66,6 +66,12 @@ class TensorDataError(Error, ValueError):
     """Tensor data that does not match its type or shape."""
 
 
+class GraphEditError(Error, ValueError):
+    """A graph edit (``compose``, ``utils.extract_model``) refused its arguments: a name
+    that is not in the graph, names both graphs use, models importing different versions
+    of an operator set, ... The message is the one ``onnx`` gives."""
+
+
 class FileError(Error, OSError):
     """A file could not be read or written. ``errno``, ``strerror`` and ``filename`` are
     set as on the built-in ``OSError``; the error raised is of the subclass below that

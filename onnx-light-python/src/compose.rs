@@ -1,0 +1,327 @@
+//! Graph surgery for Python: `onnx_light.onnx.compose` and `onnx_light.onnx.utils` (in
+//! `python/onnx_light/onnx/`) call these. Inputs are copied out of their models (weights a
+//! structure-only load left on disk stay there), or edited in place when asked.
+
+use std::path::PathBuf;
+
+use onnx_light::compose::{self, MergeOptions, NameMap, PrefixOptions};
+use onnx_light::extract::{self, ExtractOptions, Extractor};
+use onnx_light::onnx::{GraphProto, ModelProto};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+use crate::errors::to_py_err;
+use crate::message::{wrap, PyMessage};
+use crate::tools::with_message;
+
+/// A copy of the message behind `obj`, which must be a `T` (`what` names it in the
+/// error). Weights left on disk are not read.
+fn copy_of<T: Clone + Send + 'static>(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    what: &'static str,
+) -> PyResult<T> {
+    with_message(py, obj, |m| {
+        m.as_any()
+            .downcast_ref::<T>()
+            .cloned()
+            .ok_or_else(|| PyTypeError::new_err(format!("expected a {what}")).into())
+    })
+}
+
+/// Runs `f` on the message behind `obj` (created if unset), which must be a `T`, to
+/// change it in place (GIL released).
+fn edit<T: Send + 'static, R: Send>(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    what: &'static str,
+    f: impl FnOnce(&mut T) -> R + Send,
+) -> PyResult<R> {
+    let msg = obj
+        .cast::<PyMessage>()
+        .map_err(|_| PyTypeError::new_err(format!("expected a {what}")))?;
+    let view = msg.borrow().view_ref();
+    let done = py.detach(|| {
+        view.with_detached(true, |m| {
+            let m = m.expect("created");
+            let t = m
+                .as_any_mut()
+                .downcast_mut::<T>()
+                .ok_or_else(|| PyTypeError::new_err(format!("expected a {what}")))?;
+            Ok(f(t))
+        })
+    });
+    Ok(done?)
+}
+
+/// A new Python message holding `msg` (weights left on disk read on first need).
+fn new_object<T: crate::reflect::Reflect>(py: Python<'_>, msg: T) -> PyResult<Py<PyAny>> {
+    wrap(py, PyMessage::from_box_lazy(Box::new(msg)))
+}
+
+/// `onnx.compose.check_overlapping_names`: `[(category, names)]`.
+#[pyfunction]
+pub fn check_overlapping_names(
+    py: Python<'_>,
+    g1: &Bound<'_, PyAny>,
+    g2: &Bound<'_, PyAny>,
+    io_map: Vec<(String, String)>,
+) -> PyResult<Vec<(&'static str, Vec<String>)>> {
+    let g1: GraphProto<'static> = copy_of(py, g1, "GraphProto")?;
+    let g2: GraphProto<'static> = copy_of(py, g2, "GraphProto")?;
+    let found = py.detach(|| compose::check_overlapping_names(&g1, &g2, &io_map));
+    Ok(found.into_iter().map(|(c, n)| (c.as_str(), n)).collect())
+}
+
+/// The arguments `merge_graphs` and `merge_models` share, as `MergeOptions`.
+#[allow(clippy::too_many_arguments)]
+fn merge_options(
+    inputs: Option<Vec<String>>,
+    outputs: Option<Vec<String>>,
+    prefix1: Option<String>,
+    prefix2: Option<String>,
+    name: Option<String>,
+    doc_string: Option<String>,
+) -> MergeOptions {
+    let mut o = MergeOptions::default()
+        .inputs(inputs.unwrap_or_default())
+        .outputs(outputs.unwrap_or_default())
+        .prefix1(prefix1.unwrap_or_default())
+        .prefix2(prefix2.unwrap_or_default());
+    o.name = name;
+    o.doc_string = doc_string;
+    o
+}
+
+/// `onnx.compose.merge_graphs`: a new graph.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn merge_graphs(
+    py: Python<'_>,
+    g1: &Bound<'_, PyAny>,
+    g2: &Bound<'_, PyAny>,
+    io_map: Vec<(String, String)>,
+    inputs: Option<Vec<String>>,
+    outputs: Option<Vec<String>>,
+    prefix1: Option<String>,
+    prefix2: Option<String>,
+    name: Option<String>,
+    doc_string: Option<String>,
+) -> PyResult<Py<PyAny>> {
+    let g1: GraphProto<'static> = copy_of(py, g1, "GraphProto")?;
+    let g2: GraphProto<'static> = copy_of(py, g2, "GraphProto")?;
+    let options = merge_options(inputs, outputs, prefix1, prefix2, name, doc_string);
+    let merged = py
+        .detach(|| compose::merge_graphs(&g1, &g2, &io_map, &options))
+        .map_err(to_py_err)?;
+    new_object(py, merged)
+}
+
+/// `onnx.compose.merge_models` without its final check: a new model.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn merge_models(
+    py: Python<'_>,
+    m1: &Bound<'_, PyAny>,
+    m2: &Bound<'_, PyAny>,
+    io_map: Vec<(String, String)>,
+    inputs: Option<Vec<String>>,
+    outputs: Option<Vec<String>>,
+    prefix1: Option<String>,
+    prefix2: Option<String>,
+    name: Option<String>,
+    doc_string: Option<String>,
+    producer_name: Option<String>,
+    producer_version: Option<String>,
+    domain: Option<String>,
+    model_version: Option<i64>,
+) -> PyResult<Py<PyAny>> {
+    let m1: ModelProto<'static> = copy_of(py, m1, "ModelProto")?;
+    let m2: ModelProto<'static> = copy_of(py, m2, "ModelProto")?;
+    let options = merge_options(inputs, outputs, prefix1, prefix2, name, doc_string)
+        .producer_name(producer_name)
+        .producer_version(producer_version)
+        .domain(domain)
+        .model_version(model_version);
+    let merged = py
+        .detach(|| compose::merge_models(&m1, &m2, &io_map, &options))
+        .map_err(to_py_err)?;
+    new_object(py, merged)
+}
+
+/// The `rename_*` flags, in `onnx`'s order: nodes, edges, inputs, outputs,
+/// initializers, value infos, functions.
+fn prefix_options(flags: [bool; 7]) -> PrefixOptions {
+    PrefixOptions::default()
+        .nodes(flags[0])
+        .edges(flags[1])
+        .inputs(flags[2])
+        .outputs(flags[3])
+        .initializers(flags[4])
+        .value_infos(flags[5])
+        .functions(flags[6])
+}
+
+/// `onnx.compose.add_prefix_graph`: prefixes `graph` in place (`inplace`) or a copy of
+/// it, starting from the renames `name_map`. Returns the copy (`None` in place) and the
+/// renames, old names first-given first.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn add_prefix_graph(
+    py: Python<'_>,
+    graph: &Bound<'_, PyAny>,
+    prefix: String,
+    flags: [bool; 6],
+    name_map: Vec<(String, String)>,
+    inplace: bool,
+) -> PyResult<(Option<Py<PyAny>>, Vec<(String, String)>)> {
+    let options = prefix_options([
+        flags[0], flags[1], flags[2], flags[3], flags[4], flags[5], false,
+    ]);
+    let mut names: NameMap = name_map.into_iter().collect();
+    let run = |g: &mut GraphProto<'static>, names: &mut NameMap| {
+        compose::add_prefix_graph_with(g, &prefix, &options, names)
+    };
+    let copy = if inplace {
+        edit(py, graph, "GraphProto", |g: &mut GraphProto<'static>| {
+            run(g, &mut names)
+        })?;
+        None
+    } else {
+        let mut g: GraphProto<'static> = copy_of(py, graph, "GraphProto")?;
+        py.detach(|| run(&mut g, &mut names));
+        Some(new_object(py, g)?)
+    };
+    let renames = names
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    Ok((copy, renames))
+}
+
+/// `onnx.compose.add_prefix`: prefixes `model` in place (`inplace`, returns `None`) or a
+/// copy of it (returned).
+#[pyfunction]
+pub fn add_prefix(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    prefix: String,
+    flags: [bool; 7],
+    inplace: bool,
+) -> PyResult<Option<Py<PyAny>>> {
+    let options = prefix_options(flags);
+    if inplace {
+        edit(py, model, "ModelProto", |m: &mut ModelProto<'static>| {
+            compose::add_prefix(m, &prefix, &options)
+        })?;
+        return Ok(None);
+    }
+    let mut m: ModelProto<'static> = copy_of(py, model, "ModelProto")?;
+    py.detach(|| compose::add_prefix(&mut m, &prefix, &options));
+    Ok(Some(new_object(py, m)?))
+}
+
+/// `onnx.compose.expand_out_dim_graph`: in place (returns `None`) or on a copy.
+#[pyfunction]
+pub fn expand_out_dim_graph(
+    py: Python<'_>,
+    graph: &Bound<'_, PyAny>,
+    dim_idx: i64,
+    inplace: bool,
+) -> PyResult<Option<Py<PyAny>>> {
+    if inplace {
+        edit(py, graph, "GraphProto", |g: &mut GraphProto<'static>| {
+            compose::expand_out_dim_graph(g, dim_idx)
+        })?;
+        return Ok(None);
+    }
+    let mut g: GraphProto<'static> = copy_of(py, graph, "GraphProto")?;
+    py.detach(|| compose::expand_out_dim_graph(&mut g, dim_idx));
+    Ok(Some(new_object(py, g)?))
+}
+
+/// `onnx.compose.expand_out_dim`: in place (returns `None`) or on a copy.
+#[pyfunction]
+pub fn expand_out_dim(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    dim_idx: i64,
+    inplace: bool,
+) -> PyResult<Option<Py<PyAny>>> {
+    if inplace {
+        edit(py, model, "ModelProto", |m: &mut ModelProto<'static>| {
+            compose::expand_out_dim(m, dim_idx)
+        })?;
+        return Ok(None);
+    }
+    let mut m: ModelProto<'static> = copy_of(py, model, "ModelProto")?;
+    py.detach(|| compose::expand_out_dim(&mut m, dim_idx));
+    Ok(Some(new_object(py, m)?))
+}
+
+/// Refuses a model `Extractor` cannot work on (a name written twice).
+#[pyfunction]
+pub fn extractor_check(py: Python<'_>, model: &Bound<'_, PyAny>) -> PyResult<()> {
+    with_message(py, model, |m| {
+        let model = m
+            .as_any()
+            .downcast_ref::<ModelProto<'static>>()
+            .ok_or_else(|| PyTypeError::new_err("expected a ModelProto"))?;
+        Extractor::new(model)?;
+        Ok(())
+    })
+}
+
+/// The indices of the nodes between `inputs` and `outputs`, in graph order.
+#[pyfunction]
+pub fn extract_reachable(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    inputs: Vec<String>,
+    outputs: Vec<String>,
+) -> PyResult<Vec<usize>> {
+    with_message(py, model, |m| {
+        let model = m
+            .as_any()
+            .downcast_ref::<ModelProto<'static>>()
+            .ok_or_else(|| PyTypeError::new_err("expected a ModelProto"))?;
+        Ok(Extractor::new(model)?.reachable_nodes(&inputs, &outputs))
+    })
+}
+
+/// `onnx.utils.Extractor(model).extract_model(inputs, outputs)`: a new model.
+#[pyfunction]
+pub fn extract_model(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    inputs: Vec<String>,
+    outputs: Vec<String>,
+) -> PyResult<Py<PyAny>> {
+    let extracted = with_message(py, model, |m| {
+        let model = m
+            .as_any()
+            .downcast_ref::<ModelProto<'static>>()
+            .ok_or_else(|| PyTypeError::new_err("expected a ModelProto"))?;
+        Ok(Extractor::new(model)?.extract_model(&inputs, &outputs)?)
+    })?;
+    new_object(py, extracted)
+}
+
+/// `onnx.utils.extract_model` between its checks: file to file, reading only the
+/// weights kept.
+#[pyfunction]
+pub fn extract_model_path(
+    py: Python<'_>,
+    input_path: PathBuf,
+    output_path: PathBuf,
+    inputs: Vec<String>,
+    outputs: Vec<String>,
+    infer_shapes: bool,
+) -> PyResult<()> {
+    let options = ExtractOptions::default().infer_shapes(infer_shapes);
+    py.detach(|| {
+        extract::extract_model_file(&input_path, &output_path, &inputs, &outputs, &options)
+    })
+    .map_err(to_py_err)?;
+    Ok(())
+}
