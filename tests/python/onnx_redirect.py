@@ -29,8 +29,38 @@ def _real_onnx_dir():
 _REAL = _real_onnx_dir()
 
 
+_OURS = os.path.dirname(onnx_light.onnx.__file__)
+
+
+def _real_file(parts):
+    """The file of onnx's submodule ``onnx.<parts>``, or None."""
+    if _REAL is None:
+        return None
+    base = os.path.join(_REAL, *parts)
+    for candidate in (os.path.join(base, "__init__.py"), base + ".py"):
+        if os.path.exists(candidate):
+            return candidate
+    return None
+
+
 class _Redirect(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, name, path=None, target=None):
+        if name.startswith("onnx_light.onnx."):
+            # `from onnx import X` imports `onnx_light.onnx.X` (the name of the module
+            # `onnx` resolves to): a submodule onnx_light does not ship comes from onnx's
+            # files, as `import onnx.X` does below.
+            parts = name.split(".")[2:]
+            ours = os.path.join(_OURS, *parts)
+            if os.path.exists(ours + ".py") or os.path.isdir(ours):
+                return None
+            real = _real_file(parts)
+            if real is None:
+                return None
+            if real.endswith("__init__.py"):
+                return importlib.util.spec_from_file_location(
+                    name, real, submodule_search_locations=[os.path.dirname(real)]
+                )
+            return importlib.util.spec_from_file_location(name, real)
         if name != "onnx" and not name.startswith("onnx."):
             return None
         try:
