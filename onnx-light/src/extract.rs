@@ -388,6 +388,10 @@ pub struct ExtractOptions {
     pub parse: ParseOptions,
     /// How the sub-model is saved (default: atomically, synced).
     pub serialize: SerializeOptions,
+    /// A sub-model larger than this many bytes puts its tensors of 1024 bytes and more
+    /// in the data file [`external_data_location`] (default [`MAXIMUM_PROTOBUF`], where
+    /// `onnx` does).
+    pub max_single_file: u64,
 }
 
 impl Default for ExtractOptions {
@@ -396,6 +400,7 @@ impl Default for ExtractOptions {
             infer_shapes: true,
             parse: ParseOptions::default().structure_only(true),
             serialize: SerializeOptions::default(),
+            max_single_file: MAXIMUM_PROTOBUF,
         }
     }
 }
@@ -416,6 +421,11 @@ impl ExtractOptions {
         self.serialize = options;
         self
     }
+    /// Sets `max_single_file`.
+    pub fn max_single_file(mut self, bytes: u64) -> Self {
+        self.max_single_file = bytes;
+        self
+    }
 }
 
 /// The data file [`extract_model_file`] writes next to `output` for a sub-model larger
@@ -430,9 +440,9 @@ pub fn external_data_location(output: &Path) -> PathBuf {
 /// `inputs` and saves it to `output` (`onnx.utils.extract_model` without its checks).
 /// The source is read structure-only, its types inferred (with
 /// [`ExtractOptions::infer_shapes`]), and the kept weights are copied file to file into
-/// the new model: inline, or, when the sub-model would exceed [`MAXIMUM_PROTOBUF`]
-/// bytes, into the data file [`external_data_location`] beside `output`, as `onnx`
-/// saves it. Weights the sub-model does not keep are never read.
+/// the new model: inline, or, when the sub-model would exceed
+/// [`ExtractOptions::max_single_file`] bytes ([`MAXIMUM_PROTOBUF`]), into the data file
+/// [`external_data_location`] beside `output`, as `onnx` saves it. Weights the sub-model does not keep are never read.
 ///
 /// # Errors
 /// Loading and saving errors naming the files; inference errors; the refusals of
@@ -462,11 +472,12 @@ pub fn extract_model_file<I: AsRef<str>, O: AsRef<str>>(
     let extracted = Extractor::new(&model)?.extract_model(inputs, outputs)?;
     drop(model);
     let mut serialize = options.serialize.clone();
-    if io::encoded_len_with_lazy(&extracted)? > MAXIMUM_PROTOBUF {
+    if io::encoded_len_with_lazy(&extracted)? > options.max_single_file {
         let location = external_data_location(output);
-        serialize = serialize.external_data(ExternalDataOptions::new(
-            location.to_string_lossy().into_owned(),
-        ));
+        // One file, tensors back to back (no alignment), as `onnx.save` writes them.
+        serialize = serialize.external_data(
+            ExternalDataOptions::new(location.to_string_lossy().into_owned()).alignment(1),
+        );
     }
     io::save(&extracted, output, &serialize)
 }

@@ -261,5 +261,27 @@ fn extracting_a_file_copies_only_the_kept_weights() {
     assert_eq!(w.data_location, Some(DataLocation::Default.into()));
     assert!(w.external_data.is_empty());
     assert_eq!(std::fs::read_dir(&sub).unwrap().count(), 1);
+
+    // Past the single-file size, the tensors go to `<file name>.data`, back to back.
+    let small = ExtractOptions::default().max_single_file(1000);
+    extract_model_file(&src, &out, &["A0"], &["C0", "B2"], &small).unwrap();
+    let stored = io::load_with(&out, &ParseOptions::default().load_external_data(false)).unwrap();
+    let inits = &stored.graph.as_ref().unwrap().initializer;
+    let entries = |t: &TensorProto<'_>| {
+        t.external_data
+            .iter()
+            .map(|e| format!("{}={}", e.key(), e.value()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(inits[0].name(), "W1");
+    assert!(!inits[0].is_external(), "8 bytes stay inline");
+    assert_eq!(
+        entries(&inits[1]),
+        ["location=part.onnx.data", "offset=0", "length=4096"]
+    );
+    assert_eq!(
+        std::fs::read(sub.join("part.onnx.data")).unwrap(),
+        vec![2u8; 4096]
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
