@@ -432,3 +432,52 @@ def test_merging_lazily_loaded_models_stays_below_their_weights(tmp_path):
     merged = ol.load(str(out), structure_only=True)
     assert [t.name for t in merged.graph.initializer] == ["a/w0", "a/w1", "b/w0", "b/w1"]
     assert os.path.getsize(out) > 4 * n * 4
+
+
+def _random_graph(rng, tag):
+    """A small graph over a pool of names shared with other graphs (so that names clash,
+    repeat and go empty), with value infos, initializers and a subgraph now and then."""
+    pool = [f"{tag}{i}" for i in range(4)] + ["s0", "s1", ""]
+    pick = lambda: pool[rng.integers(len(pool))]  # noqa: E731
+    nodes = []
+    for i in range(int(rng.integers(1, 5))):
+        attrs = {}
+        if rng.random() < 0.3:
+            body = helper.make_graph(
+                [helper.make_node("Identity", [pick()], [f"{tag}_sub{i}"])], f"{tag}_body{i}", [], [_vi(f"{tag}_sub{i}")]
+            )
+            attrs["body"] = body
+        nodes.append(helper.make_node("Op", [pick(), pick()], [f"{tag}_o{i}", pick()], name=pick(), domain="x", **attrs))
+    inputs = [_vi(n) for n in {pick(), pick()}]
+    outputs = [_vi(n) for n in {f"{tag}_o0", pick()}]
+    inits = [numpy_helper.from_array(np.zeros(1, np.float32), n) for n in {pick()}]
+    infos = [_vi(n) for n in {pick(), pick()}]
+    return helper.make_graph(nodes, f"g{tag}", inputs, outputs, inits, value_info=infos)
+
+
+def test_random_graphs_prefix_and_merge_as_onnx_does():
+    rng = np.random.default_rng(33)
+    for _ in range(150):
+        g1, g2 = _random_graph(rng, "a"), _random_graph(rng, "b")
+        flags = {f: bool(rng.random() < 0.7) for f in FLAGS}
+        t_map, o_map = {"s0": "x"}, {"s0": "x"}
+        _same(
+            onnx.compose.add_prefix_graph(g1, "p/", name_map=t_map, **flags),
+            compose.add_prefix_graph(_ours(g1), "p/", name_map=o_map, **flags),
+        )
+        assert o_map == t_map
+        outs = [o.name for o in g1.output] + ["missing"]
+        ins = [i.name for i in g2.input] + ["missing"]
+        io_map = [(outs[rng.integers(len(outs))], ins[rng.integers(len(ins))]) for _ in range(int(rng.integers(0, 3)))]
+        kwargs = dict(io_map=io_map)
+        if rng.random() < 0.5:
+            kwargs["prefix2"] = "q/"
+        t = _raised(lambda: onnx.compose.merge_graphs(g1, g2, **kwargs))
+        o = _raised(lambda: compose.merge_graphs(_ours(g1), _ours(g2), **kwargs))
+        if t is None:
+            assert o is None, o
+            _same(onnx.compose.merge_graphs(g1, g2, **kwargs), compose.merge_graphs(_ours(g1), _ours(g2), **kwargs))
+        else:
+            assert o is not None and issubclass(o[0], t[0]), (t, o)
+            if "overlapping" not in t[1] or ", " not in t[1].split("names: ")[1].split("\n")[0]:
+                assert o[1] == t[1]
