@@ -293,14 +293,16 @@ fn connect_inputs(graph: &mut GraphProto<'_>, start: usize, connect: &HashMap<&s
     for node in graph.node.iter_mut().skip(start) {
         for attr in &mut node.attribute {
             match attr.r#type.and_then(|t| t.get()) {
+                // Each level of subgraphs first makes sure enough stack is left: a
+                // graph built by hand may nest without bound.
                 Some(AttributeType::Graph) => {
                     if let Some(g) = attr.g.as_deref_mut() {
-                        connect_inputs(g, 0, connect);
+                        crate::onnx::deep::guarded(|| connect_inputs(g, 0, connect));
                     }
                 }
                 Some(AttributeType::Graphs) => {
                     for g in &mut attr.graphs {
-                        connect_inputs(g, 0, connect);
+                        crate::onnx::deep::guarded(|| connect_inputs(g, 0, connect));
                     }
                 }
                 _ => {}
@@ -906,10 +908,14 @@ pub fn add_prefix_graph_with(
             for attr in &mut node.attribute {
                 // Subgraphs are renamed whole, whatever `options` says, as in `onnx`.
                 if let Some(g) = attr.g.as_deref_mut() {
-                    add_prefix_graph_with(g, prefix, &PrefixOptions::default(), names);
+                    crate::onnx::deep::guarded(|| {
+                        add_prefix_graph_with(g, prefix, &PrefixOptions::default(), names)
+                    });
                 }
                 for g in &mut attr.graphs {
-                    add_prefix_graph_with(g, prefix, &PrefixOptions::default(), names);
+                    crate::onnx::deep::guarded(|| {
+                        add_prefix_graph_with(g, prefix, &PrefixOptions::default(), names)
+                    });
                 }
             }
         }

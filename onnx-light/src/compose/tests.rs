@@ -364,3 +364,34 @@ fn expanding_outputs_inserts_an_unsqueeze_per_output() {
     assert_eq!(insert_position(7, 2), 2);
     assert_eq!(insert_position(-7, 2), 0);
 }
+
+#[test]
+fn graphs_nested_deeper_than_the_stack_allows_are_prefixed_and_merged() {
+    let mut g = GraphProto::named("leaf");
+    g.node.push(NodeProto::new("Identity", ["d"], ["z"]));
+    for i in 0..20_000 {
+        let mut outer = GraphProto::named(format!("level{i}"));
+        outer.node.push(
+            NodeProto::new("If", ["c"], ["o"])
+                .with_attribute(AttributeProto::graph("then_branch", g)),
+        );
+        g = outer;
+    }
+    let mut second = chain("d", "e", "f", "w2");
+    second.node.push(
+        NodeProto::new("Loop", ["e"], ["k"]).with_attribute(AttributeProto::graph("body", g)),
+    );
+    let first = chain("a", "b", "c2", "w1");
+    let mut merged =
+        merge_graphs(&first, &second, &[("c2", "d")], &MergeOptions::default()).unwrap();
+    add_prefix_graph(&mut merged, "p/", &PrefixOptions::default());
+    let mut level = merged.node[4].attribute[0].g.as_deref().unwrap();
+    while let Some(inner) = level.node[0].attribute.first() {
+        level = inner.g.as_deref().unwrap();
+    }
+    assert_eq!(level.node[0].input[0], "p/c2");
+    // Dropping a graph this deep recurses beyond the test thread's stack (the types'
+    // drop is not guarded): the graphs are left to the end of the process.
+    std::mem::forget(merged);
+    std::mem::forget(second);
+}
