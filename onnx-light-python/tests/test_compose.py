@@ -266,6 +266,17 @@ def test_extract_model_gives_onnxs_file(tmp_path, io, infer, external):
     _same(onnx.utils.Extractor(inferred).extract_model(*io), utils.Extractor(_ours(inferred)).extract_model(*io))
 
 
+def test_extract_model_can_replace_its_source(tmp_path):
+    m = _weights_model([4096, 4096])
+    src = tmp_path / "m.onnx"
+    onnx.save(m, str(src))
+    want = tmp_path / "want.onnx"
+    onnx.utils.extract_model(str(src), str(want), ["x"], ["y1"])
+    # The source is read structure-only, its weights copied from the file being replaced.
+    utils.extract_model(str(src), str(src), ["x"], ["y1"])
+    assert src.read_bytes() == want.read_bytes()
+
+
 def test_extractor_attributes_and_steps_are_onnxs():
     m = onnx.shape_inference.infer_shapes(_layered())
     theirs, ours = onnx.utils.Extractor(m), utils.Extractor(_ours(m))

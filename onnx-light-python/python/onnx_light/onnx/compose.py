@@ -46,7 +46,8 @@ def _copy_back(original: Any, edited: Any) -> None:
 
 
 def _io_map(io_map: Optional[List[Tuple[str, str]]]) -> List[Tuple[str, str]]:
-    return [(str(o), str(i)) for o, i in (io_map or [])]
+    # Indexed as onnx indexes the pairs (a short one raises IndexError there too).
+    return [(str(pair[0]), str(pair[1])) for pair in (io_map or [])]
 
 
 def _names(names: Optional[List[str]]) -> Optional[List[str]]:
