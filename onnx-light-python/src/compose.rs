@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use onnx_light::compose::{self, MergeOptions, NameMap, PrefixOptions};
 use onnx_light::extract::{self, ExtractOptions, Extractor};
-use onnx_light::onnx::{GraphProto, ModelProto};
+use onnx_light::onnx::{
+    GraphProto, ModelProto, NodeProto, SparseTensorProto, TensorProto, ValueInfoProto,
+};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
@@ -59,7 +61,63 @@ fn new_object<T: crate::reflect::Reflect>(py: Python<'_>, msg: T) -> PyResult<Py
     wrap(py, PyMessage::from_box_lazy(Box::new(msg)))
 }
 
-/// `onnx.compose.check_overlapping_names`: `[(category, names)]`.
+/// Runs `f` on the message behind `obj`, which must be a `T`, borrowed (GIL released).
+fn with_typed<T: 'static, R: Send>(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    what: &'static str,
+    f: impl FnOnce(&T) -> Result<R, crate::errors::Failure> + Send,
+) -> PyResult<R> {
+    with_message(py, obj, |m| {
+        let t = m
+            .as_any()
+            .downcast_ref::<T>()
+            .ok_or_else(|| PyTypeError::new_err(format!("expected a {what}")))?;
+        f(t)
+    })
+}
+
+/// The names of `graph` that [`compose::check_overlapping_names`] compares, without
+/// anything else (no attribute, no tensor data).
+fn names_of(graph: &GraphProto<'static>) -> GraphProto<'static> {
+    let named = |t: &TensorProto<'static>| TensorProto {
+        name: t.name.clone(),
+        ..TensorProto::default()
+    };
+    GraphProto {
+        node: graph
+            .node
+            .iter()
+            .map(|n| NodeProto {
+                input: n.input.clone(),
+                output: n.output.clone(),
+                ..NodeProto::default()
+            })
+            .collect(),
+        value_info: graph
+            .value_info
+            .iter()
+            .map(|v| ValueInfoProto {
+                name: v.name.clone(),
+                ..ValueInfoProto::default()
+            })
+            .collect(),
+        initializer: graph.initializer.iter().map(named).collect(),
+        sparse_initializer: graph
+            .sparse_initializer
+            .iter()
+            .map(|s| SparseTensorProto {
+                values: s.values.as_ref().map(named),
+                indices: s.indices.as_ref().map(named),
+                ..SparseTensorProto::default()
+            })
+            .collect(),
+        ..GraphProto::default()
+    }
+}
+
+/// `onnx.compose.check_overlapping_names`: `[(category, names)]`. Only the names of the
+/// graphs are copied.
 #[pyfunction]
 pub fn check_overlapping_names(
     py: Python<'_>,
@@ -67,8 +125,8 @@ pub fn check_overlapping_names(
     g2: &Bound<'_, PyAny>,
     io_map: Vec<(String, String)>,
 ) -> PyResult<Vec<(&'static str, Vec<String>)>> {
-    let g1: GraphProto<'static> = copy_of(py, g1, "GraphProto")?;
-    let g2: GraphProto<'static> = copy_of(py, g2, "GraphProto")?;
+    let g1 = with_typed(py, g1, "GraphProto", |g| Ok(names_of(g)))?;
+    let g2 = with_typed(py, g2, "GraphProto", |g| Ok(names_of(g)))?;
     let found = py.detach(|| compose::check_overlapping_names(&g1, &g2, &io_map));
     Ok(found.into_iter().map(|(c, n)| (c.as_str(), n)).collect())
 }
@@ -108,12 +166,13 @@ pub fn merge_graphs(
     name: Option<String>,
     doc_string: Option<String>,
 ) -> PyResult<Py<PyAny>> {
-    let g1: GraphProto<'static> = copy_of(py, g1, "GraphProto")?;
+    // The second graph is copied, the first borrowed (it may be the same message, whose
+    // lock is then taken once at a time): the merge copies what it keeps once more.
     let g2: GraphProto<'static> = copy_of(py, g2, "GraphProto")?;
     let options = merge_options(inputs, outputs, prefix1, prefix2, name, doc_string);
-    let merged = py
-        .detach(|| compose::merge_graphs(&g1, &g2, &io_map, &options))
-        .map_err(to_py_err)?;
+    let merged = with_typed(py, g1, "GraphProto", |g1: &GraphProto<'static>| {
+        Ok(compose::merge_graphs(g1, &g2, &io_map, &options)?)
+    })?;
     new_object(py, merged)
 }
 
@@ -136,16 +195,16 @@ pub fn merge_models(
     domain: Option<String>,
     model_version: Option<i64>,
 ) -> PyResult<Py<PyAny>> {
-    let m1: ModelProto<'static> = copy_of(py, m1, "ModelProto")?;
+    // As in `merge_graphs`: the second copied, the first borrowed.
     let m2: ModelProto<'static> = copy_of(py, m2, "ModelProto")?;
     let options = merge_options(inputs, outputs, prefix1, prefix2, name, doc_string)
         .producer_name(producer_name)
         .producer_version(producer_version)
         .domain(domain)
         .model_version(model_version);
-    let merged = py
-        .detach(|| compose::merge_models(&m1, &m2, &io_map, &options))
-        .map_err(to_py_err)?;
+    let merged = with_typed(py, m1, "ModelProto", |m1: &ModelProto<'static>| {
+        Ok(compose::merge_models(m1, &m2, &io_map, &options)?)
+    })?;
     new_object(py, merged)
 }
 

@@ -96,6 +96,31 @@ def test_prefixes_in_merges_rename_functions_and_follow_io_map():
     )
 
 
+def test_a_model_merges_with_itself_and_its_own_views(tmp_path):
+    # One message on both sides (one lock): in a fresh process, so that a deadlock
+    # would fail the test by its timeout instead of hanging the run.
+    m = _sub_model("a")
+    path = tmp_path / "m.onnx"
+    onnx.save(m, str(path))
+    script = (
+        "import sys\n"
+        "import onnx_light.onnx as ol\n"
+        "from onnx_light.onnx import compose\n"
+        "m = ol.load(sys.argv[1])\n"
+        "kw = dict(io_map=[('a_y', 'a_x')], prefix1='p/', prefix2='q/')\n"
+        "print(compose.merge_models(m, m, **kw).SerializeToString().hex())\n"
+        "print(compose.merge_graphs(m.graph, m.graph, **kw).SerializeToString().hex())\n"
+        "print(len(compose.check_overlapping_names(m.graph, m.graph)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(path)], check=True, capture_output=True, text=True, timeout=60
+    ).stdout.split()
+    kw = dict(io_map=[("a_y", "a_x")], prefix1="p/", prefix2="q/")
+    assert out[0] == onnx.compose.merge_models(m, m, **kw).SerializeToString().hex()
+    assert out[1] == onnx.compose.merge_graphs(m.graph, m.graph, **kw).SerializeToString().hex()
+    assert out[2] == str(len(onnx.compose.check_overlapping_names(m.graph, m.graph)))
+
+
 FLAGS = ["rename_nodes", "rename_edges", "rename_inputs", "rename_outputs", "rename_initializers", "rename_value_infos"]
 
 
