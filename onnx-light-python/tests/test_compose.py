@@ -517,3 +517,37 @@ def test_random_graphs_prefix_and_merge_as_onnx_does():
             assert o is not None and issubclass(o[0], t[0]), (t, o)
             if "overlapping" not in t[1] or ", " not in t[1].split("names: ")[1].split("\n")[0]:
                 assert o[1] == t[1]
+
+
+def test_onnx_backend_models_prefix_expand_extract_and_merge_as_onnx_does():
+    """Every model the `onnx` package ships for its backend tests: prefixed, expanded,
+    extracted whole and merged with itself, the same bytes or the same exception type
+    as with `onnx`."""
+    import pathlib
+
+    paths = sorted((pathlib.Path(onnx.__file__).parent / "backend" / "test" / "data").rglob("*.onnx"))
+    assert len(paths) > 100
+    for path in paths:
+        data = path.read_bytes()
+        ref, ours = onnx.load_model_from_string(data), ol.load_model_from_string(data)
+        ins = [i.name for i in ref.graph.input]
+        outs = [o.name for o in ref.graph.output]
+        pairs = [
+            (lambda: onnx.compose.add_prefix(ref, "p/"), lambda: compose.add_prefix(ours, "p/")),
+            (lambda: onnx.compose.expand_out_dim(ref, 0), lambda: compose.expand_out_dim(ours, 0)),
+            (
+                lambda: onnx.utils.Extractor(ref).extract_model(ins, outs),
+                lambda: utils.Extractor(ours).extract_model(ins, outs),
+            ),
+            (
+                lambda: onnx.compose.merge_models(ref, ref, [], prefix1="a/", prefix2="b/"),
+                lambda: compose.merge_models(ours, ours, [], prefix1="a/", prefix2="b/"),
+            ),
+        ]
+        for theirs, mine in pairs:
+            t = _raised(theirs)
+            if t is None:
+                assert mine().SerializeToString() == theirs().SerializeToString(), path
+            else:
+                o = _raised(mine)
+                assert o is not None and (issubclass(o[0], t[0]) or o[0].__name__ == t[0].__name__), (path, t, o)
