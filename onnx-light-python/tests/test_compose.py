@@ -410,6 +410,13 @@ def test_structure_only_models_merge_without_reading_weights_and_save_them(tmp_p
     graph = compose.merge_graphs(l1.graph, l2.graph, **kwargs)
     assert graph.SerializeToString() == onnx.compose.merge_graphs(m1.graph, m2.graph, **kwargs).SerializeToString()
     assert numpy_helper.to_array(graph.initializer[1]).sum() == 2 * 8192
+    # Saved with external data, the weights are copied from the source into the data file.
+    ext = tmp_path / "merged_ext.onnx"
+    ol.save(merged, str(ext), save_as_external_data=True, location="merged.data")
+    back = onnx.load(str(ext))
+    for a, b in zip(back.graph.initializer, want.graph.initializer):
+        assert a.name == b.name
+        np.testing.assert_array_equal(numpy_helper.to_array(a), numpy_helper.to_array(b))
 
 
 _PEAK = (
