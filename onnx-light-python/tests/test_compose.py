@@ -15,7 +15,7 @@ from onnx import TensorProto as T
 from onnx import helper, numpy_helper
 
 import onnx_light.onnx as ol
-from onnx_light.onnx import compose, utils
+from onnx_light.onnx import compose, shape_inference, utils
 
 
 def _ours(m):
@@ -289,6 +289,41 @@ def test_extract_model_gives_onnxs_file(tmp_path, io, infer, external):
     # The Extractor on an inferred model gives the same sub-model.
     inferred = onnx.shape_inference.infer_shapes(m)
     _same(onnx.utils.Extractor(inferred).extract_model(*io), utils.Extractor(_ours(inferred)).extract_model(*io))
+
+
+@pytest.mark.parametrize("threshold", [0, 1024])
+def test_extract_model_infers_types_before_loading_external_data(tmp_path, threshold):
+    # A Reshape whose shape is in the data file: as in onnx, inference does not read it,
+    # so its output has no type and cannot be extracted; inline, it can.
+    shape = numpy_helper.from_array(np.array([3, 2], np.int64), "shape")
+    w = numpy_helper.from_array(np.ones((2, 3), np.float32), "w")
+    nodes = [
+        helper.make_node("Add", ["x", "w"], ["h"]),
+        helper.make_node("Reshape", ["h", "shape"], ["r"]),
+        helper.make_node("Relu", ["r"], ["y"]),
+    ]
+    g = helper.make_graph(nodes, "g", [_vi("x", (2, 3))], [_vi("y", (3, 2))], [w, shape])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    src = tmp_path / "m.onnx"
+    onnx.save(m, str(src), save_as_external_data=True, size_threshold=threshold, location="m.data")
+    theirs, ours = str(tmp_path / "theirs.onnx"), str(tmp_path / "ours.onnx")
+    t = _raised(lambda: onnx.utils.extract_model(str(src), theirs, ["x"], ["r"]))
+    assert (t is None) == (threshold > 0)
+    if t is None:
+        utils.extract_model(str(src), ours, ["x"], ["r"])
+        assert open(ours, "rb").read() == open(theirs, "rb").read()
+        return
+    # External: the type of `r` is what inference gives without the data (this
+    # package's inference gives it a rank where onnx's gives nothing), never the
+    # sizes read from the data file.
+    without_data = shape_inference.infer_shapes(ol.load(str(src), load_external_data=False))
+    want = [v.type for v in without_data.graph.value_info if v.name == "r"]
+    o = _raised(lambda: utils.extract_model(str(src), ours, ["x"], ["r"], check_model=False))
+    if not want:
+        assert o is not None and issubclass(o[0], t[0]) and o[1] == t[1]
+    else:
+        assert o is None
+        assert ol.load(ours).graph.output[0].type == want[0]
 
 
 def test_extract_model_can_replace_its_source(tmp_path):

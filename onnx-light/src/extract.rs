@@ -439,7 +439,9 @@ pub fn external_data_location(output: &Path) -> PathBuf {
 /// Extracts the sub-model of the model at `input` that computes `outputs` from
 /// `inputs` and saves it to `output` (`onnx.utils.extract_model` without its checks).
 /// The source is read structure-only, its types inferred (with
-/// [`ExtractOptions::infer_shapes`]), and the kept weights are copied file to file into
+/// [`ExtractOptions::infer_shapes`]; before its external data is attached, so that, as
+/// in `onnx`, values stored in data files are not read), and the kept weights are
+/// copied file to file into
 /// the new model: inline, or, when the sub-model would exceed
 /// [`ExtractOptions::max_single_file`] bytes ([`MAXIMUM_PROTOBUF`]), into the data file
 /// [`external_data_location`] beside `output`, as `onnx` saves it. Weights the sub-model does not keep are never read.
@@ -454,20 +456,34 @@ pub fn extract_model_file<I: AsRef<str>, O: AsRef<str>>(
     outputs: &[O],
     options: &ExtractOptions,
 ) -> Result<Saved> {
-    let output = output.as_ref();
-    let mut model = io::load_with(input, &options.parse)?;
+    let (input, output) = (input.as_ref(), output.as_ref());
+    let external = options.parse.load_external_data;
+    // As in `onnx`, types are inferred before the external data is loaded: inference
+    // does not read values stored in data files (a `Reshape` shape among them).
+    let first = options
+        .parse
+        .clone()
+        .load_external_data(external && !options.infer_shapes);
+    let mut model = io::load_with(input, &first)?;
+    if options.infer_shapes {
+        shape::infer_shapes(&mut model, &InferOptions::default())?;
+        if external {
+            let dir = match &options.parse.external_data_dir {
+                Some(dir) => dir.clone(),
+                None => io::model_directory(input)?,
+            };
+            io::load_external_data_for_model(&mut model, dir, &options.parse)?;
+        }
+    }
     // The external tensors were loaded (left in their files, lazily): as `onnx` loads
     // them, they become inline tensors with `data_location = DEFAULT`.
-    if options.parse.load_external_data {
+    if external {
         model.visit_tensors_mut(|_, t| {
             if t.is_external() && t.lazy_data.is_some() {
                 t.data_location = Some(DataLocation::Default.into());
                 t.external_data.clear();
             }
         });
-    }
-    if options.infer_shapes {
-        shape::infer_shapes(&mut model, &InferOptions::default())?;
     }
     let extracted = Extractor::new(&model)?.extract_model(inputs, outputs)?;
     drop(model);
