@@ -1,5 +1,12 @@
+use super::expand::insert_position;
 use super::*;
+use crate::error::Error;
+use crate::field::Str;
 use crate::field::{Bytes, LazyPayload, PayloadSource};
+use crate::onnx::{
+    AttributeProto, DataType, Dimension, ModelProto, NodeProto, OperatorSetIdProto,
+    StringStringEntryProto, TensorProto, ValueInfoProto,
+};
 use crate::onnx::{FunctionProto, SparseTensorProto};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
