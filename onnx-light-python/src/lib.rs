@@ -9,6 +9,7 @@ mod api;
 mod compose;
 mod defs;
 mod errors;
+mod inline;
 mod mapped;
 mod message;
 mod payload;
@@ -95,6 +96,8 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(defs::all_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(shape::infer_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(shape::infer_function_output_types, m)?)?;
+    m.add_function(wrap_pyfunction!(inline::inline_local_functions, m)?)?;
+    m.add_function(wrap_pyfunction!(inline::inline_selected_functions, m)?)?;
     m.add_function(wrap_pyfunction!(tools::to_text, m)?)?;
     m.add_function(wrap_pyfunction!(text::message_to_text, m)?)?;
     m.add_function(wrap_pyfunction!(text::message_from_text, m)?)?;

@@ -11,7 +11,7 @@ use crate::tools::with_message;
 
 /// A copy of the message behind `obj`, which must be a `T` (`what` names it in the
 /// error).
-fn copy_of<T: Clone + Send + 'static>(
+pub(crate) fn copy_of<T: Clone + Send + 'static>(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     what: &'static str,

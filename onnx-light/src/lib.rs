@@ -185,6 +185,7 @@ mod error;
 pub mod extract;
 mod field;
 pub mod formats;
+pub mod inline;
 pub mod io;
 mod message;
 pub mod onnx;

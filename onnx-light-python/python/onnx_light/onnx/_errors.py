@@ -118,6 +118,17 @@ class InferenceError(Error):
     message names the operator, the node's index and name, and the reason."""
 
 
+class InlineError(Error, RuntimeError):
+    """A model that cannot be inlined (``inliner``): its functions' opset imports
+    disagree, or a call passes more parameters than its function declares."""
+
+
+class InlineNotImplementedError(InlineError, NotImplementedError):
+    """Inlining that needs what is not implemented here: converting a function's nodes
+    to another opset version (``convert_version=True``), or the function bodies that
+    some operators build per node (context-dependent functions)."""
+
+
 class ParseError(Error, ValueError):
     """Text that is not valid ONNX text syntax (``parser``): the message gives the line
     and column."""

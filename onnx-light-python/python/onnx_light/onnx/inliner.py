@@ -1,0 +1,85 @@
+"""``onnx.inliner`` on the onnx-light core: replaces calls to functions by the nodes of
+their bodies, with the results ``onnx.inliner`` gives (the same names for the values it
+renames, the same nodes, ``value_info`` and functions left).
+
+Each call is replaced by the callee's nodes: formal inputs and outputs take the call's
+names, every other name the body defines gets the suffix ``__N`` (``N`` counting the
+calls inlined so far; ``_K`` is added when that name is taken), attribute references
+take the call's attribute values (a reference the call does not satisfy is dropped: as
+in ``onnx``, the function's default attribute values are not used), and the callee's
+``value_info`` is appended to the graph's. Calls in the inlined nodes and in subgraphs
+are inlined too. The model's ``opset_import`` is left as it is.
+
+Not implemented: ``convert_version=True`` for a called function that imports another
+version of the ONNX domain than the model (``onnx`` converts its nodes with its version
+converter), and inlining the bodies that some operators build per node
+(context-dependent functions such as ``Softmax``, ``Clip``, ``LayerNormalization``)
+with ``inline_schema_functions=True``. Both raise ``InlineNotImplementedError`` (a
+``NotImplementedError``) naming the function or operator; the input model is never
+changed."""
+
+from __future__ import annotations
+
+from typing import Any, List, Tuple
+
+from .. import _onnx_light as _native
+from ._errors import InlineError, InlineNotImplementedError
+
+__all__ = [
+    "InlineError",
+    "InlineNotImplementedError",
+    "inline_local_functions",
+    "inline_selected_functions",
+]
+
+
+def _model(model: Any) -> Any:
+    from . import ModelProto, _adopt
+
+    model = _adopt(model)
+    if not isinstance(model, ModelProto):
+        raise TypeError(f"model must be a ModelProto, not {type(model).__name__}")
+    return model
+
+
+def inline_local_functions(model: Any, convert_version: bool = False) -> Any:
+    """A new model: ``model`` with every call to a local function inlined
+    (recursively), and those functions removed from ``model.functions``. A function
+    that imports another version of a domain than the model is neither inlined nor
+    removed, unless ``convert_version`` is true and the domain is the ONNX domain:
+    ``onnx`` then converts the function's nodes to the model's version, which is not
+    implemented here (``InlineNotImplementedError`` when such a function is called).
+
+    Raises ``checker.ValidationError`` when local functions call each other in a cycle
+    or share a domain, name and overload, and ``InlineError`` (a ``RuntimeError``) when
+    a call passes more inputs or outputs than its function declares."""
+    return _native.inline_local_functions(_model(model), bool(convert_version))
+
+
+def inline_selected_functions(
+    model: Any,
+    function_ids: List[Tuple[str, str]],
+    exclude: bool = False,
+    inline_schema_functions: bool = False,
+) -> Any:
+    """A new model: ``model`` with the calls to the functions named in
+    ``function_ids`` (``(domain, name)`` pairs; every other function when
+    ``exclude`` is true) inlined, in the main graph and in the local functions that are
+    kept, and the inlined local functions removed. ``inline_schema_functions``: calls
+    of selected operators whose schema defines a function body for the model's opset
+    version (``Softsign``, ``Selu``, ...) are inlined too.
+
+    Raises ``InlineError`` (a ``RuntimeError``) when the functions' opset imports
+    disagree with each other or with the model's (``"Model has functions with
+    incompatible opset versions."``), ``checker.ValidationError`` for a cycle of calls,
+    and ``InlineNotImplementedError`` for a selected operator whose body is built per
+    node."""
+    ids = []
+    for item in function_ids:
+        domain, name = item
+        if not isinstance(domain, str) or not isinstance(name, str):
+            raise TypeError(f"function_ids must hold (domain, name) pairs of str, not {item!r}")
+        ids.append((domain, name))
+    return _native.inline_selected_functions(
+        _model(model), ids, bool(exclude), bool(inline_schema_functions)
+    )

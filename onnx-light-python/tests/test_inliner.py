@@ -1,0 +1,284 @@
+"""onnx_light.onnx.inliner against the official onnx.inliner: random models with local
+functions (nested calls, subgraphs, attribute references, missing optional parameters,
+names that clash with the renaming scheme, value_info, overloads) give the same bytes;
+the errors have onnx's types; what is not implemented says so."""
+
+import random
+
+import onnx
+import onnx.inliner as ref
+import pytest
+from onnx import TensorProto, helper
+
+import onnx_light.onnx as ol
+from onnx_light.onnx import checker, inliner
+
+
+def both(fn, model, *args):
+    """The results of onnx and of onnx_light on the same model: bytes or the exception."""
+    data = model.SerializeToString()
+    out = []
+    for module, load in ((ref, onnx.load_from_string), (inliner, ol.load_from_string)):
+        try:
+            out.append(getattr(module, fn)(load(data), *args).SerializeToString())
+        except Exception as e:  # noqa: BLE001 (compared below)
+            out.append(e)
+    return out
+
+
+def assert_same(fn, model, *args):
+    theirs, ours = both(fn, model, *args)
+    if isinstance(theirs, Exception):
+        assert isinstance(ours, type(theirs)), (theirs, ours)
+    else:
+        assert not isinstance(ours, Exception), ours
+        assert ours == theirs
+
+
+V = helper.make_tensor_value_info
+
+
+def random_model(rng):
+    """A model whose graph calls local functions that call each other (no cycles),
+    with If subgraphs, attribute references and names chosen to collide."""
+    nfun = rng.randint(1, 4)
+    names = [f"f{i}" for i in range(nfun)]
+    functions = []
+    for i, name in enumerate(names):
+        nodes = []
+        vals = ["a", "b"]
+        for k in range(rng.randint(1, 4)):
+            out = rng.choice([f"t{k}", f"t{k}__1", "a__2", f"o{k}"])
+            if out in vals:
+                out = f"u{k}_{i}"
+            kind = rng.random()
+            if kind < 0.2 and i + 1 < nfun:
+                callee = rng.choice(names[i + 1 :])
+                node = helper.make_node(callee, [rng.choice(vals)], [out], domain="local")
+                if rng.random() < 0.5:
+                    node.attribute.append(helper.make_attribute("alpha", rng.random()))
+            elif kind < 0.35:
+                then = helper.make_graph(
+                    [helper.make_node("Neg", [rng.choice(vals)], ["z"], name="inner")],
+                    "then",
+                    [],
+                    [V("z", TensorProto.FLOAT, None)],
+                )
+                other = helper.make_graph(
+                    [helper.make_node("Identity", [rng.choice(vals)], ["z"])],
+                    "else",
+                    [],
+                    [V("z", TensorProto.FLOAT, None)],
+                )
+                node = helper.make_node(
+                    "If", ["cond"], [out], then_branch=then, else_branch=other
+                )
+            elif kind < 0.55:
+                node = helper.make_node("LeakyRelu", [rng.choice(vals)], [out])
+                ref_attr = helper.make_attribute_ref("alpha", TensorProto.FLOAT)
+                ref_attr.ref_attr_name = "alpha"
+                node.attribute.append(ref_attr)
+            else:
+                node = helper.make_node(
+                    rng.choice(["Relu", "Abs", "Neg"]), [rng.choice(vals + ["outer"])], [out]
+                )
+            if rng.random() < 0.3:
+                node.name = rng.choice(["n", "n__1", f"n{k}"])
+            nodes.append(node)
+            vals.append(out)
+        outs = [vals[-1]] + ([vals[-2]] if rng.random() < 0.4 else [])
+        f = helper.make_function(
+            "local",
+            name,
+            ["a", "b"],
+            outs,
+            nodes,
+            [helper.make_opsetid("", 18)] + ([helper.make_opsetid("local", 1)] if i == 0 else []),
+            attributes=["alpha"],
+        )
+        if rng.random() < 0.5:
+            f.value_info.append(V(vals[-1], TensorProto.FLOAT, [2]))
+            f.value_info.append(V("a", TensorProto.FLOAT, [2]))
+        functions.append(f)
+    gnodes = []
+    avail = ["X", "cond"]
+    for k in range(rng.randint(1, 5)):
+        callee = rng.choice(names + ["Relu"])
+        ins = [rng.choice(avail)] + ([rng.choice(avail + [""])] if rng.random() < 0.5 else [])
+        outs = [rng.choice([f"Y{k}", f"t0__{k}", f"a__{k}"])]
+        if rng.random() < 0.3:
+            outs.append("")
+        if callee == "Relu":
+            gnodes.append(helper.make_node("Relu", ins[:1], outs[:1], name=f"t1__{k}"))
+        else:
+            node = helper.make_node(callee, ins, outs, domain="local")
+            if rng.random() < 0.5:
+                node.attribute.append(helper.make_attribute("alpha", 0.5))
+            if rng.random() < 0.3:
+                body = helper.make_graph(
+                    [helper.make_node(callee, [rng.choice(avail)], ["w"], domain="local")],
+                    "sub",
+                    [],
+                    [V("w", TensorProto.FLOAT, None)],
+                )
+                gnodes.append(
+                    helper.make_node("If", ["cond"], [f"s{k}"], then_branch=body, else_branch=body)
+                )
+            gnodes.append(node)
+        avail.append(outs[0])
+    graph = helper.make_graph(
+        gnodes,
+        "g",
+        [V("X", TensorProto.FLOAT, [2]), V("cond", TensorProto.BOOL, [])],
+        [V(avail[-1], TensorProto.FLOAT, None)],
+        value_info=[V("vi", TensorProto.FLOAT, [2])],
+    )
+    return helper.make_model(
+        graph,
+        functions=functions,
+        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("local", 1)],
+    )
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_random_models_inline_as_onnx_does(seed):
+    rng = random.Random(seed)
+    model = random_model(rng)
+    assert_same("inline_local_functions", model)
+    names = [(f.domain, f.name) for f in model.functions]
+    picked = rng.sample(names, rng.randint(0, len(names)))
+    for exclude in (False, True):
+        assert_same("inline_selected_functions", model, picked, exclude)
+
+
+def parse(text):
+    return onnx.parser.parse_model(text)
+
+
+NESTED = """
+<ir_version: 8, opset_import: [ "" : 17, "local" : 1 ]>
+agraph (float[N] X) => (float[N] Y) { T = local.foo (X) Y = local.foo<alpha=2.0>(T) }
+<opset_import: [ "" : 17, "other": 3], domain: "local">
+foo <alpha: float = 1.0> (x) => (y) { t = Constant<value_float: float = @alpha>() y = other.Zed (x, t) }
+"""
+
+
+def test_attribute_references_take_the_call_value_or_are_dropped():
+    out = inliner.inline_local_functions(ol.parser.parse_model(NESTED))
+    first, _, second, _ = out.graph.node
+    assert list(first.output) == ["t__1"] and len(first.attribute) == 0
+    assert second.attribute[0].name == "value_float" and second.attribute[0].f == 2.0
+    # The functions' imports are not merged into the model's, as in onnx.
+    assert [o.domain for o in out.opset_import] == ["", "local"]
+    assert_same("inline_local_functions", parse(NESTED))
+
+
+def test_input_model_is_not_changed():
+    model = ol.parser.parse_model(NESTED)
+    before = model.SerializeToString()
+    inliner.inline_local_functions(model)
+    inliner.inline_selected_functions(model, [("local", "foo")])
+    assert model.SerializeToString() == before
+
+
+def test_names_taken_in_the_graph_get_a_counter():
+    text = """
+    <ir_version: 8, opset_import: [ "" : 17, "local" : 1 ]>
+    agraph (float[N] X) => (float[N] Y) { t__1 = Neg(X) Y = local.f (t__1) }
+    <opset_import: [ "" : 17], domain: "local">
+    f (x) => (y) { t = Relu(x) y = Abs(t) }
+    """
+    out = inliner.inline_local_functions(ol.parser.parse_model(text))
+    assert [list(n.output) for n in out.graph.node] == [["t__1"], ["t__1_0"], ["Y"]]
+    assert_same("inline_local_functions", parse(text))
+
+
+def test_cycles_raise_validation_error():
+    text = """
+    <ir_version: 8, opset_import: [ "" : 17, "local" : 1 ]>
+    agraph (float[N] X) => (float[N] Y) { Y = local.foo (X) }
+    <opset_import: [ "" : 17, "local" : 1 ], domain: "local">
+    foo (x) => (y) { y = local.foo (x) }
+    """
+    with pytest.raises(checker.ValidationError, match="local::foo -> local::foo"):
+        inliner.inline_local_functions(ol.parser.parse_model(text))
+
+
+MISMATCH = """
+<ir_version: 8, opset_import: [ "" : 17, "local" : 1 ]>
+agraph (float[N] X) => (float[N] Y) { Y = local.foo (X) }
+<opset_import: [ "" : 16], domain: "local">
+foo (x) => (y) { y = Relu (x) }
+"""
+
+
+def test_functions_with_other_opset_versions_stay_or_are_refused():
+    model = ol.parser.parse_model(MISMATCH)
+    out = inliner.inline_local_functions(model)
+    assert [n.op_type for n in out.graph.node] == ["foo"] and len(out.functions) == 1
+    with pytest.raises(RuntimeError, match="incompatible opset versions"):
+        inliner.inline_selected_functions(model, [])
+    assert_same("inline_local_functions", parse(MISMATCH))
+
+
+def test_version_conversion_is_not_implemented():
+    model = ol.parser.parse_model(MISMATCH)
+    with pytest.raises(NotImplementedError, match="convert_version=True"):
+        inliner.inline_local_functions(model, convert_version=True)
+    # Without a call of that function nothing needs converting.
+    del model.graph.node[:]
+    assert len(inliner.inline_local_functions(model, convert_version=True).functions) == 0
+
+
+def test_too_many_actual_parameters_raise_runtime_error():
+    text = MISMATCH.replace("local.foo (X)", "local.foo (X, X)").replace('"" : 16', '"" : 17')
+    with pytest.raises(RuntimeError, match="Number of actual parameters"):
+        inliner.inline_local_functions(ol.parser.parse_model(text))
+
+
+def test_schema_functions_are_inlined_when_asked():
+    text = """
+    <ir_version: 8, opset_import: [ "" : 20]>
+    agraph (float[N] X, float[N] Z) => (float[N] Y) {
+        T = ReduceL1 (X) U = ReduceL1 <keepdims = 0> (T)
+        B = GreaterOrEqual (X, Z) Y = Identity(U)
+    }
+    """
+    model = ol.parser.parse_model(text)
+    out = inliner.inline_selected_functions(model, [], exclude=True, inline_schema_functions=True)
+    assert "Abs" in [n.op_type for n in out.graph.node]
+    plain = inliner.inline_selected_functions(model, [], exclude=True)
+    assert [n.op_type for n in plain.graph.node] == [
+        "ReduceL1", "ReduceL1", "GreaterOrEqual", "Identity"
+    ]
+    assert_same("inline_selected_functions", parse(text), [], True, True)
+    assert_same("inline_selected_functions", parse(text), [("", "ReduceL1")], False, True)
+
+
+def test_context_dependent_schema_functions_are_not_implemented():
+    model = ol.parser.parse_model(
+        '<ir_version: 8, opset_import: [ "" : 20]> g (float[N] X) => (float[N] Y) { Y = Softmax (X) }'
+    )
+    with pytest.raises(NotImplementedError, match="'Softmax'"):
+        inliner.inline_selected_functions(model, [], exclude=True, inline_schema_functions=True)
+    # Not selected: nothing to build.
+    out = inliner.inline_selected_functions(model, [("", "Softmax")], True, True)
+    assert out.graph.node[0].op_type == "Softmax"
+    # Selu's body calls CastLike, whose body is built per node.
+    model.graph.node[0].op_type = "Selu"
+    with pytest.raises(NotImplementedError, match="'CastLike'"):
+        inliner.inline_selected_functions(model, [], exclude=True, inline_schema_functions=True)
+
+
+def test_a_model_without_graph_gets_an_empty_one_as_in_onnx():
+    model = helper.make_model(helper.make_graph([], "g", [], []))
+    model.ClearField("graph")
+    assert_same("inline_local_functions", model)
+    assert_same("inline_selected_functions", model, [])
+
+
+def test_onnx_messages_are_accepted():
+    out = inliner.inline_local_functions(parse(NESTED))
+    assert isinstance(out, ol.ModelProto)
+    with pytest.raises(TypeError):
+        inliner.inline_local_functions(b"not a model")

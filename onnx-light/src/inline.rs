@@ -1,0 +1,1013 @@
+//! Function inlining: replaces calls to functions (the model's local functions, and
+//! optionally the function bodies of operator schemas) by the nodes of their bodies, as
+//! `onnx.inliner` does, to the same result.
+//!
+//! ```
+//! use onnx_light::inline;
+//! use onnx_light::onnx::*;
+//!
+//! // y = local.square(x), where square(a) => (b) { b = Mul(a, a) }
+//! let mut square = FunctionProto::default();
+//! square.name = Some("square".into());
+//! square.domain = Some("local".into());
+//! square.input = vec!["a".into()];
+//! square.output = vec!["b".into()];
+//! square.node = vec![NodeProto::new("Mul", ["a", "a"], ["b"])];
+//! square.opset_import = vec![OperatorSetIdProto::new("", 21)];
+//! let mut g = GraphProto::named("g");
+//! let mut call = NodeProto::new("square", ["x"], ["y"]);
+//! call.domain = Some("local".into());
+//! g.node.push(call);
+//! let imports = vec![OperatorSetIdProto::new("", 21), OperatorSetIdProto::new("local", 1)];
+//! let mut model = ModelProto::new(g, imports);
+//! model.functions.push(square);
+//!
+//! inline::inline_local_functions(&mut model, false)?;
+//! let node = &model.graph.as_ref().unwrap().node[0];
+//! assert_eq!((node.op_type(), node.input.as_slice(), node.output.as_slice()), ("Mul", &["x".into(), "x".into()][..], &["y".into()][..]));
+//! assert!(model.functions.is_empty()); // inlined functions are removed
+//! # Ok::<(), inline::InlineError>(())
+//! ```
+//!
+//! # What inlining does
+//!
+//! A call node is replaced by the nodes of the callee's body, in order; calls among
+//! those nodes are inlined in turn, and so are calls inside the subgraphs (`If`, `Loop`,
+//! `Scan` bodies) of the nodes that stay. For each call site:
+//!
+//! * The callee's formal inputs and outputs become the call's actual names. A formal
+//!   input the call leaves out becomes `""` (a missing optional input); a formal output
+//!   it leaves out (or names `""`) gets a fresh name.
+//! * Every other name the body defines (node outputs, node names, the inputs,
+//!   initializers and outputs of its subgraphs) is renamed with the suffix `__N`, `N`
+//!   counting the call sites inlined so far (`t` becomes `t__1`), then, if that name
+//!   is taken in the main graph, `t__1_K` with a counter `K`. A name the body reads
+//!   without defining it is left as it is.
+//! * Attribute references (`ref_attr_name`) take the call's attribute of that name
+//!   (keeping their own name); a reference the call does not satisfy is removed. As in
+//!   `onnx`, the function's default attribute values (`attribute_proto`) are not used.
+//! * The callee's `value_info` entries are appended to the graph's (or function's),
+//!   except those naming one of the call's actual parameters.
+//!
+//! The model's `opset_import` is left as it is (`onnx` does not merge the functions'
+//! imports into it), and so are its other fields.
+//!
+//! [`inline_local_functions`] inlines every local function whose opset imports agree
+//! with the model's and removes it from `functions`; the others stay (not inlined, and
+//! not changed). [`inline_selected_functions`] inlines the local functions a
+//! [`FunctionSelection`] picks, in the main graph and in the functions that stay (which
+//! are kept, with the calls inside them inlined); it refuses a model whose functions'
+//! imports disagree with each other or with the model's.
+//!
+//! # What is not done
+//!
+//! `onnx` can convert a function's nodes from the function's opset version of the ONNX
+//! domain to the model's (`convert_version`), with its version converter; and it can
+//! inline the bodies that some operators build per node from its attributes and input
+//! types (context-dependent functions: `Softmax`, `Clip`, `LayerNormalization`, ...).
+//! Neither exists here: a call that would need one fails with
+//! [`InlineError::VersionConversion`] or [`InlineError::ContextDependentFunction`],
+//! and nothing is half-done (the model is changed only when inlining succeeds).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::checker::schema;
+use crate::onnx::{
+    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto,
+};
+use crate::Str;
+
+/// The most local functions a model may have (as `onnx` counts them).
+const MAX_LOCAL_FUNCTIONS: usize = 10_000;
+
+/// How deep graphs may nest while inlining (a subgraph of a node of a graph, ...).
+/// Inlining a function whose body has subgraphs nests graphs further; beyond this the
+/// model is refused rather than the stack risked.
+pub const MAX_GRAPH_DEPTH: usize = 256;
+
+/// Why a model could not be inlined. The model is left unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InlineError {
+    /// Local functions call each other in a cycle (at any subgraph depth). `cycle`
+    /// lists the function ids (`domain::name`, `::overload` when there is one), the
+    /// first repeated at the end.
+    #[error(
+        "Cycle detected in model-local function references: {}. Model-local functions must not be recursive.",
+        cycle.join(" -> ")
+    )]
+    CallCycle {
+        /// The ids along the cycle.
+        cycle: Vec<String>,
+    },
+    /// Two local functions share domain, name and overload.
+    #[error("Model contains multiple local functions with the same implementation id '{id}'.")]
+    DuplicateFunction {
+        /// Their id.
+        id: String,
+    },
+    /// More local functions than `onnx` accepts.
+    #[error("Model contains {count} local functions, exceeding the limit of {MAX_LOCAL_FUNCTIONS}. The model may be malformed or malicious.")]
+    TooManyFunctions {
+        /// How many the model has.
+        count: usize,
+    },
+    /// The local functions import versions of a domain that disagree with each other or
+    /// with the model (refused by [`inline_selected_functions`]).
+    #[error("Model has functions with incompatible opset versions.")]
+    IncompatibleOpsets,
+    /// A call passes more inputs or outputs than its callee declares.
+    #[error("a call of '{callee}' passes {actual} {what}, but the function declares only {formal}: Number of actual parameters cannot exceed number of formal parameters")]
+    TooManyActuals {
+        /// The callee's id.
+        callee: String,
+        /// `"inputs"` or `"outputs"`.
+        what: &'static str,
+        /// How many the call passes.
+        actual: usize,
+        /// How many the function declares.
+        formal: usize,
+    },
+    /// Inlining this call needs the function's nodes converted to another opset version
+    /// of the ONNX domain (`convert_version`), which is not implemented.
+    #[error("inlining a call of '{callee}' needs its nodes converted from opset version {from} of the ONNX domain to the model's version {to} (convert_version=True); converting between opset versions is not implemented")]
+    VersionConversion {
+        /// The callee's id.
+        callee: String,
+        /// The version the function imports.
+        from: i64,
+        /// The version the model imports.
+        to: i64,
+    },
+    /// The operator's function body is built per node (a context-dependent function),
+    /// which is not implemented.
+    #[error("inlining '{op_type}' (domain '{domain}', opset version {version}) needs the function body its schema builds from the node's attributes and input types (a context-dependent function); building those bodies is not implemented")]
+    ContextDependentFunction {
+        /// The node's operator.
+        op_type: String,
+        /// Its domain.
+        domain: String,
+        /// The model's opset version of that domain.
+        version: i64,
+    },
+    /// Graphs nested deeper than [`MAX_GRAPH_DEPTH`].
+    #[error("graphs nest deeper than {MAX_GRAPH_DEPTH} levels while inlining")]
+    TooDeep,
+}
+
+/// Which functions to inline, by `(domain, name)`: all overloads of a name are chosen
+/// together. The domain is compared as written (`"ai.onnx"` is not `""`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FunctionSelection {
+    ids: HashSet<(String, String)>,
+    exclude: bool,
+}
+
+impl FunctionSelection {
+    /// Only the functions listed.
+    pub fn only<D: Into<String>, N: Into<String>>(ids: impl IntoIterator<Item = (D, N)>) -> Self {
+        let ids = ids.into_iter().map(|(d, n)| (d.into(), n.into())).collect();
+        FunctionSelection {
+            ids,
+            exclude: false,
+        }
+    }
+
+    /// Every function except those listed.
+    pub fn all_except<D: Into<String>, N: Into<String>>(
+        ids: impl IntoIterator<Item = (D, N)>,
+    ) -> Self {
+        FunctionSelection {
+            exclude: true,
+            ..FunctionSelection::only(ids)
+        }
+    }
+
+    /// Every function.
+    pub fn all() -> Self {
+        FunctionSelection {
+            ids: HashSet::new(),
+            exclude: true,
+        }
+    }
+
+    /// Whether a function (or operator) `name` of `domain` is selected.
+    pub fn contains(&self, domain: &str, name: &str) -> bool {
+        // Looking up a pair of `String`s needs owned keys; selections are short.
+        let listed = self.ids.iter().any(|(d, n)| d == domain && n == name);
+        listed != self.exclude
+    }
+}
+
+/// Inlines every call of a local function whose opset imports agree with the model's
+/// (recursively), and removes those functions from the model; the others stay as they
+/// are. `convert_version`: a function that disagrees with the model only in its
+/// version of the ONNX domain would have its nodes converted to the model's version
+/// (as `onnx.inliner.inline_local_functions(model, convert_version=True)` does); that is
+/// not implemented, so calling such a function fails with
+/// [`InlineError::VersionConversion`] (a function no node calls is removed without
+/// conversion).
+///
+/// # Errors
+///
+/// [`InlineError`]: a cycle of calls or a duplicated function id, a call with more
+/// actual parameters than formal ones, a needed version conversion, graphs nested
+/// deeper than [`MAX_GRAPH_DEPTH`]. The model is unchanged on error.
+pub fn inline_local_functions(
+    model: &mut ModelProto<'_>,
+    convert_version: bool,
+) -> Result<(), InlineError> {
+    check_call_cycles(model)?;
+    let model_imports = OpsetMap::of_model(model);
+    let mut callees = HashMap::new();
+    for f in &model.functions {
+        let mut mismatches = model_imports.mismatches(f);
+        let mut target = None;
+        if convert_version {
+            if let Some(i) = mismatches.iter().position(|(d, _)| d.is_empty()) {
+                target = Some(mismatches.swap_remove(i).1);
+            }
+        }
+        if mismatches.is_empty() {
+            let source = f
+                .opset_import
+                .iter()
+                .find(|o| normalize_domain(o.domain()).is_empty())
+                .map_or(0, |o| o.version());
+            let conversion = target.map(|to| (source, to));
+            callees.insert(
+                function_id(f.domain(), f.name(), f.overload()),
+                (f.clone(), conversion),
+            );
+        }
+    }
+    let selection = FunctionSelection::all();
+    let mut inliner = Inliner::new(model, &selection, callees, false);
+    let main = inliner.main_graph(model)?;
+    let inlined = inliner.callees;
+    main.store(model);
+    model
+        .functions
+        .retain(|f| !inlined.contains_key(&function_id(f.domain(), f.name(), f.overload())));
+    Ok(())
+}
+
+/// Inlines the calls of the local functions `selection` picks, in the main graph and in
+/// the local functions that stay (recursively), and removes the inlined functions from
+/// the model, as `onnx.inliner.inline_selected_functions` does.
+/// `inline_schema_functions`: calls of operators (of a domain the model imports) whose
+/// schema defines a function body for the model's opset version are inlined too, when
+/// selected.
+///
+/// # Errors
+///
+/// [`InlineError`]: the model's and the functions' opset imports disagree, a cycle of
+/// calls or a duplicated function id, a call with more actual parameters than formal
+/// ones, a selected operator whose body is built per node, graphs nested deeper than
+/// [`MAX_GRAPH_DEPTH`]. The model is unchanged on error.
+pub fn inline_selected_functions(
+    model: &mut ModelProto<'_>,
+    selection: &FunctionSelection,
+    inline_schema_functions: bool,
+) -> Result<(), InlineError> {
+    check_call_cycles(model)?;
+    let mut imports = OpsetMap::of_model(model);
+    let mut callees = HashMap::new();
+    let mut kept = Vec::new();
+    for (i, f) in model.functions.iter().enumerate() {
+        if !imports.add(f.opset_import.iter().map(|o| (o.domain(), o.version()))) {
+            return Err(InlineError::IncompatibleOpsets);
+        }
+        if selection.contains(f.domain(), f.name()) {
+            callees.insert(
+                function_id(f.domain(), f.name(), f.overload()),
+                (f.clone(), None),
+            );
+        } else {
+            kept.push(i);
+        }
+    }
+    let mut inliner = Inliner::new(model, selection, callees, inline_schema_functions);
+    let main = inliner.main_graph(model)?;
+    let mut processed = Vec::with_capacity(kept.len());
+    for &i in &kept {
+        let f = &model.functions[i];
+        let mut body = Body {
+            node: f.node.clone(),
+            value_info: f.value_info.clone(),
+        };
+        inliner.process(&mut body.node, &mut body.value_info, 0)?;
+        processed.push((i, body));
+    }
+    let inlined = inliner.callees;
+    main.store(model);
+    for (i, body) in processed {
+        let f = &mut model.functions[i];
+        f.node = body.node;
+        f.value_info = body.value_info;
+    }
+    model
+        .functions
+        .retain(|f| !inlined.contains_key(&function_id(f.domain(), f.name(), f.overload())));
+    Ok(())
+}
+
+/// `""` for `"ai.onnx"`, as `onnx` keys functions and opset maps.
+fn normalize_domain(domain: &str) -> &str {
+    if domain == "ai.onnx" {
+        ""
+    } else {
+        domain
+    }
+}
+
+/// A function's id as `onnx` writes it: `domain::name`, then `::overload` if any.
+fn function_id(domain: &str, name: &str, overload: &str) -> String {
+    let domain = normalize_domain(domain);
+    if overload.is_empty() {
+        format!("{domain}::{name}")
+    } else {
+        format!("{domain}::{name}::{overload}")
+    }
+}
+
+/// The opset version of each domain a model (and then its functions) imports.
+struct OpsetMap(HashMap<String, i64>);
+
+impl OpsetMap {
+    fn of_model(model: &ModelProto<'_>) -> Self {
+        let mut map = OpsetMap(HashMap::new());
+        map.add(model.opset_import.iter().map(|o| (o.domain(), o.version())));
+        map
+    }
+
+    /// Adds the imports a domain does not have yet; false (and the rest not added) at
+    /// the first that disagrees with the version already recorded.
+    fn add<'s>(&mut self, imports: impl IntoIterator<Item = (&'s str, i64)>) -> bool {
+        for (domain, version) in imports {
+            match self.0.get(normalize_domain(domain)) {
+                Some(&v) if v != version => return false,
+                Some(_) => {}
+                None => {
+                    self.0.insert(normalize_domain(domain).to_owned(), version);
+                }
+            }
+        }
+        true
+    }
+
+    /// The recorded `(domain, version)` of each domain `f` imports at another version.
+    fn mismatches(&self, f: &FunctionProto<'_>) -> Vec<(String, i64)> {
+        let mut out: Vec<(String, i64)> = Vec::new();
+        for o in &f.opset_import {
+            let domain = normalize_domain(o.domain());
+            if let Some(&v) = self.0.get(domain) {
+                if v != o.version() && !out.iter().any(|(d, _)| d == domain) {
+                    out.push((domain.to_owned(), v));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Refuses local functions that call each other in a cycle, share an id, or are more
+/// than `onnx` accepts.
+fn check_call_cycles(model: &ModelProto<'_>) -> Result<(), InlineError> {
+    let count = model.functions.len();
+    if count > MAX_LOCAL_FUNCTIONS {
+        return Err(InlineError::TooManyFunctions { count });
+    }
+    let ids: Vec<String> = model
+        .functions
+        .iter()
+        .map(|f| function_id(f.domain(), f.name(), f.overload()))
+        .collect();
+    let mut by_id: HashMap<&str, usize> = HashMap::new();
+    for (i, id) in ids.iter().enumerate() {
+        if by_id.insert(id, i).is_some() {
+            return Err(InlineError::DuplicateFunction { id: id.clone() });
+        }
+    }
+    // The functions each one calls, through subgraphs too (an explicit stack: as deep
+    // as the graphs nest).
+    let callees: Vec<Vec<usize>> = model
+        .functions
+        .iter()
+        .map(|f| {
+            let mut out = Vec::new();
+            let mut stack: Vec<&NodeProto<'_>> = f.node.iter().rev().collect();
+            while let Some(n) = stack.pop() {
+                let id = function_id(n.domain(), n.op_type(), n.overload());
+                if let Some(&j) = by_id.get(id.as_str()) {
+                    if !out.contains(&j) {
+                        out.push(j);
+                    }
+                }
+                for a in n.attribute.iter().rev() {
+                    for g in a.graphs.iter().rev() {
+                        stack.extend(g.node.iter().rev());
+                    }
+                    if let Some(g) = &a.g {
+                        stack.extend(g.node.iter().rev());
+                    }
+                }
+            }
+            out
+        })
+        .collect();
+    // Iterative depth-first search: 0 unvisited, 1 on the path, 2 done.
+    let mut state = vec![0u8; count];
+    for root in 0..count {
+        if state[root] != 0 {
+            continue;
+        }
+        let mut path: Vec<(usize, usize)> = vec![(root, 0)];
+        state[root] = 1;
+        while let Some(&(f, next)) = path.last() {
+            let Some(&callee) = callees[f].get(next) else {
+                state[f] = 2;
+                path.pop();
+                continue;
+            };
+            if let Some(top) = path.last_mut() {
+                top.1 += 1;
+            }
+            match state[callee] {
+                0 => {
+                    state[callee] = 1;
+                    path.push((callee, 0));
+                }
+                1 => {
+                    let cycle = path
+                        .iter()
+                        .map(|&(g, _)| g)
+                        .skip_while(|&g| g != callee)
+                        .chain([callee])
+                        .map(|g| ids[g].clone())
+                        .collect();
+                    return Err(InlineError::CallCycle { cycle });
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Fresh names that clash with no name of the main graph (nor with one made before).
+struct NameGenerator {
+    taken: HashSet<String>,
+    counter: u64,
+}
+
+impl NameGenerator {
+    /// Every name the main graph uses: its inputs, initializers and outputs, every
+    /// node's name, inputs and outputs, and those of its subgraphs.
+    fn of_graph(graph: &GraphProto<'_>) -> Self {
+        let mut taken = HashSet::new();
+        let mut graphs = vec![graph];
+        while let Some(g) = graphs.pop() {
+            let values = g.input.iter().chain(&g.output).map(|v| v.name());
+            taken.extend(
+                values
+                    .chain(g.initializer.iter().map(|t| t.name()))
+                    .map(str::to_owned),
+            );
+            for n in &g.node {
+                taken.insert(n.name().to_owned());
+                taken.extend(
+                    n.input
+                        .iter()
+                        .chain(&n.output)
+                        .map(|s| s.as_str().to_owned()),
+                );
+                for a in &n.attribute {
+                    graphs.extend(a.g.as_deref());
+                    graphs.extend(&a.graphs);
+                }
+            }
+        }
+        NameGenerator { taken, counter: 0 }
+    }
+
+    /// `suggested` if it is free, else `suggested_K` for the first free `K` of a
+    /// counter that only grows; the name is then taken.
+    fn fresh(&mut self, suggested: &str) -> String {
+        let mut name = suggested.to_owned();
+        while self.taken.contains(&name) {
+            name = format!("{suggested}_{}", self.counter);
+            self.counter += 1;
+        }
+        self.taken.insert(name.clone());
+        name
+    }
+}
+
+/// Renames the names a callee's body defines for one call site.
+struct Renamer<'n> {
+    suffix: String,
+    names: &'n mut NameGenerator,
+    /// One map per graph level, innermost last: a name as written to its new name.
+    scopes: Vec<HashMap<String, String>>,
+}
+
+impl Renamer<'_> {
+    fn fresh(&mut self, name: &str) -> String {
+        let suggested = format!("{name}{}", self.suffix);
+        self.names.fresh(&suggested)
+    }
+
+    fn bind(&mut self, formal: &str, actual: String) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.insert(formal.to_owned(), actual);
+        }
+    }
+
+    /// Gives `name` a fresh name, recorded in the innermost scope.
+    fn rename(&mut self, name: &mut Option<Str<'_>>) {
+        let old = name.as_deref().unwrap_or("").to_owned();
+        let new = self.fresh(&old);
+        self.bind(&old, new.clone());
+        *name = Some(new.into());
+    }
+
+    /// The name `name` is bound to in the innermost scope that binds it; a name no
+    /// scope binds is renamed when the node defines it, else left (an outer name).
+    fn lookup_or_rename(&mut self, name: &str, defines: bool) -> Option<String> {
+        if name.is_empty() {
+            return None;
+        }
+        if let Some(new) = self.scopes.iter().rev().find_map(|s| s.get(name)) {
+            return Some(new.clone());
+        }
+        if defines {
+            let new = self.fresh(name);
+            self.bind(name, new.clone());
+            return Some(new);
+        }
+        None
+    }
+
+    fn node(&mut self, node: &mut NodeProto<'_>) {
+        if !node.name().is_empty() {
+            let new = self.fresh(node.name());
+            node.name = Some(new.into());
+        }
+        for (names, defines) in [(&mut node.input, false), (&mut node.output, true)] {
+            for name in names.iter_mut() {
+                if let Some(new) = self.lookup_or_rename(name, defines) {
+                    *name = new.into();
+                }
+            }
+        }
+        for a in &mut node.attribute {
+            if let Some(g) = a.g.as_deref_mut() {
+                self.graph(g);
+            }
+            for g in &mut a.graphs {
+                self.graph(g);
+            }
+        }
+    }
+
+    fn graph(&mut self, graph: &mut GraphProto<'_>) {
+        self.scopes.push(HashMap::new());
+        for v in &mut graph.input {
+            self.rename(&mut v.name);
+        }
+        for t in &mut graph.initializer {
+            self.rename(&mut t.name);
+        }
+        for v in &mut graph.output {
+            self.rename(&mut v.name);
+        }
+        for n in &mut graph.node {
+            self.node(n);
+        }
+        self.scopes.pop();
+    }
+}
+
+/// Binds a call's actual parameters and renames the body of `callee` for call site
+/// number `count`.
+fn rename_callee(
+    call: &NodeProto<'_>,
+    callee: &mut FunctionProto<'_>,
+    count: u64,
+    names: &mut NameGenerator,
+    id: &str,
+) -> Result<(), InlineError> {
+    let mut r = Renamer {
+        suffix: format!("__{count}"),
+        names,
+        scopes: vec![HashMap::new()],
+    };
+    for (what, actuals, formals) in [
+        ("inputs", &call.input, &callee.input),
+        ("outputs", &call.output, &callee.output),
+    ] {
+        if actuals.len() > formals.len() {
+            return Err(InlineError::TooManyActuals {
+                callee: id.to_owned(),
+                what,
+                actual: actuals.len(),
+                formal: formals.len(),
+            });
+        }
+        let outputs = what == "outputs";
+        for (i, formal) in formals.iter().enumerate() {
+            let actual = actuals.get(i).map_or("", |a| a.as_str());
+            let bound = if outputs && actual.is_empty() {
+                r.fresh(formal)
+            } else {
+                actual.to_owned()
+            };
+            r.bind(formal, bound);
+        }
+    }
+    for n in &mut callee.node {
+        r.node(n);
+    }
+    for v in &mut callee.value_info {
+        let new = r.lookup_or_rename(v.name(), false);
+        v.name = Some(new.unwrap_or_else(|| v.name().to_owned()).into());
+    }
+    Ok(())
+}
+
+/// Replaces each attribute reference in `callee` (at any subgraph depth) by the call's
+/// attribute of that name, keeping the reference's name, or removes it when the call
+/// has none. A bound attribute's value is not visited again.
+fn bind_attributes<'a>(call: &NodeProto<'a>, callee: &mut FunctionProto<'a>) {
+    let values: HashMap<&str, &AttributeProto<'a>> =
+        call.attribute.iter().map(|a| (a.name(), a)).collect();
+    let bind = |node: &mut NodeProto<'a>| {
+        node.attribute.retain_mut(|a| {
+            if a.ref_attr_name().is_empty() {
+                return true;
+            }
+            let Some(&value) = values.get(a.ref_attr_name()) else {
+                return false;
+            };
+            let name = a.name().to_owned();
+            *a = value.clone();
+            a.name = Some(name.into());
+            true
+        });
+    };
+    let mut graphs: Vec<&mut GraphProto<'a>> = Vec::new();
+    for n in &mut callee.node {
+        bind(n);
+        graphs.extend(subgraphs(n));
+        while let Some(g) = graphs.pop() {
+            for n in &mut g.node {
+                bind(n);
+                graphs.extend(subgraphs(n));
+            }
+        }
+    }
+}
+
+/// The graphs in `node`'s attributes.
+fn subgraphs<'x, 'a>(node: &'x mut NodeProto<'a>) -> impl Iterator<Item = &'x mut GraphProto<'a>> {
+    node.attribute
+        .iter_mut()
+        .flat_map(|a| a.g.as_deref_mut().into_iter().chain(a.graphs.iter_mut()))
+}
+
+/// The parts of a graph or function that inlining rewrites.
+struct Body<'a> {
+    node: Vec<NodeProto<'a>>,
+    value_info: Vec<ValueInfoProto<'a>>,
+}
+
+impl<'a> Body<'a> {
+    /// Puts the rewritten parts into the model's graph (made if it has none, as `onnx`
+    /// makes it).
+    fn store(self, model: &mut ModelProto<'a>) {
+        let graph = model.graph.get_or_insert_with(GraphProto::default);
+        graph.node = self.node;
+        graph.value_info = self.value_info;
+    }
+}
+
+/// The callee of a call site and, when its nodes need conversion, `(from, to)`
+/// versions of the ONNX domain.
+type Callee<'a> = (FunctionProto<'a>, Option<(i64, i64)>);
+
+struct Inliner<'a, 's> {
+    selection: &'s FunctionSelection,
+    /// Local functions to inline, by id.
+    callees: HashMap<String, Callee<'a>>,
+    /// The model's opset imports, when schema functions are inlined too.
+    schema_versions: Option<Vec<(String, i64)>>,
+    names: NameGenerator,
+    count: u64,
+}
+
+impl<'a, 's> Inliner<'a, 's> {
+    /// An inliner for `model`'s graph; `schemas`: operators' function bodies are
+    /// inlined too.
+    fn new(
+        model: &ModelProto<'_>,
+        selection: &'s FunctionSelection,
+        callees: HashMap<String, Callee<'a>>,
+        schemas: bool,
+    ) -> Self {
+        let schema_versions = schemas.then(|| {
+            model
+                .opset_import
+                .iter()
+                .map(|o| (o.domain().to_owned(), o.version()))
+                .collect()
+        });
+        let names = match &model.graph {
+            Some(g) => NameGenerator::of_graph(g),
+            None => NameGenerator::of_graph(&GraphProto::default()),
+        };
+        Inliner {
+            selection,
+            callees,
+            schema_versions,
+            names,
+            count: 0,
+        }
+    }
+
+    /// The main graph's nodes and value_info with the calls in them inlined (copies:
+    /// the model changes only once everything has succeeded).
+    fn main_graph(&mut self, model: &ModelProto<'a>) -> Result<Body<'a>, InlineError> {
+        let mut body = match &model.graph {
+            Some(g) => Body {
+                node: g.node.clone(),
+                value_info: g.value_info.clone(),
+            },
+            None => Body {
+                node: Vec::new(),
+                value_info: Vec::new(),
+            },
+        };
+        self.process(&mut body.node, &mut body.value_info, 0)?;
+        Ok(body)
+    }
+
+    /// The body to inline for `node`, if it is a selected call.
+    fn callee(&self, node: &NodeProto<'_>) -> Result<Option<Callee<'a>>, InlineError> {
+        let (domain, op_type) = (node.domain(), node.op_type());
+        if !self.selection.contains(domain, op_type) {
+            return Ok(None);
+        }
+        if let Some(c) = self
+            .callees
+            .get(&function_id(domain, op_type, node.overload()))
+        {
+            return Ok(Some(c.clone()));
+        }
+        let Some(imports) = &self.schema_versions else {
+            return Ok(None);
+        };
+        // The model's version of the domain as written (0 when not imported), cut to
+        // the C `int` onnx passes on.
+        let version = imports
+            .iter()
+            .find(|(d, _)| d == domain)
+            .map_or(0, |&(_, v)| v);
+        let version = i64::from(version as i32);
+        let Some(schema) = schema::lookup_exact_domain(domain, op_type, version) else {
+            return Ok(None);
+        };
+        if let Some(body) = schema
+            .functions
+            .iter()
+            .rfind(|f| f.opset_version <= version)
+        {
+            let f: FunctionProto<'a> = body.function.clone().unwrap_or_default();
+            return Ok(Some((f, None)));
+        }
+        if !schema.context_dependent_function_versions.is_empty() {
+            return Err(InlineError::ContextDependentFunction {
+                op_type: op_type.to_owned(),
+                domain: domain.to_owned(),
+                version,
+            });
+        }
+        Ok(None)
+    }
+
+    fn process_graph(
+        &mut self,
+        graph: &mut GraphProto<'a>,
+        depth: usize,
+    ) -> Result<(), InlineError> {
+        if depth > MAX_GRAPH_DEPTH {
+            return Err(InlineError::TooDeep);
+        }
+        self.process(&mut graph.node, &mut graph.value_info, depth)
+    }
+
+    /// Inlines the selected calls among `nodes` (and in their subgraphs), appending the
+    /// callees' value_info to `value_info`.
+    fn process(
+        &mut self,
+        nodes: &mut Vec<NodeProto<'a>>,
+        value_info: &mut Vec<ValueInfoProto<'a>>,
+        depth: usize,
+    ) -> Result<(), InlineError> {
+        let original = std::mem::take(nodes);
+        // The node lists still to go through, innermost call last: a callee's nodes
+        // are taken before the nodes after its call.
+        let mut pending = vec![original.into_iter()];
+        while let Some(list) = pending.last_mut() {
+            let Some(mut node) = list.next() else {
+                pending.pop();
+                continue;
+            };
+            let Some((mut callee, conversion)) = self.callee(&node)? else {
+                for a in &mut node.attribute {
+                    if let Some(g) = a.g.as_deref_mut() {
+                        self.process_graph(g, depth + 1)?;
+                    }
+                    for g in &mut a.graphs {
+                        self.process_graph(g, depth + 1)?;
+                    }
+                }
+                nodes.push(node);
+                continue;
+            };
+            let id = function_id(node.domain(), node.op_type(), node.overload());
+            bind_attributes(&node, &mut callee);
+            self.count += 1;
+            rename_callee(&node, &mut callee, self.count, &mut self.names, &id)?;
+            if let Some((from, to)) = conversion {
+                return Err(InlineError::VersionConversion {
+                    callee: id,
+                    from,
+                    to,
+                });
+            }
+            let actuals: HashSet<&str> = node
+                .input
+                .iter()
+                .chain(&node.output)
+                .map(|s| s.as_str())
+                .collect();
+            value_info.extend(
+                callee
+                    .value_info
+                    .iter()
+                    .filter(|v| !actuals.contains(v.name()))
+                    .cloned(),
+            );
+            pending.push(std::mem::take(&mut callee.node).into_iter());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::onnx::{AttributeType, OperatorSetIdProto};
+
+    fn function(name: &str, nodes: Vec<NodeProto<'static>>) -> FunctionProto<'static> {
+        FunctionProto {
+            name: Some(name.to_owned().into()),
+            domain: Some("local".into()),
+            input: vec!["x".into()],
+            output: vec!["y".into()],
+            node: nodes,
+            opset_import: vec![OperatorSetIdProto::new("", 18)],
+            ..FunctionProto::default()
+        }
+    }
+
+    fn call(name: &str, input: &str, output: &str) -> NodeProto<'static> {
+        let mut n = NodeProto::new(name.to_owned(), [input.to_owned()], [output.to_owned()]);
+        n.domain = Some("local".into());
+        n
+    }
+
+    fn model(
+        nodes: Vec<NodeProto<'static>>,
+        functions: Vec<FunctionProto<'static>>,
+    ) -> ModelProto<'static> {
+        let mut g = GraphProto::named("g");
+        g.node = nodes;
+        let imports = vec![
+            OperatorSetIdProto::new("", 18),
+            OperatorSetIdProto::new("local", 1),
+        ];
+        let mut m = ModelProto::new(g, imports);
+        m.functions = functions;
+        m
+    }
+
+    fn outputs(m: &ModelProto<'_>) -> Vec<String> {
+        let g = m.graph.as_ref().unwrap();
+        g.node
+            .iter()
+            .flat_map(|n| n.output.iter().map(|o| o.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn inner_names_get_the_call_site_suffix_and_a_counter_when_taken() {
+        let f = function(
+            "f",
+            vec![
+                NodeProto::new("Relu", ["x"], ["t"]),
+                NodeProto::new("Abs", ["t"], ["y"]),
+            ],
+        );
+        let mut m = model(
+            vec![
+                NodeProto::new("Neg", ["X"], ["t__2"]),
+                call("f", "X", "A"),
+                call("f", "A", "B"),
+            ],
+            vec![f],
+        );
+        inline_local_functions(&mut m, false).unwrap();
+        assert_eq!(outputs(&m), ["t__2", "t__1", "A", "t__2_0", "B"]);
+        assert!(m.functions.is_empty());
+    }
+
+    #[test]
+    fn attribute_references_are_bound_or_dropped() {
+        let mut node = NodeProto::new("LeakyRelu", ["x"], ["y"]);
+        node.attribute.push(AttributeProto {
+            name: Some("alpha".into()),
+            ref_attr_name: Some("a".into()),
+            r#type: Some(AttributeType::Float.into()),
+            ..AttributeProto::default()
+        });
+        let mut with = call("f", "X", "A");
+        with.attribute.push(AttributeProto {
+            name: Some("a".into()),
+            f: Some(0.5),
+            r#type: Some(AttributeType::Float.into()),
+            ..AttributeProto::default()
+        });
+        let mut m = model(
+            vec![with, call("f", "A", "B")],
+            vec![function("f", vec![node])],
+        );
+        inline_local_functions(&mut m, false).unwrap();
+        let g = m.graph.as_ref().unwrap();
+        assert_eq!(g.node[0].attribute[0].name(), "alpha");
+        assert_eq!(g.node[0].attribute[0].f, Some(0.5));
+        assert!(g.node[1].attribute.is_empty());
+    }
+
+    #[test]
+    fn cycles_and_mismatched_imports_are_refused_and_the_model_kept() {
+        let f = function("f", vec![call("f", "x", "y")]);
+        let mut m = model(vec![call("f", "X", "Y")], vec![f]);
+        let before = m.clone();
+        let err = inline_local_functions(&mut m, false).unwrap_err();
+        assert_eq!(
+            err,
+            InlineError::CallCycle {
+                cycle: vec!["local::f".into(), "local::f".into()]
+            }
+        );
+        assert_eq!(m, before);
+
+        let mut f = function("f", vec![NodeProto::new("Relu", ["x"], ["y"])]);
+        f.opset_import[0] = OperatorSetIdProto::new("", 17);
+        let mut m = model(vec![call("f", "X", "Y")], vec![f]);
+        let err = inline_selected_functions(&mut m, &FunctionSelection::all(), false).unwrap_err();
+        assert_eq!(err, InlineError::IncompatibleOpsets);
+        let err = inline_local_functions(&mut m, true).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                InlineError::VersionConversion {
+                    from: 17,
+                    to: 18,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        inline_local_functions(&mut m, false).unwrap();
+        assert_eq!(m.functions.len(), 1, "a function with other imports stays");
+    }
+
+    #[test]
+    fn selected_functions_are_inlined_inside_the_functions_kept() {
+        let square = function("square", vec![NodeProto::new("Mul", ["x", "x"], ["y"])]);
+        let outer = function("outer", vec![call("square", "x", "y")]);
+        let mut m = model(vec![call("outer", "X", "Y")], vec![outer, square]);
+        inline_selected_functions(
+            &mut m,
+            &FunctionSelection::only([("local", "square")]),
+            false,
+        )
+        .unwrap();
+        assert_eq!(m.functions.len(), 1);
+        assert_eq!(m.functions[0].node[0].op_type(), "Mul");
+        assert_eq!(m.graph.as_ref().unwrap().node[0].op_type(), "outer");
+    }
+}
