@@ -178,6 +178,7 @@ def op_schema(s):
         out += key(17, 0) + varint(v)
     if not s.has_type_and_shape_inference_function:
         out += f_int(18, 1)
+    out += f_int(19, s.node_determinism.value)
     return out
 
 

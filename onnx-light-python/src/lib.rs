@@ -94,6 +94,9 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<defs::SchemaRef>()?;
     m.add_function(wrap_pyfunction!(defs::find_schema, m)?)?;
     m.add_function(wrap_pyfunction!(defs::all_schemas, m)?)?;
+    m.add_function(wrap_pyfunction!(defs::make_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(defs::register_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(defs::deregister_schema, m)?)?;
     m.add_function(wrap_pyfunction!(shape::infer_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(shape::infer_function_output_types, m)?)?;
     m.add_function(wrap_pyfunction!(inline::inline_local_functions, m)?)?;

@@ -207,8 +207,6 @@ def test_parts_are_this_packages_messages_and_not_stored():
     assert selu.doc == "" and selu.file == "" and selu.line == 0
     assert alpha.description == "" and selu.inputs[0].description == ""
     assert selu.type_constraints[0].description == ""
-    with pytest.raises(NotImplementedError):
-        defs.OpSchema("MyOp", "", 1)
 
 
 def test_repr_has_onnx_shape():
@@ -247,3 +245,147 @@ def test_infer_node_outputs_takes_our_schemas(op_type, version, inputs, attrs):
     assert {k: v.SerializeToString() for k, v in ours.items()} == {
         k: v.SerializeToString() for k, v in expected.items()
     }
+
+
+def test_node_determinism_is_onnx_for_every_schema(pairs):
+    for ours, theirs in pairs:
+        assert ours.node_determinism.name == theirs.node_determinism.name, key(theirs)
+        assert ours.non_deterministic == theirs.non_deterministic
+    assert repr(defs.OpSchema.NodeDeterminism.Deterministic) == "NodeDeterminism.Deterministic"
+
+
+def made(module, version=3, domain="test.made", **kw):
+    O = module.OpSchema
+    return O(
+        "MadeOp",
+        domain,
+        version,
+        "what it does",
+        inputs=[
+            O.FormalParameter("x", "T", "the input"),
+            O.FormalParameter("y", "int32", param_option=O.FormalParameterOption.Optional),
+        ],
+        outputs=[O.FormalParameter("z", "T")],
+        type_constraints=[("T", ["tensor(float)", "tensor(int64)"], "numbers")],
+        attributes=[
+            O.Attribute("ints", O.AttrType.INTS, "some ints"),
+            O.Attribute("eps", module.get_schema("BatchNormalization").attributes["epsilon"].default_value),
+        ],
+        **kw,
+    )
+
+
+def test_a_made_schema_reads_as_onnx_makes_it():
+    ours, theirs = made(defs), made(ref)
+    assert repr(ours) == repr(theirs)
+    for attr in ("name", "domain", "since_version", "doc", "min_input", "max_input",
+                 "min_output", "max_output", "has_type_and_shape_inference_function",
+                 "has_function", "deprecated"):
+        assert getattr(ours, attr) == getattr(theirs, attr), attr
+    assert ours.node_determinism.name == theirs.node_determinism.name
+    assert [p.types for p in ours.inputs] == [p.types for p in theirs.inputs]
+    assert ours.attributes["eps"].required is False and ours.attributes["ints"].required is True
+    assert defs.OpSchema("A", "d", 1).doc is None and ref.OpSchema("A", "d", 1).doc is None
+
+
+def test_made_schemas_refuse_what_onnx_refuses():
+    O = defs.OpSchema
+    with pytest.raises(TypeError):
+        O(123, "d", 1)
+    with pytest.raises(TypeError):
+        O("A", "d")
+    with pytest.raises(ValueError, match="invalid data type string 'T'"):
+        O("A", "d", 1, inputs=[O.FormalParameter("x", "T")])
+    variadic = O.FormalParameter("x", "T", param_option=O.FormalParameterOption.Variadic)
+    with pytest.raises(RuntimeError):
+        O("A", "d", 1, inputs=[variadic, O.FormalParameter("y", "T")],
+          type_constraints=[("T", ["tensor(float)"], "")])
+
+
+@pytest.fixture
+def registered():
+    """Registers made schemas of versions 1, 3 and 5 and removes them afterwards."""
+    versions = set()
+
+    def register(version, **kw):
+        defs.register_schema(made(defs, version, **kw))
+        versions.add(version)
+
+    yield register
+    for v in versions:
+        defs.deregister_schema("MadeOp", v, "test.made")
+
+
+def test_registered_schemas_are_looked_up_by_version(registered):
+    assert not defs.has("MadeOp", "test.made")
+    for v in (1, 3, 5):
+        registered(v)
+    assert defs.get_schema("MadeOp", 4, "test.made").since_version == 3
+    assert defs.get_schema("MadeOp", "test.made").since_version == 5
+    assert not defs.has("MadeOp", 0, "test.made")
+    assert repr(defs.get_schema("MadeOp", 3, "test.made")) == repr(made(defs, 3))
+    latest = [s for s in defs.get_all_schemas() if s.name == "MadeOp"]
+    history = [s for s in defs.get_all_schemas_with_history() if s.name == "MadeOp"]
+    assert [s.since_version for s in latest] == [5]
+    assert [s.since_version for s in history] == [1, 3, 5]
+    with pytest.raises(defs.SchemaError, match="already registered"):
+        registered(3)
+    defs.deregister_schema("MadeOp", 5, "test.made")
+    assert defs.get_schema("MadeOp", "test.made").since_version == 3
+    with pytest.raises(defs.SchemaError, match="unregistered schema"):
+        defs.deregister_schema("MadeOp", 5, "test.made")
+    registered(5)  # the fixture removes it again
+
+
+def test_the_checker_uses_registered_schemas(registered):
+    model = ol.parser.parse_model(
+        """
+        <ir_version: 8, opset_import: ["test.made" : 4]>
+        g (float[N] X, int32 Y) => (float[N] Z) { Z = test.made.MadeOp <ints = [1, 2]> (X, Y) }
+        """
+    )
+    with pytest.raises(ol.checker.ValidationError):
+        ol.checker.check_model(model, check_custom_domain=True)
+    registered(3)
+    ol.checker.check_model(model, check_custom_domain=True)
+    # A missing required attribute is now a problem the schema reveals.
+    del model.graph.node[0].attribute[:]
+    with pytest.raises(ol.checker.ValidationError, match="ints"):
+        ol.checker.check_model(model, check_custom_domain=True)
+
+
+def test_built_in_schemas_can_be_deregistered_and_registered_again():
+    relu = defs.get_schema("Relu", 14)
+    defs.deregister_schema("Relu", 14, "")
+    try:
+        assert defs.get_schema("Relu", 14).since_version == 13
+        with pytest.raises(defs.SchemaError):
+            defs.deregister_schema("Relu", 14, "")
+    finally:
+        defs.register_schema(relu)
+    assert defs.get_schema("Relu", 14).since_version == 14
+    with pytest.raises(defs.SchemaError):
+        defs.register_schema(relu)
+
+
+def test_defs_exposes_the_onnx_module_as_onnx_does():
+    assert defs.onnx is ol
+
+
+def test_shape_inference_checks_types_against_registered_schemas(registered):
+    text = """
+    <ir_version: 8, opset_import: ["" : 18, "test.made" : 4]>
+    g (float[N] X, int32 Y) => (float[N] Z) { T = test.made.MadeOp <ints = [1]> (X, Y) Z = Relu(T) }
+    """
+    registered(3)
+    ref.register_schema(made(ref, 3))
+    try:
+        for kw in ({}, {"check_type": True}):
+            ours = ol.shape_inference.infer_shapes(ol.parser.parse_model(text), **kw)
+            theirs = onnx.shape_inference.infer_shapes(onnx.parser.parse_model(text), **kw)
+            assert ours.SerializeToString() == theirs.SerializeToString(), kw
+        bad = ol.parser.parse_model(text.replace("int32 Y", "float Y"))
+        with pytest.raises(ol.shape_inference.InferenceError, match="y typestr: int32"):
+            ol.shape_inference.infer_shapes(bad, check_type=True)
+    finally:
+        ref.deregister_schema("MadeOp", 3, "test.made")

@@ -8,6 +8,10 @@
 //! are the pinned `onnx`'s own. Documentation strings, shape inference and
 //! context-dependent function bodies are not included.
 //!
+//! Schemas of your own can be added at run time with [`register`] (and any schema
+//! removed with [`deregister`]), as `onnx.defs.register_schema` does: every lookup sees
+//! the change, the checker's and shape inference's included.
+//!
 //! ```
 //! use onnx_light::checker::schema;
 //!
@@ -22,7 +26,9 @@
 #![allow(missing_docs)] // the fields are those of onnx.defs.OpSchema, documented there
 
 use super::hash::NameMap;
-use std::sync::OnceLock;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{OnceLock, RwLock};
 
 use crate::field::{Str, UnknownFields};
 use crate::message::Decode;
@@ -82,6 +88,9 @@ pub struct FormalParameter<'a> {
     /// `onnx`'s differentiation category (0 unknown, 1 differentiable, 2 not).
     #[proto(6)]
     pub differentiation_category: i32,
+    /// What the parameter is (not embedded: set only for schemas made at run time).
+    #[proto(7)]
+    pub description: Option<Str<'a>>,
     #[proto(unknown_fields)]
     pub unknown_fields: UnknownFields<'a>,
 }
@@ -107,6 +116,9 @@ pub struct AttributeSchema<'a> {
     /// The value used when the attribute is absent, if the operator has one.
     #[proto(4)]
     pub default_value: Option<AttributeProto<'a>>,
+    /// What the attribute is (not embedded: set only for schemas made at run time).
+    #[proto(5)]
+    pub description: Option<Str<'a>>,
     #[proto(unknown_fields)]
     pub unknown_fields: UnknownFields<'a>,
 }
@@ -127,6 +139,9 @@ pub struct TypeConstraint<'a> {
     /// In ONNX notation: `tensor(float)`, `seq(tensor(int64))`, ...
     #[proto(2)]
     pub allowed_types: Vec<Str<'a>>,
+    /// What the type parameter is (not embedded: set only for schemas made at run time).
+    #[proto(3)]
+    pub description: Option<Str<'a>>,
     #[proto(unknown_fields)]
     pub unknown_fields: UnknownFields<'a>,
 }
@@ -192,6 +207,12 @@ pub struct OpSchema<'a> {
     /// goes through its function body if it has one, else gives nothing.
     #[proto(18)]
     pub without_inference: bool,
+    /// `onnx`'s node determinism: 0 unknown, 1 non-deterministic, 2 deterministic.
+    #[proto(19)]
+    pub node_determinism: i32,
+    /// The documentation (not embedded: set only for schemas made at run time).
+    #[proto(20)]
+    pub doc: Option<Str<'a>>,
     #[proto(unknown_fields)]
     pub unknown_fields: UnknownFields<'a>,
 }
@@ -278,11 +299,44 @@ pub fn lookup(
 }
 
 /// [`lookup`] without folding `"ai.onnx"` into `""`: the domain string is matched as
-/// written, as `onnx.checker` matches a node's domain.
+/// written, as `onnx.checker` matches a node's domain. Schemas added with [`register`]
+/// are found, those removed with [`deregister`] are not.
 pub fn lookup_exact_domain(
     domain: &str,
     op_type: &str,
     opset_version: i64,
+) -> Option<&'static OpSchema<'static>> {
+    if !REGISTRY_CHANGED.load(Ordering::Acquire) {
+        return lookup_embedded(domain, op_type, opset_version, |_| true);
+    }
+    let registry = registry_read();
+    let embedded = lookup_embedded(domain, op_type, opset_version, |s| {
+        !registry
+            .removed
+            .contains(&(domain.to_owned(), op_type.to_owned(), s.since_version))
+    });
+    let added = registry
+        .added
+        .get(&(domain.to_owned(), op_type.to_owned()))
+        .and_then(|versions| versions.range(..=opset_version).next_back())
+        .map(|(_, &s)| s);
+    match (embedded, added) {
+        (Some(e), Some(a)) => Some(if a.since_version >= e.since_version {
+            a
+        } else {
+            e
+        }),
+        (e, a) => e.or(a),
+    }
+}
+
+/// The embedded schema with the largest `since_version` not above `opset_version`
+/// among those `keep` accepts.
+fn lookup_embedded(
+    domain: &str,
+    op_type: &str,
+    opset_version: i64,
+    keep: impl Fn(&OpSchema<'_>) -> bool,
 ) -> Option<&'static OpSchema<'static>> {
     // Nearly every node is of domain "": its operators are looked up without hashing
     // the domain.
@@ -296,10 +350,313 @@ pub fn lookup_exact_domain(
     };
     let versions = names.get(op_type)?;
     let after = versions.partition_point(|s| s.since_version <= opset_version);
-    after.checked_sub(1).map(|i| versions[i])
+    versions[..after].iter().rev().find(|s| keep(s)).copied()
 }
 
-/// Whether `domain` is one `onnx` defines operators in (`""`, `ai.onnx.ml`, ...).
+/// Schemas added and removed at run time (`onnx.defs.register_schema` and
+/// `deregister_schema`), over the embedded ones.
+#[derive(Default)]
+struct Registry {
+    /// Added schemas by (domain, name), then since_version. They are leaked so that
+    /// lookups can hand out `'static` references, as for the embedded ones: a
+    /// registered schema lives as long as the process (as in `onnx`'s registry).
+    added: HashMap<(String, String), BTreeMap<i64, &'static OpSchema<'static>>>,
+    /// Embedded schemas deregistered, as (domain, name, since_version).
+    removed: HashSet<(String, String, i64)>,
+}
+
+/// Set once the registry is first changed: until then lookups take no lock.
+static REGISTRY_CHANGED: AtomicBool = AtomicBool::new(false);
+
+fn registry() -> &'static RwLock<Registry> {
+    static REGISTRY: OnceLock<RwLock<Registry>> = OnceLock::new();
+    REGISTRY.get_or_init(RwLock::default)
+}
+
+// A panic while the lock was held cannot leave the maps half-changed (each change is
+// one insert or remove), so a poisoned lock is used as it is.
+fn registry_read() -> std::sync::RwLockReadGuard<'static, Registry> {
+    registry()
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn registry_write() -> std::sync::RwLockWriteGuard<'static, Registry> {
+    registry()
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Why [`register`] or [`deregister`] refused (`onnx.defs.SchemaError`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// A schema of that name, domain and version is already registered.
+    #[error("Trying to register schema with name {name} (domain: {domain} version: {version}), but it is already registered")]
+    AlreadyRegistered {
+        /// The operator.
+        name: String,
+        /// Its domain.
+        domain: String,
+        /// The version.
+        version: i64,
+    },
+    /// No schema of that name, domain and version is registered.
+    #[error("Attempting to deregister an unregistered schema with name: {name} domain: {domain} version: {version}")]
+    NotRegistered {
+        /// The operator.
+        name: String,
+        /// Its domain.
+        domain: String,
+        /// The version.
+        version: i64,
+    },
+    /// A schema that breaks a rule of schemas (a variadic parameter not last, ...).
+    #[error("schema {name} (domain: {domain} version: {version}): {reason}")]
+    Invalid {
+        /// The operator.
+        name: String,
+        /// Its domain.
+        domain: String,
+        /// The version.
+        version: i64,
+        /// The rule broken.
+        reason: String,
+    },
+}
+
+impl OpSchema<'static> {
+    /// Derives what the formal parameters imply, as `onnx` does when it registers a
+    /// schema: the input and output count ranges (an optional parameter raises the
+    /// maximum only; a variadic one, which must be last, makes the minimum its
+    /// `min_arity` plus the number of parameters before it, and lifts the maximum), and the node determinism when unknown (graph
+    /// attributes make it non-deterministic, else deterministic). A `since_version`
+    /// below 1 becomes 1.
+    ///
+    /// # Errors
+    ///
+    /// [`RegistryError::Invalid`] for a variadic parameter that is not the last.
+    pub fn finalize(&mut self) -> Result<(), RegistryError> {
+        let invalid = |s: &Self, reason: String| RegistryError::Invalid {
+            name: s.name().to_owned(),
+            domain: s.domain().to_owned(),
+            version: s.since_version,
+            reason,
+        };
+        let mut counts = [(0i32, 0i32); 2];
+        for (which, params) in [&self.inputs, &self.outputs].into_iter().enumerate() {
+            let (min, max) = &mut counts[which];
+            for (i, p) in params.iter().enumerate() {
+                match p.option() {
+                    FormalParameterOption::Single => {
+                        *max = max.saturating_add(1);
+                        *min = *max;
+                    }
+                    FormalParameterOption::Optional => *max = max.saturating_add(1),
+                    FormalParameterOption::Variadic => {
+                        if i + 1 != params.len() {
+                            let what = if which == 0 { "input" } else { "output" };
+                            return Err(invalid(
+                                self,
+                                format!("only the last {what} may be variadic, not '{}'", p.name()),
+                            ));
+                        }
+                        *min = max.saturating_add(p.min_arity);
+                        *max = i32::MAX;
+                    }
+                }
+            }
+        }
+        [
+            (self.min_input, self.max_input),
+            (self.min_output, self.max_output),
+        ] = counts;
+        if self.since_version < 1 {
+            self.since_version = 1;
+        }
+        if self.node_determinism == 0 {
+            let graphs = self.attributes.iter().any(|a| {
+                matches!(
+                    a.attribute_type(),
+                    Some(AttributeType::Graph | AttributeType::Graphs)
+                )
+            });
+            self.node_determinism = if graphs { 1 } else { 2 };
+        }
+        self.attributes.sort_by(|a, b| a.name().cmp(b.name()));
+        Ok(())
+    }
+}
+
+/// Adds `schema` (after [`OpSchema::finalize`]) to the schemas every lookup sees, the
+/// checker's and shape inference's included, as `onnx.defs.register_schema` does.
+///
+/// # Errors
+///
+/// [`RegistryError::AlreadyRegistered`] when a schema of the same name, domain and
+/// version is there (embedded or registered); [`RegistryError::Invalid`] from
+/// [`OpSchema::finalize`].
+pub fn register(
+    mut schema: OpSchema<'static>,
+) -> Result<&'static OpSchema<'static>, RegistryError> {
+    schema.finalize()?;
+    let (domain, name, version) = (
+        schema.domain().to_owned(),
+        schema.name().to_owned(),
+        schema.since_version,
+    );
+    let mut registry = registry_write();
+    let embedded = lookup_embedded(&domain, &name, version, |s| s.since_version == version)
+        .filter(|s| s.since_version == version)
+        .is_some_and(|_| {
+            !registry
+                .removed
+                .contains(&(domain.clone(), name.clone(), version))
+        });
+    let versions = registry
+        .added
+        .entry((domain.clone(), name.clone()))
+        .or_default();
+    if embedded || versions.contains_key(&version) {
+        return Err(RegistryError::AlreadyRegistered {
+            name,
+            domain,
+            version,
+        });
+    }
+    let leaked: &'static OpSchema<'static> = Box::leak(Box::new(schema));
+    versions.insert(version, leaked);
+    REGISTRY_CHANGED.store(true, Ordering::Release);
+    Ok(leaked)
+}
+
+/// Removes the schema of `op_type` version `version` (its `since_version`) in `domain`,
+/// registered or embedded, from what lookups see.
+///
+/// # Errors
+///
+/// [`RegistryError::NotRegistered`] when there is none.
+pub fn deregister(op_type: &str, version: i64, domain: &str) -> Result<(), RegistryError> {
+    let mut registry = registry_write();
+    let key = (domain.to_owned(), op_type.to_owned());
+    if let Some(versions) = registry.added.get_mut(&key) {
+        if versions.remove(&version).is_some() {
+            if versions.is_empty() {
+                registry.added.remove(&key);
+            }
+            return Ok(());
+        }
+    }
+    let removed = (domain.to_owned(), op_type.to_owned(), version);
+    let embedded = lookup_embedded(domain, op_type, version, |s| s.since_version == version)
+        .is_some_and(|s| s.since_version == version);
+    if embedded && registry.removed.insert(removed) {
+        REGISTRY_CHANGED.store(true, Ordering::Release);
+        return Ok(());
+    }
+    Err(RegistryError::NotRegistered {
+        name: op_type.to_owned(),
+        domain: domain.to_owned(),
+        version,
+    })
+}
+
+/// Every schema lookups can find (embedded and registered, without the deregistered
+/// ones), sorted by domain, name and version.
+pub fn current() -> Vec<&'static OpSchema<'static>> {
+    if !REGISTRY_CHANGED.load(Ordering::Acquire) {
+        return all().schema.iter().collect();
+    }
+    let registry = registry_read();
+    let mut out: Vec<&'static OpSchema<'static>> = all()
+        .schema
+        .iter()
+        .filter(|s| {
+            let key = (s.domain().to_owned(), s.name().to_owned(), s.since_version);
+            !registry.removed.contains(&key)
+        })
+        .collect();
+    out.extend(registry.added.values().flat_map(|v| v.values().copied()));
+    out.sort_by(|a, b| {
+        (a.domain(), a.name(), a.since_version).cmp(&(b.domain(), b.name(), b.since_version))
+    });
+    out
+}
+
+/// Whether `domain` is one `onnx` defines operators in (`""`, `ai.onnx.ml`, ...), or
+/// one a schema was registered in.
 pub fn has_domain(domain: &str) -> bool {
     index().contains_key(domain)
+        || (REGISTRY_CHANGED.load(Ordering::Acquire)
+            && registry_read().added.keys().any(|(d, _)| d == domain))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn made(version: i64) -> OpSchema<'static> {
+        let formal = |name: &str, option: FormalParameterOption| FormalParameter {
+            name: Some(name.to_owned().into()),
+            type_str: Some("tensor(float)".into()),
+            option: option as i32,
+            min_arity: 1,
+            ..FormalParameter::default()
+        };
+        OpSchema {
+            name: Some("Made".into()),
+            domain: Some("schema.tests.registry".into()),
+            since_version: version,
+            inputs: vec![
+                formal("a", FormalParameterOption::Single),
+                formal("b", FormalParameterOption::Optional),
+                formal("c", FormalParameterOption::Variadic),
+            ],
+            outputs: vec![formal("y", FormalParameterOption::Single)],
+            ..OpSchema::default()
+        }
+    }
+
+    #[test]
+    fn registered_schemas_are_found_by_version_until_deregistered() {
+        let domain = "schema.tests.registry";
+        assert!(!has_domain(domain));
+        let two = register(made(2)).unwrap();
+        // As in onnx, a variadic parameter's minimum counts the optional ones before it.
+        assert_eq!((two.min_input, two.max_input), (3, i32::MAX));
+        assert_eq!((two.min_output, two.max_output), (1, 1));
+        assert_eq!(two.node_determinism, 2);
+        register(made(4)).unwrap();
+        assert!(has_domain(domain));
+        assert_eq!(lookup(domain, "Made", 3).unwrap().since_version, 2);
+        assert_eq!(lookup(domain, "Made", 9).unwrap().since_version, 4);
+        assert!(lookup(domain, "Made", 1).is_none());
+        assert!(matches!(
+            register(made(4)),
+            Err(RegistryError::AlreadyRegistered { .. })
+        ));
+        let listed: Vec<i64> = current()
+            .iter()
+            .filter(|s| s.domain() == domain)
+            .map(|s| s.since_version)
+            .collect();
+        assert_eq!(listed, [2, 4]);
+        deregister("Made", 4, domain).unwrap();
+        assert_eq!(lookup(domain, "Made", 9).unwrap().since_version, 2);
+        assert!(matches!(
+            deregister("Made", 4, domain),
+            Err(RegistryError::NotRegistered { .. })
+        ));
+        deregister("Made", 2, domain).unwrap();
+        assert!(lookup(domain, "Made", 9).is_none());
+        // Embedded schemas are untouched by it all.
+        assert_eq!(lookup("", "Relu", 14).unwrap().since_version, 14);
+    }
+
+    #[test]
+    fn a_variadic_parameter_must_be_last() {
+        let mut s = made(1);
+        s.inputs.swap(1, 2);
+        assert!(matches!(s.finalize(), Err(RegistryError::Invalid { .. })));
+    }
 }

@@ -16,6 +16,7 @@ use crate::onnx::{
     TypeValue,
 };
 use crate::ProtoEnum;
+use std::borrow::Cow;
 
 /// Checks a node's known input types and inferred output types against `schema`,
 /// filling in untyped outputs as `onnx` does; the reason in `onnx`'s words when one does
@@ -112,7 +113,9 @@ fn parameter<'s, 'a>(
     params.get(i).or(params.last())
 }
 
-/// The types a formal parameter allows: its type parameter's, or the one it names.
+/// The types a formal parameter allows: its type parameter's, or the one it names (a
+/// bare element type, as a schema made at run time may write it, names a tensor:
+/// `int32` is `tensor(int32)`, as `onnx` reads it).
 fn allowed_types<'s>(
     schema: &'s OpSchema<'_>,
     param: &'s FormalParameter<'_>,
@@ -124,14 +127,15 @@ fn allowed_types<'s>(
         .find(|c| c.type_param() == type_str)
     {
         Some(c) => c.allowed_types.iter().map(|s| canonical(s)).collect(),
-        None => vec![Cow::Borrowed(type_str)],
+        None => vec![canonical(type_str)],
     }
 }
 
 /// A schema's type string as onnx compares it: parsed and printed again, so
-/// `map(int64, float)` reads `map(int64,tensor(float))`.
+/// `map(int64, float)` reads `map(int64,tensor(float))` and a bare `int32` (as a schema
+/// made at run time may write it) `tensor(int32)`.
 fn canonical(s: &str) -> Cow<'_, str> {
-    if !s.contains(' ') && !s.contains("map(") {
+    if s.contains('(') && !s.contains(' ') && !s.contains("map(") {
         return Cow::Borrowed(s);
     }
     match type_from_string(s).and_then(|t| type_string(&t).ok()) {

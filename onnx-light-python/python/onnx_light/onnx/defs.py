@@ -10,7 +10,13 @@ the embedded data when first read, except what is not embedded: documentation st
 (``doc`` and every ``description`` are ``""``), the source location (``file`` is ``""``,
 ``line`` 0), and the bodies of context-dependent functions (``has_context_dependent_function``
 and ``context_dependent_function_opset_versions`` are right, the bodies are not built).
-Schemas cannot be constructed or registered here."""
+
+``OpSchema(name, domain, since_version, ...)`` makes a schema of your own and
+``register_schema`` adds it to the schemas every lookup sees (``get_schema``, ``has``,
+``get_all_schemas``, ``checker.check_model``, shape inference, which leaves the outputs
+of such an operator unknown as ``onnx`` does without an inference function);
+``deregister_schema`` removes a registered or built-in one. A registered schema's
+memory is kept until the process ends."""
 
 from __future__ import annotations
 
@@ -29,8 +35,10 @@ __all__ = [
     "get_all_schemas",
     "get_all_schemas_with_history",
     "get_function_ops",
+    "deregister_schema",
     "get_schema",
     "has",
+    "register_schema",
     "onnx_ml_opset_version",
     "onnx_opset_version",
 ]
@@ -54,6 +62,10 @@ class _Enum(enum.IntEnum):
     __str__ = __repr__
 
 
+# A keyword argument not passed.
+_UNSET_ARG: Any = object()
+
+
 class _FormalParameterOption(_Enum):
     Single = 0
     Optional = 1
@@ -64,6 +76,12 @@ class _DifferentiationCategory(_Enum):
     Unknown = 0
     Differentiable = 1
     NonDifferentiable = 2
+
+
+class _NodeDeterminism(_Enum):
+    Unknown = 0
+    NonDeterministic = 1
+    Deterministic = 2
 
 
 class _AttrType(_Enum):
@@ -89,6 +107,7 @@ class _AttrType(_Enum):
 for _cls, _name in (
     (_FormalParameterOption, "FormalParameterOption"),
     (_DifferentiationCategory, "DifferentiationCategory"),
+    (_NodeDeterminism, "NodeDeterminism"),
     (_AttrType, "AttrType"),
 ):
     _cls.__name__ = _name
@@ -109,23 +128,61 @@ class _FormalParameter:
     __slots__ = (
         "name",
         "type_str",
+        "description",
         "option",
         "is_homogeneous",
         "min_arity",
         "differentiation_category",
         "_types",
     )
-    description = ""
 
-    def __init__(self, raw: tuple, types: Sequence[str]):
-        name, type_str, option, homogeneous, min_arity, category = raw
-        self.name: str = name
-        self.type_str: str = type_str
+    def __init__(
+        self,
+        name: str,
+        type_str: str,
+        description: str = "",
+        *,
+        param_option: Any = _FormalParameterOption.Single,
+        is_homogeneous: bool = True,
+        min_arity: int = 1,
+        differentiation_category: Any = _DifferentiationCategory.Unknown,
+    ):
+        self.name: str = _str_arg("name", name)
+        self.type_str: str = _str_arg("type_str", type_str)
+        self.description: str = _str_arg("description", description)
+        self.option = _enum(_FormalParameterOption, _int_arg("param_option", param_option))
+        self.is_homogeneous: bool = bool(is_homogeneous)
+        self.min_arity: int = _int_arg("min_arity", min_arity)
+        self.differentiation_category = _enum(
+            _DifferentiationCategory, _int_arg("differentiation_category", differentiation_category)
+        )
+        # Known once the parameter is part of a schema, as in onnx.
+        self._types: Sequence[str] = ()
+
+    @classmethod
+    def _from_raw(cls, raw: tuple, types: Sequence[str]) -> "_FormalParameter":
+        name, type_str, option, homogeneous, min_arity, category, description = raw
+        self = cls.__new__(cls)
+        self.name = name
+        self.type_str = type_str
+        self.description = description
         self.option = _enum(_FormalParameterOption, option)
-        self.is_homogeneous: bool = homogeneous
-        self.min_arity: int = min_arity
+        self.is_homogeneous = homogeneous
+        self.min_arity = min_arity
         self.differentiation_category = _enum(_DifferentiationCategory, category)
         self._types = types
+        return self
+
+    def _raw(self) -> tuple:
+        return (
+            self.name,
+            self.type_str,
+            self.description,
+            int(self.option),
+            self.is_homogeneous,
+            self.min_arity,
+            int(self.differentiation_category),
+        )
 
     @property
     def types(self) -> set:
@@ -166,17 +223,50 @@ def _canonical_type(text: str) -> str:
 
 class _Attribute:
     """One attribute an operator declares; ``default_value`` is an ``AttributeProto``
-    (empty when the attribute has no default)."""
+    (empty when the attribute has no default). Made as ``onnx`` makes one:
+    ``Attribute(name, type, description="", *, required=True)`` or
+    ``Attribute(name, default_value, description="")`` (not required; its type is the
+    default's)."""
 
-    __slots__ = ("name", "type", "required", "_default")
-    description = ""
+    __slots__ = ("name", "type", "required", "description", "_default")
 
-    def __init__(self, raw: tuple):
-        name, kind, required, default = raw
-        self.name: str = name
+    def __init__(
+        self, name: str, type: Any, description: str = "", *, required: Any = _UNSET_ARG
+    ):
+        from . import AttributeProto, _adopt
+
+        self.name: str = _str_arg("name", name)
+        self.description: str = _str_arg("description", description)
+        if isinstance(type, int):
+            self.type = _enum(_AttrType, int(type))
+            self.required = True if required is _UNSET_ARG else bool(required)
+            self._default = AttributeProto()
+            return
+        default = _adopt(type)
+        if not isinstance(default, AttributeProto) or required is not _UNSET_ARG:
+            raise TypeError(
+                "Attribute takes (name, type: OpSchema.AttrType, description='', *, "
+                "required=True) or (name, default_value: AttributeProto, description='')"
+            )
+        self._default = AttributeProto()
+        self._default.CopyFrom(default)
+        self.type = _enum(_AttrType, int(default.type))
+        self.required = False
+
+    @classmethod
+    def _from_raw(cls, raw: tuple) -> "_Attribute":
+        name, kind, required, default, description = raw
+        self = cls.__new__(cls)
+        self.name = name
         self.type = _enum(_AttrType, kind)
-        self.required: bool = required
+        self.required = required
         self._default = default
+        self.description = description
+        return self
+
+    def _raw(self) -> tuple:
+        default = self._default if self._default.ListFields() else None
+        return (self.name, int(self.type), self.description, self.required, default)
 
     @property
     def default_value(self) -> Any:
@@ -197,12 +287,18 @@ class _Attribute:
 class _TypeConstraintParam:
     """The types a type parameter (``T``) may take."""
 
-    __slots__ = ("type_param_str", "allowed_type_strs")
-    description = ""
+    __slots__ = ("type_param_str", "allowed_type_strs", "description")
 
-    def __init__(self, type_param_str: str, allowed_type_strs: List[str]):
-        self.type_param_str = type_param_str
-        self.allowed_type_strs = allowed_type_strs
+    def __init__(
+        self, type_param_str: str, allowed_type_strs: Sequence[str], description: str = ""
+    ):
+        self.type_param_str: str = _str_arg("type_param_str", type_param_str)
+        if isinstance(allowed_type_strs, str):
+            raise TypeError("allowed_type_strs must be a sequence of str, not a str")
+        self.allowed_type_strs: List[str] = [
+            _str_arg("allowed_type_strs", t) for t in allowed_type_strs
+        ]
+        self.description: str = _str_arg("description", description)
 
     def __repr__(self) -> str:
         return (
@@ -229,6 +325,7 @@ class OpSchema:
 
     FormalParameterOption = _FormalParameterOption
     DifferentiationCategory = _DifferentiationCategory
+    NodeDeterminism = _NodeDeterminism
     AttrType = _AttrType
     FormalParameter = _FormalParameter
     Attribute = _Attribute
@@ -236,21 +333,70 @@ class OpSchema:
 
     __slots__ = ("_ref", "_inputs", "_outputs", "_attributes", "_constraints")
 
-    def __init__(self, *args: Any, **kwargs: Any):
-        raise NotImplementedError(
-            "onnx_light.onnx.defs.OpSchema cannot be constructed (schemas cannot be "
-            "registered): they come from get_schema and get_all_schemas"
+    def __init__(
+        self,
+        name: str,
+        domain: str,
+        since_version: int,
+        doc: str = "",
+        *,
+        inputs: Sequence[_FormalParameter] = (),
+        outputs: Sequence[_FormalParameter] = (),
+        type_constraints: Sequence[Any] = (),
+        attributes: Sequence[_Attribute] = (),
+    ):
+        """A schema of your own (``register_schema`` makes lookups see it).
+        ``type_constraints`` holds ``(type_param_str, allowed_type_strs, description)``
+        triples. Raises ``TypeError`` for arguments of the wrong type, ``ValueError``
+        for a parameter whose ``type_str`` is neither a constraint's parameter nor a
+        type, and ``SchemaError`` for a variadic parameter that is not the last."""
+        name = _str_arg("name", name)
+        domain = _str_arg("domain", domain)
+        since_version = _int_arg("since_version", since_version)
+        doc = _str_arg("doc", doc)
+        constraints = []
+        for c in type_constraints:
+            if isinstance(c, _TypeConstraintParam):
+                c = (c.type_param_str, c.allowed_type_strs, c.description)
+            param, allowed, description = c
+            checked = _TypeConstraintParam(param, allowed, description)
+            constraints.append((checked.type_param_str, checked.allowed_type_strs, description))
+        params = {c[0] for c in constraints}
+        formals = []
+        for label, group in (("inputs", inputs), ("outputs", outputs)):
+            raws = []
+            for p in group:
+                if not isinstance(p, _FormalParameter):
+                    raise TypeError(f"{label} must hold OpSchema.FormalParameter, not {p!r}")
+                if p.type_str not in params and not _is_type(p.type_str):
+                    raise ValueError(
+                        "DataTypeUtils::FromDataTypeString - Received invalid data type "
+                        f"string '{p.type_str}'."
+                    )
+                raws.append(p._raw())
+            formals.append(raws)
+        attrs = []
+        for a in attributes:
+            if not isinstance(a, _Attribute):
+                raise TypeError(f"attributes must hold OpSchema.Attribute, not {a!r}")
+            attrs.append(a._raw())
+        ref = _native.make_schema(
+            name, domain, since_version, doc, formals[0], formals[1], constraints, attrs
         )
+        OpSchema._init(self, ref)
 
     @classmethod
     def _of(cls, ref: Any) -> "OpSchema":
         self = object.__new__(cls)
+        OpSchema._init(self, ref)
+        return self
+
+    def _init(self, ref: Any) -> None:
         self._ref = ref
         self._inputs = _UNSET
         self._outputs = _UNSET
         self._attributes = _UNSET
         self._constraints = _UNSET
-        return self
 
     @property
     def name(self) -> str:
@@ -270,9 +416,25 @@ class OpSchema:
         return self._ref.deprecated
 
     @property
-    def doc(self) -> str:
-        """Always ``""``: documentation strings are not embedded."""
-        return ""
+    def doc(self) -> Optional[str]:
+        """The documentation of a schema made with ``OpSchema(...)`` (``None`` when
+        empty, as in ``onnx``); ``""`` for the built-in ones: their documentation
+        strings are not embedded."""
+        doc = self._ref.doc
+        if doc is None:
+            return ""
+        return doc or None
+
+    @property
+    def node_determinism(self) -> _NodeDeterminism:
+        """Whether a node of this operator always gives the same outputs for the same
+        inputs (``onnx``'s answer: graph attributes, random draws and unknown function
+        bodies make it non-deterministic or unknown)."""
+        return _enum(_NodeDeterminism, self._ref.node_determinism)
+
+    @property
+    def non_deterministic(self) -> bool:
+        return self.node_determinism != _NodeDeterminism.Deterministic
 
     @property
     def file(self) -> str:
@@ -308,7 +470,7 @@ class OpSchema:
 
     def _formals(self, raw: list) -> List[_FormalParameter]:
         allowed = {c.type_param_str: c.allowed_type_strs for c in self.type_constraints}
-        return [_FormalParameter(p, allowed.get(p[1], [p[1]])) for p in raw]
+        return [_FormalParameter._from_raw(p, allowed.get(p[1], [p[1]])) for p in raw]
 
     @property
     def inputs(self) -> List[_FormalParameter]:
@@ -326,13 +488,17 @@ class OpSchema:
     def attributes(self) -> Dict[str, _Attribute]:
         """Attribute name to ``OpSchema.Attribute``, sorted by name."""
         if self._attributes is _UNSET:
-            self._attributes = {a[0]: _Attribute(a) for a in self._ref.attributes()}
+            self._attributes = {a[0]: _Attribute._from_raw(a) for a in self._ref.attributes()}
         return dict(self._attributes)
 
     @property
     def type_constraints(self) -> List[_TypeConstraintParam]:
         if self._constraints is _UNSET:
-            self._constraints = [_TypeConstraintParam(p, a) for p, a in self._ref.type_constraints]
+            descriptions = self._ref.type_constraint_descriptions
+            self._constraints = [
+                _TypeConstraintParam(p, a, d)
+                for (p, a), d in zip(self._ref.type_constraints, descriptions)
+            ]
         return list(self._constraints)
 
     @property
@@ -396,6 +562,30 @@ OpSchema(
     outputs={self.outputs!r},
     attributes={self.attributes!r}
 )"""
+
+
+_ELEMENT_TYPES = frozenset(
+    "float uint8 int8 uint16 int16 int32 int64 string bool float16 double uint32 uint64 "
+    "complex64 complex128 bfloat16 float8e4m3fn float8e4m3fnuz float8e5m2 float8e5m2fnuz "
+    "uint4 int4 float4e2m1 float8e8m0 uint2 int2 float6e2m3 float6e3m2".split()
+)
+
+
+def _is_type(text: str) -> bool:
+    """Whether ``text`` is a type in ONNX notation (``tensor(float)``, ``int32``,
+    ``seq(tensor(int64))``, ``map(int64,tensor(float))``, ``opaque(d,n)``)."""
+    text = text.strip()
+    if text.startswith(("seq(", "optional(")):
+        return text.endswith(")") and _is_type(_inner(text, text[: text.index("(")]))
+    if text.startswith("map("):
+        key, _, value = _inner(text, "map").partition(",")
+        return key.strip() in _ELEMENT_TYPES and _is_type(value)
+    if text.startswith("opaque("):
+        return text.endswith(")")
+    for wrapper in ("sparse_tensor", "tensor"):
+        if text.startswith(wrapper + "("):
+            return text.endswith(")") and _inner(text, wrapper) in _ELEMENT_TYPES
+    return text in _ELEMENT_TYPES
 
 
 def _int_arg(name: str, value: Any) -> int:
@@ -486,3 +676,24 @@ def onnx_opset_version() -> int:
 def onnx_ml_opset_version() -> int:
     """The newest opset version of the ``ai.onnx.ml`` domain."""
     return _latest_version(ONNX_ML_DOMAIN)
+
+
+def register_schema(schema: OpSchema) -> None:
+    """Adds ``schema`` to the schemas lookups see: ``get_schema``, ``has``,
+    ``get_all_schemas``, the checker and shape inference. Raises ``SchemaError`` when a
+    schema of the same name, domain and version is there already."""
+    if not isinstance(schema, OpSchema):
+        raise TypeError(f"schema must be an OpSchema, not {type(schema).__name__}")
+    _native.register_schema(schema._ref)
+
+
+def deregister_schema(op_type: str, version: int, domain: str) -> None:
+    """Removes the schema of ``op_type`` whose ``since_version`` is ``version`` in
+    ``domain`` (registered or built in) from what lookups see. Raises ``SchemaError``
+    when there is none."""
+    _native.deregister_schema(
+        _str_arg("op_type", op_type), _int_arg("version", version), _str_arg("domain", domain)
+    )
+
+
+from .. import onnx  # noqa: E402  (onnx.defs.onnx is the onnx module, as in onnx)
