@@ -264,10 +264,49 @@ def test_context_dependent_schema_functions_are_not_implemented():
     # Not selected: nothing to build.
     out = inliner.inline_selected_functions(model, [("", "Softmax")], True, True)
     assert out.graph.node[0].op_type == "Softmax"
-    # Selu's body calls CastLike, whose body is built per node.
-    model.graph.node[0].op_type = "Selu"
-    with pytest.raises(NotImplementedError, match="'CastLike'"):
+    # Inside a function body too.
+    model.graph.node[0].op_type = "LeakyRelu"
+    model.graph.node.insert(0, ol.helper.make_node("Softmax", ["X"], ["S"]))
+    with pytest.raises(NotImplementedError, match="'Softmax'"):
         inliner.inline_selected_functions(model, [], exclude=True, inline_schema_functions=True)
+
+
+CAST_LIKE = """
+<ir_version: 8, opset_import: [ "" : OPSET]>
+agraph (float[N] X, int64[N] I) => (float[N] Y) {
+    A = Relu(X) B = Abs(A) C = Softsign (B) D = Selu<alpha = 2.0, gamma = 1.5>(C) E = CastLike<saturate = 0>(I, D)
+    Y = Add(E, D)
+}
+"""
+
+
+@pytest.mark.parametrize("opset", [15, 18, 19, 20, 21, 25])
+def test_cast_like_bodies_are_built_from_inferred_types_as_onnx_does(opset):
+    # Relu, Softsign and Selu have bodies that call CastLike, whose body is a Cast to the
+    # element type shape inference finds for its second input; what inference finds
+    # stays in value_info, as in onnx.
+    text = CAST_LIKE.replace("OPSET", str(opset))
+    out = inliner.inline_selected_functions(ol.parser.parse_model(text), [], True, True)
+    ops = [n.op_type for n in out.graph.node]
+    assert "CastLike" not in ops and "Cast" in ops
+    assert len(out.graph.value_info) > 0
+    assert_same("inline_selected_functions", parse(text), [], True, True)
+    assert_same("inline_selected_functions", parse(text), [("", "Softsign")], True, True)
+
+
+def test_cast_like_needs_a_known_type():
+    text = """
+    <ir_version: 8, opset_import: [ "" : 20, "local": 1]>
+    agraph (float[N] X) => (float[N] Y) { T = local.unknown(X) Y = CastLike(X, T) }
+    """
+    with pytest.raises(RuntimeError, match="Type unknown for T"):
+        inliner.inline_selected_functions(ol.parser.parse_model(text), [], True, True)
+    assert_same("inline_selected_functions", parse(text), [], True, True)
+    # A reference the call leaves unbound is dropped: Selu's constants lose their value.
+    selu = text.replace("T = local.unknown(X) Y = CastLike(X, T)", "Y = Selu(X)")
+    with pytest.raises(RuntimeError, match="Type unknown for Alpha__1"):
+        inliner.inline_selected_functions(ol.parser.parse_model(selu), [], True, True)
+    assert_same("inline_selected_functions", parse(selu), [], True, True)
 
 
 def test_a_model_without_graph_gets_an_empty_one_as_in_onnx():

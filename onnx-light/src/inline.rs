@@ -59,22 +59,33 @@
 //! are kept, with the calls inside them inlined); it refuses a model whose functions'
 //! imports disagree with each other or with the model's.
 //!
+//! # Context-dependent functions
+//!
+//! Some operators have no fixed body: `onnx` builds one per node from its attributes
+//! and input types (`CastLike`, `Softmax`, `Clip`, `LayerNormalization`, ...). For
+//! those, as `onnx` does, shape inference runs over the main graph as built so far (its
+//! findings stay in the graph's `value_info`) and the node's input types are read from
+//! the main graph's `value_info`, inputs and outputs ([`InlineError::TypeUnknown`] when
+//! one is not there). The body of `CastLike` (a `Cast` to its second input's element
+//! type, the node left as it is when that input is not a tensor) is built here; the
+//! others are not, and a selected call of one fails with
+//! [`InlineError::ContextDependentFunction`].
+//!
 //! # What is not done
 //!
 //! `onnx` can convert a function's nodes from the function's opset version of the ONNX
-//! domain to the model's (`convert_version`), with its version converter; and it can
-//! inline the bodies that some operators build per node from its attributes and input
-//! types (context-dependent functions: `Softmax`, `Clip`, `LayerNormalization`, ...).
-//! Neither exists here: a call that would need one fails with
-//! [`InlineError::VersionConversion`] or [`InlineError::ContextDependentFunction`],
-//! and nothing is half-done (the model is changed only when inlining succeeds).
+//! domain to the model's (`convert_version`), with its version converter. That does not
+//! exist here: a call that would need it fails with [`InlineError::VersionConversion`].
+//! On any error the model is left unchanged.
 
 use std::collections::{HashMap, HashSet};
 
-use crate::checker::schema;
+use crate::checker::schema::{self, OpSchema};
 use crate::onnx::{
-    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto,
+    AttributeProto, AttributeType, FunctionProto, GraphProto, ModelProto, NodeProto, TypeProto,
+    TypeValue, ValueInfoProto,
 };
+use crate::shape;
 use crate::Str;
 
 /// The most local functions a model may have (as `onnx` counts them).
@@ -139,8 +150,8 @@ pub enum InlineError {
         /// The version the model imports.
         to: i64,
     },
-    /// The operator's function body is built per node (a context-dependent function),
-    /// which is not implemented.
+    /// The operator's function body is built per node (a context-dependent function)
+    /// by code not implemented here (only `CastLike`'s is).
     #[error("inlining '{op_type}' (domain '{domain}', opset version {version}) needs the function body its schema builds from the node's attributes and input types (a context-dependent function); building those bodies is not implemented")]
     ContextDependentFunction {
         /// The node's operator.
@@ -149,6 +160,19 @@ pub enum InlineError {
         domain: String,
         /// The model's opset version of that domain.
         version: i64,
+    },
+    /// A context-dependent function needs the type of a value that shape inference of
+    /// the main graph does not give (`onnx` fails the same way).
+    #[error("Type unknown for {name}")]
+    TypeUnknown {
+        /// The value.
+        name: String,
+    },
+    /// Shape inference, run to build a context-dependent function, failed.
+    #[error("shape inference for a context-dependent function failed: {reason}")]
+    Inference {
+        /// Its error.
+        reason: String,
     },
     /// Graphs nested deeper than [`MAX_GRAPH_DEPTH`].
     #[error("graphs nest deeper than {MAX_GRAPH_DEPTH} levels while inlining")]
@@ -243,7 +267,7 @@ pub fn inline_local_functions(
     }
     let selection = FunctionSelection::all();
     let mut inliner = Inliner::new(model, &selection, callees, false);
-    let main = inliner.main_graph(model)?;
+    let main = inliner.main_graph()?;
     let inlined = inliner.callees;
     main.store(model);
     model
@@ -288,15 +312,16 @@ pub fn inline_selected_functions(
         }
     }
     let mut inliner = Inliner::new(model, selection, callees, inline_schema_functions);
-    let main = inliner.main_graph(model)?;
+    let main = inliner.main_graph()?;
     let mut processed = Vec::with_capacity(kept.len());
     for &i in &kept {
         let f = &model.functions[i];
         let mut body = Body {
-            node: f.node.clone(),
             value_info: f.value_info.clone(),
+            ..Body::default()
         };
-        inliner.process(&mut body.node, &mut body.value_info, 0)?;
+        let target = Target::Other(&mut body.node, &mut body.value_info);
+        inliner.process(target, f.node.clone(), 0)?;
         processed.push((i, body));
     }
     let inlined = inliner.callees;
@@ -677,9 +702,13 @@ fn subgraphs<'x, 'a>(node: &'x mut NodeProto<'a>) -> impl Iterator<Item = &'x mu
 }
 
 /// The parts of a graph or function that inlining rewrites.
+#[derive(Default)]
 struct Body<'a> {
     node: Vec<NodeProto<'a>>,
     value_info: Vec<ValueInfoProto<'a>>,
+    /// The main graph's outputs, once shape inference has run on it (it may type
+    /// outputs declared without one).
+    output: Option<Vec<ValueInfoProto<'a>>>,
 }
 
 impl<'a> Body<'a> {
@@ -689,71 +718,72 @@ impl<'a> Body<'a> {
         let graph = model.graph.get_or_insert_with(GraphProto::default);
         graph.node = self.node;
         graph.value_info = self.value_info;
+        if let Some(output) = self.output {
+            graph.output = output;
+        }
     }
+}
+
+/// Where [`Inliner::process`] writes: the main graph (kept in the inliner, where shape
+/// inference for context-dependent functions reads it), or another list of nodes.
+enum Target<'t, 'a> {
+    Main,
+    Other(&'t mut Vec<NodeProto<'a>>, &'t mut Vec<ValueInfoProto<'a>>),
 }
 
 /// The callee of a call site and, when its nodes need conversion, `(from, to)`
 /// versions of the ONNX domain.
 type Callee<'a> = (FunctionProto<'a>, Option<(i64, i64)>);
 
-struct Inliner<'a, 's> {
+struct Inliner<'a, 's, 'm> {
+    model: &'m ModelProto<'a>,
     selection: &'s FunctionSelection,
     /// Local functions to inline, by id.
     callees: HashMap<String, Callee<'a>>,
-    /// The model's opset imports, when schema functions are inlined too.
-    schema_versions: Option<Vec<(String, i64)>>,
+    /// Operators' function bodies are inlined too.
+    schemas: bool,
     names: NameGenerator,
     count: u64,
+    /// The main graph as built so far.
+    main: Body<'a>,
 }
 
-impl<'a, 's> Inliner<'a, 's> {
+impl<'a, 's, 'm> Inliner<'a, 's, 'm> {
     /// An inliner for `model`'s graph; `schemas`: operators' function bodies are
     /// inlined too.
     fn new(
-        model: &ModelProto<'_>,
+        model: &'m ModelProto<'a>,
         selection: &'s FunctionSelection,
         callees: HashMap<String, Callee<'a>>,
         schemas: bool,
     ) -> Self {
-        let schema_versions = schemas.then(|| {
-            model
-                .opset_import
-                .iter()
-                .map(|o| (o.domain().to_owned(), o.version()))
-                .collect()
-        });
         let names = match &model.graph {
             Some(g) => NameGenerator::of_graph(g),
             None => NameGenerator::of_graph(&GraphProto::default()),
         };
         Inliner {
+            model,
             selection,
             callees,
-            schema_versions,
+            schemas,
             names,
             count: 0,
+            main: Body::default(),
         }
     }
 
     /// The main graph's nodes and value_info with the calls in them inlined (copies:
     /// the model changes only once everything has succeeded).
-    fn main_graph(&mut self, model: &ModelProto<'a>) -> Result<Body<'a>, InlineError> {
-        let mut body = match &model.graph {
-            Some(g) => Body {
-                node: g.node.clone(),
-                value_info: g.value_info.clone(),
-            },
-            None => Body {
-                node: Vec::new(),
-                value_info: Vec::new(),
-            },
-        };
-        self.process(&mut body.node, &mut body.value_info, 0)?;
-        Ok(body)
+    fn main_graph(&mut self) -> Result<Body<'a>, InlineError> {
+        if let Some(g) = &self.model.graph {
+            self.main.value_info = g.value_info.clone();
+            self.process(Target::Main, g.node.clone(), 0)?;
+        }
+        Ok(std::mem::take(&mut self.main))
     }
 
     /// The body to inline for `node`, if it is a selected call.
-    fn callee(&self, node: &NodeProto<'_>) -> Result<Option<Callee<'a>>, InlineError> {
+    fn callee(&mut self, node: &NodeProto<'_>) -> Result<Option<Callee<'a>>, InlineError> {
         let (domain, op_type) = (node.domain(), node.op_type());
         if !self.selection.contains(domain, op_type) {
             return Ok(None);
@@ -764,15 +794,16 @@ impl<'a, 's> Inliner<'a, 's> {
         {
             return Ok(Some(c.clone()));
         }
-        let Some(imports) = &self.schema_versions else {
+        if !self.schemas {
             return Ok(None);
-        };
+        }
         // The model's version of the domain as written (0 when not imported), cut to
         // the C `int` onnx passes on.
+        let imports = &self.model.opset_import;
         let version = imports
             .iter()
-            .find(|(d, _)| d == domain)
-            .map_or(0, |&(_, v)| v);
+            .find(|o| o.domain() == domain)
+            .map_or(0, |o| o.version());
         let version = i64::from(version as i32);
         let Some(schema) = schema::lookup_exact_domain(domain, op_type, version) else {
             return Ok(None);
@@ -785,14 +816,71 @@ impl<'a, 's> Inliner<'a, 's> {
             let f: FunctionProto<'a> = body.function.clone().unwrap_or_default();
             return Ok(Some((f, None)));
         }
-        if !schema.context_dependent_function_versions.is_empty() {
-            return Err(InlineError::ContextDependentFunction {
-                op_type: op_type.to_owned(),
-                domain: domain.to_owned(),
-                version,
-            });
+        let builders = &schema.context_dependent_function_versions;
+        if builders.is_empty() {
+            return Ok(None);
         }
-        Ok(None)
+        let not_built = || InlineError::ContextDependentFunction {
+            op_type: op_type.to_owned(),
+            domain: domain.to_owned(),
+            version,
+        };
+        let Some(&builder) = builders.iter().filter(|&&v| v <= version).max() else {
+            return Err(not_built());
+        };
+        if !(domain.is_empty() && op_type == "CastLike") {
+            return Err(not_built());
+        }
+        // As onnx does, the types of the node's inputs come from shape inference over
+        // the main graph as built so far, whose findings stay in its value_info.
+        self.infer_main()?;
+        let types = node
+            .input
+            .iter()
+            .map(|name| {
+                self.main_type(name)
+                    .ok_or_else(|| InlineError::TypeUnknown {
+                        name: name.to_string(),
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(cast_like_body(schema, builder, &types).map(|f| (f, None)))
+    }
+
+    /// Runs shape inference over the model with the main graph as built so far.
+    fn infer_main(&mut self) -> Result<(), InlineError> {
+        let mut model = self.model.clone();
+        let graph = model.graph.get_or_insert_with(GraphProto::default);
+        graph.node = self.main.node.clone();
+        graph.value_info = std::mem::take(&mut self.main.value_info);
+        if let Some(output) = self.main.output.take() {
+            graph.output = output;
+        }
+        let result = shape::infer_shapes(&mut model, &shape::InferOptions::default());
+        let graph = model.graph.unwrap_or_default();
+        self.main.value_info = graph.value_info;
+        self.main.output = Some(graph.output);
+        result.map_err(|e| InlineError::Inference {
+            reason: e.to_string(),
+        })
+    }
+
+    /// The type the main graph gives `name`: in its value_info, inputs or outputs.
+    fn main_type(&self, name: &str) -> Option<TypeProto<'a>> {
+        let graph = self.model.graph.as_ref();
+        let inputs = graph.map_or(&[][..], |g| &g.input[..]);
+        let outputs = match &self.main.output {
+            Some(o) => &o[..],
+            None => graph.map_or(&[][..], |g| &g.output[..]),
+        };
+        let found = self
+            .main
+            .value_info
+            .iter()
+            .chain(inputs)
+            .chain(outputs)
+            .find(|v| v.name() == name)?;
+        Some(found.r#type.clone().unwrap_or_default())
     }
 
     fn process_graph(
@@ -803,18 +891,22 @@ impl<'a, 's> Inliner<'a, 's> {
         if depth > MAX_GRAPH_DEPTH {
             return Err(InlineError::TooDeep);
         }
-        self.process(&mut graph.node, &mut graph.value_info, depth)
+        let nodes = std::mem::take(&mut graph.node);
+        self.process(
+            Target::Other(&mut graph.node, &mut graph.value_info),
+            nodes,
+            depth,
+        )
     }
 
-    /// Inlines the selected calls among `nodes` (and in their subgraphs), appending the
-    /// callees' value_info to `value_info`.
+    /// Inlines the selected calls among `original` (and in their subgraphs) into
+    /// `target`, appending the callees' value_info to the target's.
     fn process(
         &mut self,
-        nodes: &mut Vec<NodeProto<'a>>,
-        value_info: &mut Vec<ValueInfoProto<'a>>,
+        mut target: Target<'_, 'a>,
+        original: Vec<NodeProto<'a>>,
         depth: usize,
     ) -> Result<(), InlineError> {
-        let original = std::mem::take(nodes);
         // The node lists still to go through, innermost call last: a callee's nodes
         // are taken before the nodes after its call.
         let mut pending = vec![original.into_iter()];
@@ -832,7 +924,10 @@ impl<'a, 's> Inliner<'a, 's> {
                         self.process_graph(g, depth + 1)?;
                     }
                 }
-                nodes.push(node);
+                match &mut target {
+                    Target::Main => self.main.node.push(node),
+                    Target::Other(nodes, _) => nodes.push(node),
+                }
                 continue;
             };
             let id = function_id(node.domain(), node.op_type(), node.overload());
@@ -852,6 +947,10 @@ impl<'a, 's> Inliner<'a, 's> {
                 .chain(&node.output)
                 .map(|s| s.as_str())
                 .collect();
+            let value_info = match &mut target {
+                Target::Main => &mut self.main.value_info,
+                Target::Other(_, value_info) => &mut **value_info,
+            };
             value_info.extend(
                 callee
                     .value_info
@@ -863,6 +962,50 @@ impl<'a, 's> Inliner<'a, 's> {
         }
         Ok(())
     }
+}
+
+/// The body `onnx` builds for a `CastLike` node from builder version `builder`: a
+/// `Cast` to the element type of its second input (with `saturate` passed on from
+/// version 19); `None` when that input is not a tensor (onnx then leaves the node).
+fn cast_like_body<'a>(
+    schema: &OpSchema<'_>,
+    builder: i64,
+    types: &[TypeProto<'_>],
+) -> Option<FunctionProto<'a>> {
+    let Some(TypeValue::TensorType(target)) = types.get(1).and_then(|t| t.value.as_ref()) else {
+        return None;
+    };
+    let to = target.elem_type_raw.unwrap_or(0);
+    let mut cast = NodeProto::new("Cast", ["input"], ["output"]);
+    cast.domain = Some("".into());
+    cast.attribute.push(AttributeProto {
+        name: Some("to".into()),
+        i: Some(i64::from(to)),
+        r#type: Some(AttributeType::Int.into()),
+        ..AttributeProto::default()
+    });
+    if builder >= 19 {
+        cast.attribute.push(AttributeProto {
+            name: Some("saturate".into()),
+            ref_attr_name: Some("saturate".into()),
+            r#type: Some(AttributeType::Int.into()),
+            ..AttributeProto::default()
+        });
+    }
+    let names = |params: &[schema::FormalParameter<'_>]| -> Vec<Str<'a>> {
+        params
+            .iter()
+            .map(|p| Str::from(p.name().to_owned()))
+            .collect()
+    };
+    Some(FunctionProto {
+        name: Some(schema.name().to_owned().into()),
+        domain: Some(schema.domain().to_owned().into()),
+        input: names(&schema.inputs),
+        output: names(&schema.outputs),
+        node: vec![cast],
+        ..FunctionProto::default()
+    })
 }
 
 #[cfg(test)]
