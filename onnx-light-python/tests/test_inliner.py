@@ -321,3 +321,21 @@ def test_onnx_messages_are_accepted():
     assert isinstance(out, ol.ModelProto)
     with pytest.raises(TypeError):
         inliner.inline_local_functions(b"not a model")
+
+
+def test_functions_kept_are_rewritten_after_the_main_graph():
+    # A CastLike inside a kept function reads its types from the main graph as
+    # rewritten (onnx's order); names only the function knows have no type there.
+    text = """
+    <ir_version: 8, opset_import: [ "" : 20, "local" : 1 ]>
+    agraph (float[N] X, int64[N] I) => (float[N] Y) { A = CastLike(I, X) Y = local.f(A) }
+    <opset_import: [ "" : 20 ], domain: "local">
+    f (X) => (y) { y = CastLike(X, X) }
+    """
+    out = inliner.inline_selected_functions(ol.parser.parse_model(text), [("local", "f")], True, True)
+    assert [n.op_type for n in out.functions[0].node] == ["Cast"]
+    assert_same("inline_selected_functions", parse(text), [("local", "f")], True, True)
+    inner = text.replace("y = CastLike(X, X)", "t = Neg(X) y = CastLike(X, t)")
+    with pytest.raises(RuntimeError, match="Type unknown for t"):
+        inliner.inline_selected_functions(ol.parser.parse_model(inner), [("local", "f")], True, True)
+    assert_same("inline_selected_functions", parse(inner), [("local", "f")], True, True)

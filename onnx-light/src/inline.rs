@@ -267,8 +267,8 @@ pub fn inline_local_functions(
     }
     let selection = FunctionSelection::all();
     let mut inliner = Inliner::new(model, &selection, callees, false);
-    let main = inliner.main_graph()?;
-    let inlined = inliner.callees;
+    inliner.main_graph()?;
+    let (main, inlined) = inliner.finish();
     main.store(model);
     model
         .functions
@@ -312,7 +312,9 @@ pub fn inline_selected_functions(
         }
     }
     let mut inliner = Inliner::new(model, selection, callees, inline_schema_functions);
-    let main = inliner.main_graph()?;
+    // As in onnx, the functions kept are rewritten after the main graph (their
+    // context-dependent calls see the main graph as rewritten).
+    inliner.main_graph()?;
     let mut processed = Vec::with_capacity(kept.len());
     for &i in &kept {
         let f = &model.functions[i];
@@ -324,7 +326,7 @@ pub fn inline_selected_functions(
         inliner.process(target, f.node.clone(), 0)?;
         processed.push((i, body));
     }
-    let inlined = inliner.callees;
+    let (main, inlined) = inliner.finish();
     main.store(model);
     for (i, body) in processed {
         let f = &mut model.functions[i];
@@ -772,14 +774,20 @@ impl<'a, 's, 'm> Inliner<'a, 's, 'm> {
         }
     }
 
-    /// The main graph's nodes and value_info with the calls in them inlined (copies:
-    /// the model changes only once everything has succeeded).
-    fn main_graph(&mut self) -> Result<Body<'a>, InlineError> {
+    /// Inlines the calls in the main graph, into copies of its nodes and value_info
+    /// (the model changes only once everything has succeeded; [`Self::finish`] gives
+    /// them).
+    fn main_graph(&mut self) -> Result<(), InlineError> {
         if let Some(g) = &self.model.graph {
             self.main.value_info = g.value_info.clone();
             self.process(Target::Main, g.node.clone(), 0)?;
         }
-        Ok(std::mem::take(&mut self.main))
+        Ok(())
+    }
+
+    /// The main graph as rewritten, and the local functions inlined, by id.
+    fn finish(self) -> (Body<'a>, HashMap<String, Callee<'a>>) {
+        (self.main, self.callees)
     }
 
     /// The body to inline for `node`, if it is a selected call.
