@@ -179,6 +179,8 @@ def op_schema(s):
     if not s.has_type_and_shape_inference_function:
         out += f_int(18, 1)
     out += f_int(19, s.node_determinism.value)
+    out += f_int(21, s.support_level.value)
+    out += f_int(22, 1 if s.has_data_propagation_function else 0)
     return out
 
 

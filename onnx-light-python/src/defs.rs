@@ -209,6 +209,18 @@ impl SchemaRef {
         self.get().node_determinism
     }
 
+    /// `onnx`'s support level: 0 common, 1 experimental.
+    #[getter]
+    fn support_level(&self) -> i32 {
+        self.get().support_level
+    }
+
+    /// Whether `onnx` has a data propagation function for this version.
+    #[getter]
+    fn has_data_propagation(&self) -> bool {
+        self.get().has_data_propagation
+    }
+
     /// The type constraints' descriptions, in order.
     #[getter]
     fn type_constraint_descriptions(&self) -> Vec<String> {

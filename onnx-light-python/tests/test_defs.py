@@ -247,10 +247,12 @@ def test_infer_node_outputs_takes_our_schemas(op_type, version, inputs, attrs):
     }
 
 
-def test_node_determinism_is_onnx_for_every_schema(pairs):
+def test_node_determinism_and_support_level_are_onnx_for_every_schema(pairs):
     for ours, theirs in pairs:
         assert ours.node_determinism.name == theirs.node_determinism.name, key(theirs)
         assert ours.non_deterministic == theirs.non_deterministic
+        assert repr(ours.support_level) == repr(theirs.support_level), key(theirs)
+        assert ours.has_data_propagation_function == theirs.has_data_propagation_function
     assert repr(defs.OpSchema.NodeDeterminism.Deterministic) == "NodeDeterminism.Deterministic"
 
 
@@ -280,7 +282,7 @@ def test_a_made_schema_reads_as_onnx_makes_it():
     assert repr(ours) == repr(theirs)
     for attr in ("name", "domain", "since_version", "doc", "min_input", "max_input",
                  "min_output", "max_output", "has_type_and_shape_inference_function",
-                 "has_function", "deprecated"):
+                 "has_function", "deprecated", "has_data_propagation_function"):
         assert getattr(ours, attr) == getattr(theirs, attr), attr
     assert ours.node_determinism.name == theirs.node_determinism.name
     assert [p.types for p in ours.inputs] == [p.types for p in theirs.inputs]

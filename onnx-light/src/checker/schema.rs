@@ -213,6 +213,12 @@ pub struct OpSchema<'a> {
     /// The documentation (not embedded: set only for schemas made at run time).
     #[proto(20)]
     pub doc: Option<Str<'a>>,
+    /// `onnx`'s support level: 0 common, 1 experimental.
+    #[proto(21)]
+    pub support_level: i32,
+    /// `onnx` has a data propagation function for this version.
+    #[proto(22)]
+    pub has_data_propagation: bool,
     #[proto(unknown_fields)]
     pub unknown_fields: UnknownFields<'a>,
 }

@@ -84,6 +84,11 @@ class _NodeDeterminism(_Enum):
     Deterministic = 2
 
 
+class _SupportType(_Enum):
+    COMMON = 0
+    EXPERIMENTAL = 1
+
+
 class _AttrType(_Enum):
     """An attribute's type; the numbers are ``AttributeProto``'s."""
 
@@ -108,6 +113,7 @@ for _cls, _name in (
     (_FormalParameterOption, "FormalParameterOption"),
     (_DifferentiationCategory, "DifferentiationCategory"),
     (_NodeDeterminism, "NodeDeterminism"),
+    (_SupportType, "SupportType"),
     (_AttrType, "AttrType"),
 ):
     _cls.__name__ = _name
@@ -326,6 +332,7 @@ class OpSchema:
     FormalParameterOption = _FormalParameterOption
     DifferentiationCategory = _DifferentiationCategory
     NodeDeterminism = _NodeDeterminism
+    SupportType = _SupportType
     AttrType = _AttrType
     FormalParameter = _FormalParameter
     Attribute = _Attribute
@@ -431,6 +438,18 @@ class OpSchema:
         inputs (``onnx``'s answer: graph attributes, random draws and unknown function
         bodies make it non-deterministic or unknown)."""
         return _enum(_NodeDeterminism, self._ref.node_determinism)
+
+    @property
+    def support_level(self) -> _SupportType:
+        """``SupportType.EXPERIMENTAL`` for the few experimental operators, else
+        ``COMMON``."""
+        return _enum(_SupportType, self._ref.support_level)
+
+    @property
+    def has_data_propagation_function(self) -> bool:
+        """Whether ``onnx`` propagates values through this operator in shape inference
+        (``data_prop=True``); ``onnx_light.onnx.shape_inference`` has its own rules."""
+        return self._ref.has_data_propagation
 
     @property
     def non_deterministic(self) -> bool:
