@@ -10,15 +10,15 @@ in ``onnx``, the function's default attribute values are not used), and the call
 ``value_info`` is appended to the graph's. Calls in the inlined nodes and in subgraphs
 are inlined too. The model's ``opset_import`` is left as it is.
 
-With ``inline_schema_functions=True``, the body ``CastLike`` builds per node (a
-``Cast`` to the element type of its second input) is built as ``onnx`` builds it: shape
-inference runs over the main graph built so far (what it finds stays in
-``value_info``) and the type is read from there.
+With ``inline_schema_functions=True``, the bodies ``CastLike``, ``Clip``, ``Gelu``,
+``Softmax`` and ``LogSoftmax`` build per node are built as ``onnx`` builds them: shape
+inference runs over the main graph built so far (what it finds stays in the graph) and
+the node's input types are read from there.
 
 Not implemented: ``convert_version=True`` for a called function that imports another
 version of the ONNX domain than the model (``onnx`` converts its nodes with its version
 converter), and the bodies other operators build per node (context-dependent functions
-such as ``Softmax``, ``Clip``, ``LayerNormalization``). Both raise
+such as ``LayerNormalization``, ``Attention``, ``SoftmaxCrossEntropyLoss``). Both raise
 ``InlineNotImplementedError`` (a ``NotImplementedError``) naming the function or
 operator. The input model is never changed."""
 
@@ -77,7 +77,7 @@ def inline_selected_functions(
     disagree with each other or with the model's (``"Model has functions with
     incompatible opset versions."``), ``checker.ValidationError`` for a cycle of calls,
     and ``InlineNotImplementedError`` for a selected operator whose body is built per
-    node by code not implemented here (every one but ``CastLike``)."""
+    node by code not implemented here (see the module documentation)."""
     ids = []
     for item in function_ids:
         domain, name = item

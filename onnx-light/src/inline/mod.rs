@@ -66,10 +66,9 @@
 //! those, as `onnx` does, shape inference runs over the main graph as built so far (its
 //! findings stay in the graph's `value_info`) and the node's input types are read from
 //! the main graph's `value_info`, inputs and outputs ([`InlineError::TypeUnknown`] when
-//! one is not there). The body of `CastLike` (a `Cast` to its second input's element
-//! type, the node left as it is when that input is not a tensor) is built here; the
-//! others are not, and a selected call of one fails with
-//! [`InlineError::ContextDependentFunction`].
+//! one is not there). The bodies of `CastLike`, `Clip`, `Gelu`, `Softmax` and
+//! `LogSoftmax` are built here, as `onnx` builds them; the others are not, and a
+//! selected call of one fails with [`InlineError::ContextDependentFunction`].
 //!
 //! # What is not done
 //!
@@ -80,12 +79,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::checker::schema::{self, OpSchema};
+use crate::checker::schema;
 use crate::onnx::{
-    AttributeProto, AttributeType, FunctionProto, GraphProto, ModelProto, NodeProto, TypeProto,
-    TypeValue, ValueInfoProto,
+    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TypeProto, ValueInfoProto,
 };
 use crate::shape;
+
+mod context;
 use crate::Str;
 
 /// The most local functions a model may have (as `onnx` counts them).
@@ -151,7 +151,7 @@ pub enum InlineError {
         to: i64,
     },
     /// The operator's function body is built per node (a context-dependent function)
-    /// by code not implemented here (only `CastLike`'s is).
+    /// by code not implemented here (see the module documentation for those that are).
     #[error("inlining '{op_type}' (domain '{domain}', opset version {version}) needs the function body its schema builds from the node's attributes and input types (a context-dependent function); building those bodies is not implemented")]
     ContextDependentFunction {
         /// The node's operator.
@@ -172,6 +172,14 @@ pub enum InlineError {
     #[error("shape inference for a context-dependent function failed: {reason}")]
     Inference {
         /// Its error.
+        reason: String,
+    },
+    /// The text of a built function body did not parse (a bug of this crate).
+    #[error("building the body of '{op_type}' failed: {reason}")]
+    Builder {
+        /// The operator.
+        op_type: String,
+        /// The parser's error.
         reason: String,
     },
     /// Graphs nested deeper than [`MAX_GRAPH_DEPTH`].
@@ -836,7 +844,7 @@ impl<'a, 's, 'm> Inliner<'a, 's, 'm> {
         let Some(&builder) = builders.iter().filter(|&&v| v <= version).max() else {
             return Err(not_built());
         };
-        if !(domain.is_empty() && op_type == "CastLike") {
+        if !(domain.is_empty() && context::BUILT.contains(&op_type)) {
             return Err(not_built());
         }
         // As onnx does, the types of the node's inputs come from shape inference over
@@ -852,20 +860,23 @@ impl<'a, 's, 'm> Inliner<'a, 's, 'm> {
                     })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(cast_like_body(schema, builder, &types).map(|f| (f, None)))
+        let body = context::build(schema, builder, node, &types)?;
+        Ok(body.map(|f| (f, None)))
     }
 
     /// Runs shape inference over the model with the main graph as built so far.
     fn infer_main(&mut self) -> Result<(), InlineError> {
         let mut model = self.model.clone();
         let graph = model.graph.get_or_insert_with(GraphProto::default);
-        graph.node = self.main.node.clone();
+        graph.node = std::mem::take(&mut self.main.node);
         graph.value_info = std::mem::take(&mut self.main.value_info);
         if let Some(output) = self.main.output.take() {
             graph.output = output;
         }
         let result = shape::infer_shapes(&mut model, &shape::InferOptions::default());
+        // What inference records stays, in the graph and in its nodes' subgraphs.
         let graph = model.graph.unwrap_or_default();
+        self.main.node = graph.node;
         self.main.value_info = graph.value_info;
         self.main.output = Some(graph.output);
         result.map_err(|e| InlineError::Inference {
@@ -970,50 +981,6 @@ impl<'a, 's, 'm> Inliner<'a, 's, 'm> {
         }
         Ok(())
     }
-}
-
-/// The body `onnx` builds for a `CastLike` node from builder version `builder`: a
-/// `Cast` to the element type of its second input (with `saturate` passed on from
-/// version 19); `None` when that input is not a tensor (onnx then leaves the node).
-fn cast_like_body<'a>(
-    schema: &OpSchema<'_>,
-    builder: i64,
-    types: &[TypeProto<'_>],
-) -> Option<FunctionProto<'a>> {
-    let Some(TypeValue::TensorType(target)) = types.get(1).and_then(|t| t.value.as_ref()) else {
-        return None;
-    };
-    let to = target.elem_type_raw.unwrap_or(0);
-    let mut cast = NodeProto::new("Cast", ["input"], ["output"]);
-    cast.domain = Some("".into());
-    cast.attribute.push(AttributeProto {
-        name: Some("to".into()),
-        i: Some(i64::from(to)),
-        r#type: Some(AttributeType::Int.into()),
-        ..AttributeProto::default()
-    });
-    if builder >= 19 {
-        cast.attribute.push(AttributeProto {
-            name: Some("saturate".into()),
-            ref_attr_name: Some("saturate".into()),
-            r#type: Some(AttributeType::Int.into()),
-            ..AttributeProto::default()
-        });
-    }
-    let names = |params: &[schema::FormalParameter<'_>]| -> Vec<Str<'a>> {
-        params
-            .iter()
-            .map(|p| Str::from(p.name().to_owned()))
-            .collect()
-    };
-    Some(FunctionProto {
-        name: Some(schema.name().to_owned().into()),
-        domain: Some(schema.domain().to_owned().into()),
-        input: names(&schema.inputs),
-        output: names(&schema.outputs),
-        node: vec![cast],
-        ..FunctionProto::default()
-    })
 }
 
 #[cfg(test)]
