@@ -253,3 +253,16 @@ def test_infer_shapes_path_does_not_hold_the_weights_in_memory(tmp_path):
     inferred = onnx.load(str(path))
     assert inferred.graph.output[0].type.tensor_type.shape.dim[2].dim_value == 1024
     assert numpy_helper.to_array(inferred.graph.initializer[0]).sum() == 64 * 1024 * 1024
+
+
+def test_flatten_keeps_a_lone_symbolic_dimension_as_onnx_does():
+    text = """
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[N, 3, M] X, float[1, K, 2] W) => (float[A, B] Y) {
+        Y = Flatten <axis = 1> (X) Z = Flatten <axis = 2> (W) V = Flatten <axis = 2> (X)
+    }
+    """
+    ours = ol.shape_inference.infer_shapes(ol.parser.parse_model(text))
+    theirs = onnx.shape_inference.infer_shapes(onnx.parser.parse_model(text))
+    assert ours.SerializeToString() == theirs.SerializeToString()
+    assert [d.dim_param for d in ours.graph.value_info[0].type.tensor_type.shape.dim] == ["K", ""]
