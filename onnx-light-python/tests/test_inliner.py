@@ -257,13 +257,13 @@ def test_schema_functions_are_inlined_when_asked():
 
 def test_context_dependent_schema_functions_are_not_implemented():
     model = ol.parser.parse_model(
-        '<ir_version: 8, opset_import: [ "" : 20]> g (float[N] X) => (float[N] Y) { Y = LayerNormalization (X, X) }'
+        '<ir_version: 10, opset_import: [ "" : 23]> g (float[N] X) => (float[N] Y) { Y = RMSNormalization (X, X) }'
     )
-    with pytest.raises(NotImplementedError, match="'LayerNormalization'"):
+    with pytest.raises(NotImplementedError, match="'RMSNormalization'"):
         inliner.inline_selected_functions(model, [], exclude=True, inline_schema_functions=True)
     # Not selected: nothing to build.
-    out = inliner.inline_selected_functions(model, [("", "LayerNormalization")], True, True)
-    assert out.graph.node[0].op_type == "LayerNormalization"
+    out = inliner.inline_selected_functions(model, [("", "RMSNormalization")], True, True)
+    assert out.graph.node[0].op_type == "RMSNormalization"
 
 
 BUILT = """
@@ -358,3 +358,25 @@ def test_functions_kept_are_rewritten_after_the_main_graph():
     with pytest.raises(RuntimeError, match="Type unknown for t"):
         inliner.inline_selected_functions(ol.parser.parse_model(inner), [("local", "f")], True, True)
     assert_same("inline_selected_functions", parse(inner), [("local", "f")], True, True)
+
+
+LAYER_NORM = """
+<ir_version: 9, opset_import: [ "" : OPSET]>
+agraph (float[2, 3, 4] X, float[4] S, float[4] B, float16[2, 3] H, float[3, 4] S2) => (float[2, 3, 4] Y) {
+    A = LayerNormalization (X, S, B)
+    C, M, I = LayerNormalization <axis = 1, epsilon = 0.001> (A, S2)
+    D, , J = LayerNormalization <axis = -2, stash_type = 16> (C, S2, B)
+    E = LayerNormalization <stash_type = 11> (H, H)
+    Y = Identity (D)
+}
+"""
+
+
+@pytest.mark.parametrize("opset", [17, 18, 20])
+def test_layer_normalization_bodies_are_onnxs(opset):
+    text = LAYER_NORM.replace("OPSET", str(opset))
+    out = inliner.inline_selected_functions(ol.parser.parse_model(text), [], True, True)
+    ops = [n.op_type for n in out.graph.node]
+    # stash_type 11 (double) is one onnx's builder declines: that node stays.
+    assert ops.count("LayerNormalization") == 1 and "ReduceMean" in ops
+    assert_same("inline_selected_functions", parse(text), [], True, True)

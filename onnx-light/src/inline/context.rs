@@ -6,12 +6,20 @@
 use super::InlineError;
 use crate::checker::schema::{FormalParameter, OpSchema};
 use crate::onnx::{
-    AttributeProto, AttributeType, FunctionProto, NodeProto, TensorProto, TypeProto, TypeValue,
+    AttributeProto, AttributeType, DataType, FunctionProto, NodeProto, TensorProto, TypeProto,
+    TypeValue,
 };
 use crate::{text, Str};
 
 /// The operators (of domain `""`) whose bodies are built here.
-pub(super) const BUILT: &[&str] = &["CastLike", "Clip", "Gelu", "LogSoftmax", "Softmax"];
+pub(super) const BUILT: &[&str] = &[
+    "CastLike",
+    "Clip",
+    "Gelu",
+    "LayerNormalization",
+    "LogSoftmax",
+    "Softmax",
+];
 
 /// The body the builder of version `builder` of `schema` makes for `node`, whose input
 /// types are `types`; `None` when the builder declines (as `onnx`'s `CastLike` does for
@@ -86,6 +94,112 @@ pub(super) fn build<'a>(
                 GELU_ERF
             }])?
         }
+        "LayerNormalization" => {
+            let Some(TypeValue::TensorType(x)) = types.first().and_then(|t| t.value.as_ref())
+            else {
+                return Ok(None);
+            };
+            let t = i64::from(x.elem_type_raw.unwrap_or(0));
+            let attribute = |name: &str| node.attribute.iter().find(|a| a.name() == name);
+            let u = attribute("stash_type").map_or(DataType::Float as i64, |a| a.i.unwrap_or(0));
+            if u != DataType::Float as i64 && u != DataType::Bfloat16 as i64 {
+                return Ok(None);
+            }
+            let axis = attribute("axis").map_or(-1, |a| a.i.unwrap_or(0));
+            let epsilon = attribute("epsilon").map_or(1e-5, |a| a.f.unwrap_or(0.0));
+            let has = |list: &[Str<'_>], i: usize| list.get(i).is_some_and(|n| !n.is_empty());
+            let mut epsilon_tensor = TensorProto {
+                data_type: Some(DataType::Float.into()),
+                ..TensorProto::default()
+            };
+            epsilon_tensor.float_data.push(epsilon);
+            let mut nodes = Vec::new();
+            let mut add =
+                |text: &str, attr: Option<AttributeProto<'a>>| -> Result<(), InlineError> {
+                    let mut n = parse(&[text])?;
+                    if let (Some(attr), Some(last)) = (attr, n.last_mut()) {
+                        last.attribute.push(attr);
+                    }
+                    nodes.extend(n);
+                    Ok(())
+                };
+            add(
+                "FloatEpsilon = Constant()",
+                Some(tensor_attribute("value", epsilon_tensor)),
+            )?;
+            add(
+                "Epsilon = Cast (FloatEpsilon)",
+                Some(int_attribute("to", u)),
+            )?;
+            add("XShape = Shape (X)", None)?;
+            add("Rank = Size (XShape)", None)?;
+            add(
+                "Zero1D = Constant()",
+                Some(tensor_attribute("value", int64_1d(0))),
+            )?;
+            add(
+                "Axis1D = Constant()",
+                Some(tensor_attribute("value", int64_1d(axis))),
+            )?;
+            add("PrefixShape = Slice (XShape, Zero1D, Axis1D)", None)?;
+            if axis >= 0 {
+                add("NumReducedAxes = Sub (Rank, Axis1D)", None)?;
+            } else {
+                add("NumReducedAxes = Neg (Axis1D)", None)?;
+            }
+            let one = tensor_attribute("value", int64_1d(1));
+            add("SuffixShape = ConstantOfShape (NumReducedAxes)", Some(one))?;
+            add(
+                "ReducedShape = Concat <axis = 0> (PrefixShape, SuffixShape)",
+                None,
+            )?;
+            add("X2D = Flatten (X)", Some(int_attribute("axis", axis)))?;
+            add("XU = Cast (X2D)", Some(int_attribute("to", u)))?;
+            if builder == 17 {
+                add("Mean2D = ReduceMean <axes = [1]> (XU)", None)?;
+                add("Square = Mul (XU, XU)", None)?;
+                add("MeanOfSquare = ReduceMean <axes = [1]> (Square)", None)?;
+            } else {
+                add(
+                    "Axes_1 = Constant()",
+                    Some(tensor_attribute("value", int64_1d(1))),
+                )?;
+                add("Mean2D = ReduceMean (XU, Axes_1)", None)?;
+                add("Square = Mul (XU, XU)", None)?;
+                add("MeanOfSquare = ReduceMean (Square, Axes_1)", None)?;
+            }
+            for text in [
+                "SquareOfMean = Mul (Mean2D, Mean2D)",
+                "Var = Sub (MeanOfSquare, SquareOfMean)",
+                "VarPlusEpsilon = Add (Var, Epsilon)",
+                "StdDev = Sqrt (VarPlusEpsilon)",
+                "Deviation = Sub (XU, Mean2D)",
+                "Normalized = Div (Deviation, StdDev)",
+            ] {
+                add(text, None)?;
+            }
+            add(
+                "NormalizedT = Cast (Normalized)",
+                Some(int_attribute("to", t)),
+            )?;
+            add("Scale2D = Flatten <axis = 0> (Scale)", None)?;
+            add("Scaled = Mul (NormalizedT, Scale2D)", None)?;
+            if has(&node.input, 2) {
+                add("B2D = Flatten <axis=0> (B)", None)?;
+                add("Biased = Add (Scaled, B2D)", None)?;
+            } else {
+                add("Biased = Identity (Scaled)", None)?;
+            }
+            add("Y = Reshape (Biased, XShape)", None)?;
+            add("InvStdDev2D = Reciprocal (StdDev)", None)?;
+            if has(&node.output, 1) {
+                add("Mean = Reshape (Mean2D, ReducedShape)", None)?;
+            }
+            if has(&node.output, 2) {
+                add("InvStdDev = Reshape (InvStdDev2D, ReducedShape)", None)?;
+            }
+            nodes
+        }
         "Softmax" | "LogSoftmax" => {
             let axis = node
                 .attribute
@@ -93,18 +207,9 @@ pub(super) fn build<'a>(
                 .find(|a| a.name() == "axis")
                 .map_or(-1, |a| a.i.unwrap_or(0));
             let mut nodes = parse(&["axes = Constant()"])?;
-            let mut axes = TensorProto {
-                data_type: Some(crate::onnx::DataType::Int64.into()),
-                int64_data: vec![axis],
-                ..TensorProto::default()
-            };
-            axes.dims.push(1);
-            nodes[0].attribute.push(AttributeProto {
-                name: Some("value".into()),
-                t: Some(Box::new(axes)),
-                r#type: Some(AttributeType::Tensor.into()),
-                ..AttributeProto::default()
-            });
+            nodes[0]
+                .attribute
+                .push(tensor_attribute("value", int64_1d(axis)));
             if builder >= 18 {
                 nodes.extend(parse(&[
                     "X_ReduceMax = ReduceMax <keepdims = 1> (input, axes)",
@@ -148,6 +253,27 @@ pub(super) fn build<'a>(
         node: nodes,
         ..FunctionProto::default()
     }))
+}
+
+/// A `TENSOR` attribute as `onnx`'s `MakeAttribute` makes it.
+fn tensor_attribute<'a>(name: &'static str, tensor: TensorProto<'a>) -> AttributeProto<'a> {
+    AttributeProto {
+        name: Some(name.into()),
+        t: Some(Box::new(tensor)),
+        r#type: Some(AttributeType::Tensor.into()),
+        ..AttributeProto::default()
+    }
+}
+
+/// The one-element `int64` tensor of shape `[1]` `onnx`'s builders make.
+fn int64_1d<'a>(value: i64) -> TensorProto<'a> {
+    let mut t = TensorProto {
+        data_type: Some(DataType::Int64.into()),
+        int64_data: vec![value],
+        ..TensorProto::default()
+    };
+    t.dims.push(1);
+    t
 }
 
 /// An `INT` attribute as `onnx`'s `MakeAttribute` makes it.
