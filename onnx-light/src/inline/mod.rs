@@ -597,12 +597,14 @@ impl Renamer<'_> {
                 }
             }
         }
+        // Subgraphs nest without bound in a model built in memory: the recursion moves
+        // to a new stack segment when the thread's runs low.
         for a in &mut node.attribute {
             if let Some(g) = a.g.as_deref_mut() {
-                self.graph(g);
+                crate::onnx::deep::guarded(|| self.graph(g));
             }
             for g in &mut a.graphs {
-                self.graph(g);
+                crate::onnx::deep::guarded(|| self.graph(g));
             }
         }
     }
@@ -938,10 +940,10 @@ impl<'a, 's, 'm> Inliner<'a, 's, 'm> {
             let Some((mut callee, conversion)) = self.callee(&node)? else {
                 for a in &mut node.attribute {
                     if let Some(g) = a.g.as_deref_mut() {
-                        self.process_graph(g, depth + 1)?;
+                        crate::onnx::deep::guarded(|| self.process_graph(g, depth + 1))?;
                     }
                     for g in &mut a.graphs {
-                        self.process_graph(g, depth + 1)?;
+                        crate::onnx::deep::guarded(|| self.process_graph(g, depth + 1))?;
                     }
                 }
                 match &mut target {
@@ -1112,6 +1114,30 @@ mod tests {
         );
         inline_local_functions(&mut m, false).unwrap();
         assert_eq!(m.functions.len(), 1, "a function with other imports stays");
+    }
+
+    #[test]
+    fn graphs_nested_too_deep_are_refused() {
+        let mut node = call("f", "X", "Y");
+        for _ in 0..=MAX_GRAPH_DEPTH {
+            let mut g = GraphProto::named("body");
+            g.node.push(node);
+            let mut wrapper = NodeProto::new("If", ["c"], ["Y"]);
+            wrapper.attribute.push(AttributeProto {
+                name: Some("then_branch".into()),
+                g: Some(Box::new(g)),
+                r#type: Some(AttributeType::Graph.into()),
+                ..AttributeProto::default()
+            });
+            node = wrapper;
+        }
+        let f = function("f", vec![NodeProto::new("Relu", ["x"], ["y"])]);
+        let mut m = model(vec![node], vec![f]);
+        assert_eq!(
+            inline_local_functions(&mut m, false),
+            Err(InlineError::TooDeep)
+        );
+        assert_eq!(m.functions.len(), 1);
     }
 
     #[test]
