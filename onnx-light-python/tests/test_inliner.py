@@ -380,3 +380,24 @@ def test_layer_normalization_bodies_are_onnxs(opset):
     # stash_type 11 (double) is one onnx's builder declines: that node stays.
     assert ops.count("LayerNormalization") == 1 and "ReduceMean" in ops
     assert_same("inline_selected_functions", parse(text), [], True, True)
+
+
+def shipped_models():
+    """The models the onnx package ships with its backend tests."""
+    import glob
+    import os
+
+    root = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+    return sorted(glob.glob(os.path.join(root, "*", "*", "model.onnx")))
+
+
+@pytest.mark.parametrize("path", shipped_models(), ids=lambda p: p.split("/")[-2])
+def test_shipped_models_inline_as_onnx_does(path):
+    model = onnx.load(path, load_external_data=False)
+    assert_same("inline_local_functions", model)
+    theirs, ours = both("inline_selected_functions", model, [], True, True)
+    if isinstance(ours, NotImplementedError):
+        pytest.skip(str(ours))
+    assert isinstance(theirs, bytes) == isinstance(ours, bytes), (theirs, ours)
+    if isinstance(theirs, bytes):
+        assert ours == theirs
