@@ -257,13 +257,14 @@ def test_schema_functions_are_inlined_when_asked():
 
 def test_context_dependent_schema_functions_are_not_implemented():
     model = ol.parser.parse_model(
-        '<ir_version: 10, opset_import: [ "" : 23]> g (float[N] X) => (float[N] Y) { Y = RMSNormalization (X, X) }'
+        '<ir_version: 10, opset_import: [ "" : 23]> g (float[N, C] X, int64[N] T) => (float Y) '
+        "{ Y = NegativeLogLikelihoodLoss (X, T) }"
     )
-    with pytest.raises(NotImplementedError, match="'RMSNormalization'"):
+    with pytest.raises(NotImplementedError, match="'NegativeLogLikelihoodLoss'"):
         inliner.inline_selected_functions(model, [], exclude=True, inline_schema_functions=True)
     # Not selected: nothing to build.
-    out = inliner.inline_selected_functions(model, [("", "RMSNormalization")], True, True)
-    assert out.graph.node[0].op_type == "RMSNormalization"
+    out = inliner.inline_selected_functions(model, [("", "NegativeLogLikelihoodLoss")], True, True)
+    assert out.graph.node[0].op_type == "NegativeLogLikelihoodLoss"
 
 
 BUILT = """
@@ -401,3 +402,28 @@ def test_shipped_models_inline_as_onnx_does(path):
     assert isinstance(theirs, bytes) == isinstance(ours, bytes), (theirs, ours)
     if isinstance(theirs, bytes):
         assert ours == theirs
+
+
+RANGE_AND_RMS = """
+<ir_version: 13, opset_import: [ "" : OPSET]>
+agraph (float[2, 3, 4] X, float[4] S, float[3, 4] S2, float16 A, float16 B, float16 C, int64 I, float F) => (float[2, 3, 4] Y) {
+    Y = RMSNormalization (X, S)
+    Z = RMSNormalization <axis = 1, epsilon = 0.01, stash_type = 11> (X, S2)
+    R1 = Range (A, B, C)
+    R2 = Range <stash_type = 11> (A, B, C)
+    R3 = Range <stash_type = 10> (A, B, C)
+    R4 = Range (I, I, I)
+    R5 = Range (F, F, F)
+}
+"""
+
+
+@pytest.mark.parametrize("opset", [23, 27, 28])
+def test_rms_normalization_and_range_bodies_are_onnxs(opset):
+    text = RANGE_AND_RMS.replace("OPSET", str(opset))
+    out = inliner.inline_selected_functions(ol.parser.parse_model(text), [], True, True)
+    ops = [n.op_type for n in out.graph.node]
+    assert "RMSNormalization" not in ops and "Loop" in ops
+    # A float16 Range with a stash type onnx refuses (float16 itself) stays from 27 on.
+    assert ops.count("Range") == (1 if opset >= 27 else 0)
+    assert_same("inline_selected_functions", parse(text), [], True, True)

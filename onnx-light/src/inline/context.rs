@@ -18,6 +18,8 @@ pub(super) const BUILT: &[&str] = &[
     "Gelu",
     "LayerNormalization",
     "LogSoftmax",
+    "RMSNormalization",
+    "Range",
     "Softmax",
 ];
 
@@ -32,18 +34,10 @@ pub(super) fn build<'a>(
 ) -> Result<Option<FunctionProto<'a>>, InlineError> {
     let op_type = schema.name();
     let parse = |texts: &[&str]| -> Result<Vec<NodeProto<'a>>, InlineError> {
-        texts
-            .iter()
-            .flat_map(|t| t.lines())
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .map(|l| {
-                text::parse_node(l).map_err(|e| InlineError::Builder {
-                    op_type: op_type.to_owned(),
-                    reason: e.to_string(),
-                })
-            })
-            .collect()
+        parse_nodes(&texts.join("\n")).map_err(|reason| InlineError::Builder {
+            op_type: op_type.to_owned(),
+            reason,
+        })
     };
     let nodes = match op_type {
         "CastLike" => {
@@ -200,6 +194,143 @@ pub(super) fn build<'a>(
             }
             nodes
         }
+        "RMSNormalization" => {
+            let Some(TypeValue::TensorType(x)) = types.first().and_then(|t| t.value.as_ref())
+            else {
+                return Ok(None);
+            };
+            let t = i64::from(x.elem_type_raw.unwrap_or(0));
+            let attribute = |name: &str| node.attribute.iter().find(|a| a.name() == name);
+            let u = attribute("stash_type").map_or(DataType::Float as i64, |a| a.i.unwrap_or(0));
+            let stash = [
+                DataType::Float,
+                DataType::Bfloat16,
+                DataType::Float16,
+                DataType::Double,
+            ];
+            if !stash.iter().any(|&d| d as i64 == u) {
+                return Ok(None);
+            }
+            let axis = attribute("axis").map_or(-1, |a| a.i.unwrap_or(0));
+            let epsilon = attribute("epsilon").map_or(1e-5, |a| a.f.unwrap_or(0.0));
+            let mut epsilon_tensor = TensorProto {
+                data_type: Some(DataType::Float.into()),
+                ..TensorProto::default()
+            };
+            epsilon_tensor.float_data.push(epsilon);
+            let mut nodes = Vec::new();
+            let mut add =
+                |text: &str, attr: Option<AttributeProto<'a>>| -> Result<(), InlineError> {
+                    let mut n = parse(&[text])?;
+                    if let (Some(attr), Some(last)) = (attr, n.last_mut()) {
+                        last.attribute.push(attr);
+                    }
+                    nodes.extend(n);
+                    Ok(())
+                };
+            add(
+                "FloatEpsilon = Constant()",
+                Some(tensor_attribute("value", epsilon_tensor)),
+            )?;
+            add(
+                "Epsilon = Cast (FloatEpsilon)",
+                Some(int_attribute("to", u)),
+            )?;
+            add("XShape = Shape (X)", None)?;
+            add("Rank = Size (XShape)", None)?;
+            add(
+                "Axis = Constant()",
+                Some(tensor_attribute("value", int64_scalar(axis))),
+            )?;
+            if axis >= 0 {
+                add("PosAxis = Identity (Axis)", None)?;
+            } else {
+                add("PosAxis = Add (Rank, Axis)", None)?;
+            }
+            add(
+                "One = Constant()",
+                Some(tensor_attribute("value", int64_scalar(1))),
+            )?;
+            add("ReduceAxes = Range(PosAxis, Rank, One)", None)?;
+            add("XU = Cast (X)", Some(int_attribute("to", u)))?;
+            add("XSquared = Mul (XU, XU)", None)?;
+            add("XSquaredMean = ReduceMean (XSquared, ReduceAxes)", None)?;
+            add("MeanSquareEpsilon = Add (XSquaredMean, Epsilon)", None)?;
+            add("RMS = Sqrt (MeanSquareEpsilon)", None)?;
+            add("Normalized = Div (XU, RMS)", None)?;
+            add(
+                "NormalizedT = Cast (Normalized)",
+                Some(int_attribute("to", t)),
+            )?;
+            add("Y = Mul (NormalizedT, scale)", None)?;
+            nodes
+        }
+        "Range" => {
+            // onnx reads the element type without checking that the input is a tensor.
+            let Some(start) = types.first() else {
+                return Ok(None);
+            };
+            let t = match &start.value {
+                Some(TypeValue::TensorType(x)) => i64::from(x.elem_type_raw.unwrap_or(0)),
+                _ => 0,
+            };
+            let needs_stash = t == DataType::Float16 as i64 || t == DataType::Bfloat16 as i64;
+            let mut stash = t;
+            if needs_stash {
+                let attr = node.attribute.iter().find(|a| a.name() == "stash_type");
+                stash = attr.map_or(DataType::Float as i64, |a| a.i.unwrap_or(0));
+                if stash != DataType::Float as i64 && stash != DataType::Double as i64 {
+                    return Ok(None);
+                }
+            }
+            let mut nodes = Vec::new();
+            let mut add =
+                |text: &str, attr: Option<AttributeProto<'a>>| -> Result<(), InlineError> {
+                    let mut n = parse(&[text])?;
+                    if let (Some(attr), Some(last)) = (attr, n.last_mut()) {
+                        last.attribute.push(attr);
+                    }
+                    nodes.extend(n);
+                    Ok(())
+                };
+            let (int64, bool_) = (DataType::Int64 as i64, DataType::Bool as i64);
+            if needs_stash && stash != t {
+                add("start_s = Cast (start)", Some(int_attribute("to", stash)))?;
+                add("limit_s = Cast (limit)", Some(int_attribute("to", stash)))?;
+                add("delta_s = Cast (delta)", Some(int_attribute("to", stash)))?;
+                add("sub_result = Sub (limit_s, start_s)", None)?;
+                add("div_result = Div (sub_result, delta_s)", None)?;
+                add("ceil_result = Ceil (div_result)", None)?;
+                add("ceil_relu = Relu (ceil_result)", None)?;
+                add("n = Cast (ceil_relu)", Some(int_attribute("to", int64)))?;
+                add(
+                    "loop_cond = Cast (ceil_relu)",
+                    Some(int_attribute("to", bool_)),
+                )?;
+                add(RANGE_STASH_LOOP, None)?;
+                add("output = Cast (output_s)", Some(int_attribute("to", t)))?;
+            } else {
+                let float = DataType::Float as i64;
+                add("sub_result = Sub (limit, start)", None)?;
+                add(
+                    "sub_result_casted = Cast (sub_result)",
+                    Some(int_attribute("to", float)),
+                )?;
+                add(
+                    "delta_casted = Cast (delta)",
+                    Some(int_attribute("to", float)),
+                )?;
+                add("div_result = Div (sub_result_casted, delta_casted)", None)?;
+                add("ceil_result = Ceil (div_result)", None)?;
+                add("ceil_result_relu = Relu (ceil_result)", None)?;
+                let to_int = Some(int_attribute("to", int64));
+                add("ceil_result_relu_int = Cast (ceil_result_relu)", to_int)?;
+                let to_bool = Some(int_attribute("to", bool_));
+                add("ceil_result_relu_bool = Cast (ceil_result_relu)", to_bool)?;
+                add(RANGE_LOOP, None)?;
+            }
+            nodes
+        }
         "Softmax" | "LogSoftmax" => {
             let axis = node
                 .attribute
@@ -255,6 +386,23 @@ pub(super) fn build<'a>(
     }))
 }
 
+/// The nodes written in `nodes` (one or more, in the ONNX text syntax), read as a
+/// graph's nodes.
+fn parse_nodes<'a>(nodes: &str) -> Result<Vec<NodeProto<'a>>, String> {
+    let graph =
+        text::parse_graph(&format!("body () => () {{\n{nodes}\n}}")).map_err(|e| e.to_string())?;
+    Ok(graph.node)
+}
+
+/// A scalar (rank 0) tensor of one `int64`, as `onnx`'s `ToTensor` makes it.
+fn int64_scalar<'a>(value: i64) -> TensorProto<'a> {
+    TensorProto {
+        data_type: Some(DataType::Int64.into()),
+        int64_data: vec![value],
+        ..TensorProto::default()
+    }
+}
+
 /// A `TENSOR` attribute as `onnx`'s `MakeAttribute` makes it.
 fn tensor_attribute<'a>(name: &'static str, tensor: TensorProto<'a>) -> AttributeProto<'a> {
     AttributeProto {
@@ -285,6 +433,21 @@ fn int_attribute<'a>(name: &'static str, value: i64) -> AttributeProto<'a> {
         ..AttributeProto::default()
     }
 }
+
+const RANGE_STASH_LOOP: &str = "variadic_output, output_s = Loop (n, loop_cond, start_s)
+    <body = loop_body (int64 i, bool cond_in, prev) => (cond_out, current, range) {
+        cond_out = Identity (cond_in)
+        current = Add (prev, delta_s)
+        range = Identity (prev)
+    }>";
+
+const RANGE_LOOP: &str =
+    "variadic_output, output = Loop (ceil_result_relu_int, ceil_result_relu_bool, start)
+    <body = loop_body_attribute (int64 i, bool cond, prev) => (cond_out, current, range) {
+        cond_out = Identity (cond)
+        current = Add (prev, delta)
+        range = Identity (prev)
+    }>";
 
 const SOFTMAX_TAIL: &str = "
     X_Sub = Sub (input, X_ReduceMax)
@@ -341,9 +504,15 @@ mod tests {
     #[test]
     fn every_body_text_parses() {
         for text in [SOFTMAX_TAIL, LOG_SOFTMAX_TAIL, GELU_TANH, GELU_ERF] {
-            for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-                text::parse_node(line).unwrap();
-            }
+            assert_eq!(
+                parse_nodes(text).unwrap().len(),
+                text.trim().lines().count()
+            );
+        }
+        for text in [RANGE_LOOP, RANGE_STASH_LOOP] {
+            let nodes = parse_nodes(text).unwrap();
+            assert_eq!(nodes.len(), 1);
+            assert_eq!(nodes[0].attribute[0].g.as_ref().unwrap().node.len(), 3);
         }
     }
 }

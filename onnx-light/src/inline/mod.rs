@@ -67,7 +67,7 @@
 //! findings stay in the graph's `value_info` and its subgraphs) and the node's input types are read from
 //! the main graph's `value_info`, inputs and outputs ([`InlineError::TypeUnknown`] when
 //! one is not there). The bodies of `CastLike`, `Clip`, `Gelu`, `LayerNormalization`,
-//! `Softmax` and `LogSoftmax` are built here, as `onnx` builds them; the others are
+//! `RMSNormalization`, `Range`, `Softmax` and `LogSoftmax` are built here, as `onnx` builds them; the others are
 //! not, and a selected call of one fails with [`InlineError::ContextDependentFunction`].
 //! Each such call clones the model to run inference on it.
 //!

@@ -11,14 +11,15 @@ in ``onnx``, the function's default attribute values are not used), and the call
 are inlined too. The model's ``opset_import`` is left as it is.
 
 With ``inline_schema_functions=True``, the bodies ``CastLike``, ``Clip``, ``Gelu``,
-``LayerNormalization``, ``Softmax`` and ``LogSoftmax`` build per node are built as ``onnx`` builds them: shape
+``LayerNormalization``, ``RMSNormalization``, ``Range``, ``Softmax`` and
+``LogSoftmax`` build per node are built as ``onnx`` builds them: shape
 inference runs over the main graph built so far (what it finds stays in the graph) and
 the node's input types are read from there.
 
 Not implemented: ``convert_version=True`` for a called function that imports another
 version of the ONNX domain than the model (``onnx`` converts its nodes with its version
 converter), and the bodies other operators build per node (context-dependent functions
-such as ``RMSNormalization``, ``Attention``, ``SoftmaxCrossEntropyLoss``). Both raise
+such as ``Attention``, ``SoftmaxCrossEntropyLoss``, ``NegativeLogLikelihoodLoss``). Both raise
 ``InlineNotImplementedError`` (a ``NotImplementedError``) naming the function or
 operator. The input model is never changed."""
 
