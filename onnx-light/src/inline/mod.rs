@@ -63,13 +63,14 @@
 //!
 //! Some operators have no fixed body: `onnx` builds one per node from its attributes
 //! and input types (`CastLike`, `Softmax`, `Clip`, `LayerNormalization`, ...). For
-//! those, as `onnx` does, shape inference runs over the main graph as built so far (its
-//! findings stay in the graph's `value_info` and its subgraphs) and the node's input types are read from
-//! the main graph's `value_info`, inputs and outputs ([`InlineError::TypeUnknown`] when
-//! one is not there). The bodies of `CastLike`, `Clip`, `Gelu`, `LayerNormalization`,
-//! `RMSNormalization`, `Range`, `Softmax` and `LogSoftmax` are built here, as `onnx` builds them; the others are
-//! not, and a selected call of one fails with [`InlineError::ContextDependentFunction`].
-//! Each such call clones the model to run inference on it.
+//! those, as `onnx` does, shape inference runs over the main graph as built so far
+//! (its findings stay in the graph's `value_info` and its subgraphs) and the node's
+//! input types are read from the main graph's `value_info`, inputs and outputs
+//! ([`InlineError::TypeUnknown`] when one is not there). The bodies of `CastLike`,
+//! `Clip`, `Gelu`, `LayerNormalization`, `RMSNormalization`, `Range`, `Softmax` and
+//! `LogSoftmax` are built here, as `onnx` builds them; the others are not, and a
+//! selected call of one fails with [`InlineError::ContextDependentFunction`]. Each
+//! such call clones the model to run inference on it.
 //!
 //! # What is not done
 //!
