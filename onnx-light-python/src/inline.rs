@@ -15,9 +15,7 @@ use crate::shape::copy_of;
 /// `RuntimeError`, as `onnx` raises) for the rest.
 fn to_py_err(error: InlineError) -> PyErr {
     let class = match error {
-        InlineError::CallCycle { .. }
-        | InlineError::DuplicateFunction { .. }
-        | InlineError::TooManyFunctions { .. } => "ValidationError",
+        InlineError::InvalidFunctions { .. } => "ValidationError",
         InlineError::VersionConversion { .. } | InlineError::ContextDependentFunction { .. } => {
             "InlineNotImplementedError"
         }

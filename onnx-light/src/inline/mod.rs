@@ -90,9 +90,6 @@ use crate::shape;
 mod context;
 use crate::Str;
 
-/// The most local functions a model may have (as `onnx` counts them).
-const MAX_LOCAL_FUNCTIONS: usize = 10_000;
-
 /// How deep graphs may nest while inlining (a subgraph of a node of a graph, ...).
 /// Inlining a function whose body has subgraphs nests graphs further; beyond this the
 /// model is refused rather than the stack risked.
@@ -102,28 +99,14 @@ pub const MAX_GRAPH_DEPTH: usize = 256;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum InlineError {
-    /// Local functions call each other in a cycle (at any subgraph depth). `cycle`
-    /// lists the function ids (`domain::name`, `::overload` when there is one), the
-    /// first repeated at the end.
-    #[error(
-        "Cycle detected in model-local function references: {}. Model-local functions must not be recursive.",
-        cycle.join(" -> ")
-    )]
-    CallCycle {
-        /// The ids along the cycle.
-        cycle: Vec<String>,
-    },
-    /// Two local functions share domain, name and overload.
-    #[error("Model contains multiple local functions with the same implementation id '{id}'.")]
-    DuplicateFunction {
-        /// Their id.
-        id: String,
-    },
-    /// More local functions than `onnx` accepts.
-    #[error("Model contains {count} local functions, exceeding the limit of {MAX_LOCAL_FUNCTIONS}. The model may be malformed or malicious.")]
-    TooManyFunctions {
-        /// How many the model has.
-        count: usize,
+    /// The model's local functions break a rule `onnx`'s checker enforces before
+    /// inlining: they call each other in a cycle (at any subgraph depth) or too deep,
+    /// two share an identifier, or there are more than `onnx` accepts. The message is
+    /// `onnx`'s.
+    #[error("{reason}")]
+    InvalidFunctions {
+        /// What is wrong, in `onnx`'s words.
+        reason: String,
     },
     /// The local functions import versions of a domain that disagree with each other or
     /// with the model (refused by [`inline_selected_functions`]).
@@ -409,87 +392,15 @@ impl OpsetMap {
 }
 
 /// Refuses local functions that call each other in a cycle, share an id, or are more
-/// than `onnx` accepts.
+/// than `onnx` accepts (the checker's rules, in `onnx`'s words).
 fn check_call_cycles(model: &ModelProto<'_>) -> Result<(), InlineError> {
-    let count = model.functions.len();
-    if count > MAX_LOCAL_FUNCTIONS {
-        return Err(InlineError::TooManyFunctions { count });
+    match crate::checker::function_call_problems(model)
+        .into_iter()
+        .next()
+    {
+        Some((_, reason)) => Err(InlineError::InvalidFunctions { reason }),
+        None => Ok(()),
     }
-    let ids: Vec<String> = model
-        .functions
-        .iter()
-        .map(|f| function_id(f.domain(), f.name(), f.overload()))
-        .collect();
-    let mut by_id: HashMap<&str, usize> = HashMap::new();
-    for (i, id) in ids.iter().enumerate() {
-        if by_id.insert(id, i).is_some() {
-            return Err(InlineError::DuplicateFunction { id: id.clone() });
-        }
-    }
-    // The functions each one calls, through subgraphs too (an explicit stack: as deep
-    // as the graphs nest).
-    let callees: Vec<Vec<usize>> = model
-        .functions
-        .iter()
-        .map(|f| {
-            let mut out = Vec::new();
-            let mut stack: Vec<&NodeProto<'_>> = f.node.iter().rev().collect();
-            while let Some(n) = stack.pop() {
-                let id = function_id(n.domain(), n.op_type(), n.overload());
-                if let Some(&j) = by_id.get(id.as_str()) {
-                    if !out.contains(&j) {
-                        out.push(j);
-                    }
-                }
-                for a in n.attribute.iter().rev() {
-                    for g in a.graphs.iter().rev() {
-                        stack.extend(g.node.iter().rev());
-                    }
-                    if let Some(g) = &a.g {
-                        stack.extend(g.node.iter().rev());
-                    }
-                }
-            }
-            out
-        })
-        .collect();
-    // Iterative depth-first search: 0 unvisited, 1 on the path, 2 done.
-    let mut state = vec![0u8; count];
-    for root in 0..count {
-        if state[root] != 0 {
-            continue;
-        }
-        let mut path: Vec<(usize, usize)> = vec![(root, 0)];
-        state[root] = 1;
-        while let Some(&(f, next)) = path.last() {
-            let Some(&callee) = callees[f].get(next) else {
-                state[f] = 2;
-                path.pop();
-                continue;
-            };
-            if let Some(top) = path.last_mut() {
-                top.1 += 1;
-            }
-            match state[callee] {
-                0 => {
-                    state[callee] = 1;
-                    path.push((callee, 0));
-                }
-                1 => {
-                    let cycle = path
-                        .iter()
-                        .map(|&(g, _)| g)
-                        .skip_while(|&g| g != callee)
-                        .chain([callee])
-                        .map(|g| ids[g].clone())
-                        .collect();
-                    return Err(InlineError::CallCycle { cycle });
-                }
-                _ => {}
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Fresh names that clash with no name of the main graph (nor with one made before).
@@ -1089,10 +1000,9 @@ mod tests {
         let before = m.clone();
         let err = inline_local_functions(&mut m, false).unwrap_err();
         assert_eq!(
-            err,
-            InlineError::CallCycle {
-                cycle: vec!["local::f".into(), "local::f".into()]
-            }
+            err.to_string(),
+            "Cycle detected in model-local function references: local::f -> local::f. \
+             Model-local functions must not be recursive."
         );
         assert_eq!(m, before);
 

@@ -16,7 +16,6 @@ use crate::onnx::{
     TypeValue,
 };
 use crate::ProtoEnum;
-use std::borrow::Cow;
 
 /// Checks a node's known input types and inferred output types against `schema`,
 /// filling in untyped outputs as `onnx` does; the reason in `onnx`'s words when one does

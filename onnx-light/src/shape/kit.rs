@@ -626,12 +626,6 @@ pub(super) fn checked_add(a: i64, b: i64) -> Result<i64, String> {
         .ok_or_else(|| format!("Integer overflow while adding dimension values {a} and {b}"))
 }
 
-/// `onnx`'s `checkedSubtract`: `a - b`.
-pub(super) fn checked_sub(a: i64, b: i64) -> Result<i64, String> {
-    a.checked_sub(b)
-        .ok_or_else(|| format!("Integer overflow while subtracting dimension values {b} from {a}"))
-}
-
 /// `onnx`'s `checkedDivide` (truncating, as C++ divides).
 pub(super) fn checked_div(a: i64, b: i64) -> Result<i64, String> {
     if b == 0 {
@@ -666,24 +660,6 @@ pub(super) fn dim_div_by(d: &Dimension<'_>, k: i64) -> Result<Dimension<'static>
     match d.as_value() {
         Some(v) => Ok(Dimension::value(checked_div(v, k)?)),
         None if k == 1 => Ok(owned_dim(d)),
-        None => Ok(Dimension::unknown()),
-    }
-}
-
-/// `onnx`'s `Dimension + int64`: a size adds; `+ 0` keeps the dimension.
-pub(super) fn dim_add(d: &Dimension<'_>, k: i64) -> Result<Dimension<'static>, String> {
-    match d.as_value() {
-        Some(v) => Ok(Dimension::value(checked_add(v, k)?)),
-        None if k == 0 => Ok(owned_dim(d)),
-        None => Ok(Dimension::unknown()),
-    }
-}
-
-/// `onnx`'s `Dimension - int64`: a size subtracts; `- 0` keeps the dimension.
-pub(super) fn dim_sub(d: &Dimension<'_>, k: i64) -> Result<Dimension<'static>, String> {
-    match d.as_value() {
-        Some(v) => Ok(Dimension::value(checked_sub(v, k)?)),
-        None if k == 0 => Ok(owned_dim(d)),
         None => Ok(Dimension::unknown()),
     }
 }
