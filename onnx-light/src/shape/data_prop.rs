@@ -462,6 +462,7 @@ fn arithmetic(ctx: &mut Context<'_, '_>) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::super::test_support::dims;
+    use super::super::test_support::node;
     use crate::onnx::*;
     use crate::shape::{infer_shapes, InferOptions};
 
@@ -499,14 +500,6 @@ mod tests {
 
     fn strict() -> InferOptions {
         InferOptions::default().strict_mode(true).data_prop(true)
-    }
-
-    fn node(op: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto<'static> {
-        NodeProto::new(
-            op.to_string(),
-            inputs.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-            outputs.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-        )
     }
 
     /// The last `value_info` entry.

@@ -647,6 +647,7 @@ fn optimizer(n: &Node<'_, '_>, states: usize) -> Result<Outputs, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::node;
     use crate::onnx::{
         AttributeProto, DataType, Dimension, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
         TypeProto, ValueInfoProto,
@@ -697,14 +698,6 @@ mod tests {
     fn in_domain(mut n: NodeProto<'static>, domain: &str) -> NodeProto<'static> {
         n.domain = Some(domain.to_string().into());
         n
-    }
-
-    fn node(op: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto<'static> {
-        NodeProto::new(
-            op.to_string(),
-            inputs.iter().map(|s| s.to_string()),
-            outputs.iter().map(|s| s.to_string()),
-        )
     }
 
     const F: DataType = DataType::Float;

@@ -1276,3 +1276,177 @@ fn top_k(n: &Node<'_, '_>) -> Result<Outputs, String> {
         Some(tensor_type(int64, Some(shape))),
     ])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{float_inputs, node, strict_types};
+    use crate::onnx::{AttributeProto, DataType, TensorProto, TypeProto, ValueInfoProto};
+
+    fn int64s(name: &str, values: &[i64]) -> TensorProto<'static> {
+        TensorProto::from_slice(name.to_string(), [values.len() as i64], values).unwrap()
+    }
+
+    #[test]
+    fn a_single_input_concat_keeps_its_shape_and_names() {
+        let concat = node("Concat", &["x"], &["z"]).with_attribute(AttributeProto::int("axis", 0));
+        let got = strict_types(
+            13,
+            vec![concat],
+            float_inputs(&[("x", &["a", "2"])]),
+            vec![],
+        );
+        assert_eq!(got.unwrap(), ["z: float[a,2]"]);
+    }
+
+    #[test]
+    fn concat_lengths_add_up_checked_and_other_dimensions_merge() {
+        let concat =
+            || node("Concat", &["x", "y"], &["z"]).with_attribute(AttributeProto::int("axis", 1));
+        let inputs = float_inputs(&[("x", &["n", "2"]), ("y", &["3", "5"])]);
+        assert_eq!(
+            strict_types(13, vec![concat()], inputs, vec![]).unwrap(),
+            ["z: float[3,7]"]
+        );
+        let huge = i64::MAX.to_string();
+        let inputs = float_inputs(&[("x", &["1", &huge]), ("y", &["1", "1"])]);
+        let e = strict_types(13, vec![concat()], inputs, vec![]).unwrap_err();
+        assert!(
+            e.contains("Integer overflow computing Concat output length"),
+            "{e}"
+        );
+        let inputs = float_inputs(&[("x", &["1", "2"]), ("y", &["2", "2"])]);
+        let e = strict_types(13, vec![concat()], inputs, vec![]).unwrap_err();
+        assert!(e.contains("Can't merge shape info"), "{e}");
+    }
+
+    #[test]
+    fn slice_treats_an_unshaped_axes_input_as_absent() {
+        let slice = node("Slice", &["x", "starts", "ends", "axes", "steps"], &["y"]);
+        let inputs = vec![
+            ValueInfoProto::tensor("x", DataType::Float, [5, 6, 7]),
+            ValueInfoProto {
+                name: Some("axes".into()),
+                r#type: Some(TypeProto::tensor(DataType::Int64, None)),
+                ..ValueInfoProto::default()
+            },
+        ];
+        let inits = vec![
+            int64s("starts", &[1, 0, 0]),
+            int64s("ends", &[2, 6, 6]),
+            int64s("steps", &[1, 4, 3]),
+        ];
+        assert_eq!(
+            strict_types(13, vec![slice], inputs, inits).unwrap(),
+            ["y: float[1,2,2]"]
+        );
+    }
+
+    #[test]
+    fn slice_axes_are_checked_in_each_versions_words() {
+        let slice = || node("Slice", &["x", "starts", "ends", "axes"], &["y"]);
+        let inits = || {
+            vec![
+                int64s("starts", &[0]),
+                int64s("ends", &[1]),
+                int64s("axes", &[3]),
+            ]
+        };
+        let x = || float_inputs(&[("x", &["2", "2"])]);
+        let e = strict_types(13, vec![slice()], x(), inits()).unwrap_err();
+        assert!(
+            e.contains("Unexpected axis value: 3. Expected range [-2, 2)"),
+            "{e}"
+        );
+        let e = strict_types(11, vec![slice()], x(), inits()).unwrap_err();
+        assert!(e.contains("Input axes has invalid data"), "{e}");
+    }
+
+    #[test]
+    fn the_softmax_family_needs_a_rank_from_opset_11() {
+        for op in ["Softmax", "LogSoftmax", "Hardmax"] {
+            let n = || node(op, &["x"], &["y"]);
+            let e = strict_types(13, vec![n()], float_inputs(&[("x", &[])]), vec![]).unwrap_err();
+            assert!(
+                e.contains(&format!("Input rank must be >= 1 for {op}.")),
+                "{e}"
+            );
+            let e = strict_types(11, vec![n()], float_inputs(&[("x", &[])]), vec![]).unwrap_err();
+            let lower = op.to_ascii_lowercase();
+            assert!(
+                e.contains(&format!("Input rank must be >= 1 for {lower}.")),
+                "{e}"
+            );
+            let got = strict_types(9, vec![n()], float_inputs(&[("x", &[])]), vec![]).unwrap();
+            assert_eq!(got, ["y: float"]);
+            let axis = n().with_attribute(AttributeProto::int("axis", 2));
+            let e = strict_types(13, vec![axis], float_inputs(&[("x", &["3", "4"])]), vec![]);
+            assert!(e
+                .unwrap_err()
+                .contains("'axis' must be in [-2 , 1]. Its actual value is: 2"));
+        }
+    }
+
+    #[test]
+    fn swiglu_merges_equal_shapes_and_refuses_others() {
+        let n = || node("SwiGLU", &["a", "b"], &["y"]);
+        let inputs = float_inputs(&[("a", &["n", "3", "8"]), ("b", &["2", "3", "8"])]);
+        assert_eq!(
+            strict_types(28, vec![n()], inputs, vec![]).unwrap(),
+            ["y: float[2,3,8]"]
+        );
+        let inputs = float_inputs(&[("a", &["2", "3", "8"]), ("b", &["1", "3", "8"])]);
+        assert!(strict_types(28, vec![n()], inputs, vec![]).is_err());
+        let inputs = float_inputs(&[("a", &["3", "8"]), ("b", &["2", "3", "8"])]);
+        assert!(strict_types(28, vec![n()], inputs, vec![]).is_err());
+    }
+
+    #[test]
+    fn depth_to_space_refuses_a_block_area_that_overflows() {
+        for op in ["DepthToSpace", "SpaceToDepth"] {
+            let n =
+                node(op, &["x"], &["y"]).with_attribute(AttributeProto::int("blocksize", 1 << 32));
+            let e = strict_types(
+                13,
+                vec![n],
+                float_inputs(&[("x", &["1", "1", "1", "1"])]),
+                vec![],
+            );
+            let e = e.unwrap_err();
+            assert!(
+                e.contains("Integer overflow while multiplying dimension values"),
+                "{e}"
+            );
+        }
+        let n = node("DepthToSpace", &["x"], &["y"])
+            .with_attribute(AttributeProto::int("blocksize", 2));
+        let got = strict_types(
+            13,
+            vec![n],
+            float_inputs(&[("x", &["n", "8", "h", "3"])]),
+            vec![],
+        );
+        assert_eq!(got.unwrap(), ["y: float[n,2,unk__0,6]"]);
+    }
+
+    #[test]
+    fn flatten_keeps_a_lone_name_and_refuses_an_overflowing_product() {
+        let n = || node("Flatten", &["x"], &["y"]);
+        let got = strict_types(
+            13,
+            vec![n()],
+            float_inputs(&[("x", &["n", "3", "4"])]),
+            vec![],
+        );
+        assert_eq!(got.unwrap(), ["y: float[n,12]"]);
+        let huge = (1i64 << 62).to_string();
+        let e = strict_types(
+            13,
+            vec![n()],
+            float_inputs(&[("x", &["1", &huge, "4"])]),
+            vec![],
+        );
+        assert!(e
+            .unwrap_err()
+            .contains("Integer overflow while multiplying"));
+    }
+}

@@ -347,6 +347,7 @@ fn optional_get_element(n: &Node<'_, '_>) -> Result<Outputs, String> {
 #[cfg(test)]
 mod tests {
     use super::super::kit::{optional_of, sequence_of, union_types};
+    use super::super::test_support::node;
     use super::super::test_support::{dims, model, strict_types};
     use super::super::types::tensor_type;
     use crate::onnx::{
@@ -367,14 +368,6 @@ mod tests {
             r#type: Some(t),
             ..ValueInfoProto::default()
         }
-    }
-
-    fn node(op: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto<'static> {
-        NodeProto::new(
-            op.to_string(),
-            inputs.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-            outputs.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-        )
     }
 
     /// The inferred types (strict mode) of the values the nodes compute, or the error.

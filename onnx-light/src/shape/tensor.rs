@@ -1331,6 +1331,7 @@ fn multinomial(n: &Node<'_, '_>) -> Result<Outputs, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::node;
     use crate::onnx::{
         AttributeProto, DataType, Dimension, NodeProto, TensorProto, ValueInfoProto,
     };
@@ -1361,14 +1362,6 @@ mod tests {
 
     fn ints(name: &str, dims: &[i64], values: Vec<i64>) -> TensorProto<'static> {
         TensorProto::from_vec(name.to_string(), dims.to_vec(), values).unwrap()
-    }
-
-    fn node(op: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto<'static> {
-        NodeProto::new(
-            op.to_string(),
-            inputs.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-            outputs.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-        )
     }
 
     #[test]

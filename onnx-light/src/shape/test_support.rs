@@ -63,3 +63,12 @@ pub(super) fn float_inputs(inputs: &[(&str, &[&str])]) -> Vec<ValueInfoProto<'st
         .map(|(name, shape)| ValueInfoProto::tensor(name.to_string(), DataType::Float, dims(shape)))
         .collect()
 }
+
+/// A node of `ai.onnx` operator `op`.
+pub(super) fn node(op: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto<'static> {
+    NodeProto::new(
+        op.to_string(),
+        inputs.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        outputs.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+    )
+}

@@ -293,14 +293,20 @@ fn a_call_of_a_local_function_is_inferred_through_its_body() {
 }
 
 #[test]
-fn a_local_function_calling_itself_fails_in_strict_mode_and_ends() {
+fn a_local_function_calling_itself_is_refused_in_either_mode() {
     let recursive = vec![local_call(["a"], ["b"])];
-    let mut m = calling_a_local_function(recursive.clone());
-    let e = infer_shapes(&mut m, &InferOptions::default().strict_mode(true)).unwrap_err();
-    assert!(e.to_string().contains("Cycle detected"), "{e}");
-    let mut m = calling_a_local_function(recursive);
-    infer_shapes(&mut m, &InferOptions::default()).unwrap();
-    assert_eq!(types(&m), Vec::<String>::new());
+    for strict in [true, false] {
+        let mut m = calling_a_local_function(recursive.clone());
+        let before = m.clone();
+        let e = infer_shapes(&mut m, &InferOptions::default().strict_mode(strict)).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::InvalidModel { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("Cycle detected in model-local function references"),
+            "{e}"
+        );
+        assert_eq!(m, before);
+    }
 }
 
 #[test]
@@ -418,4 +424,52 @@ fn int32_constants_are_refused_where_onnx_parses_int64_data() {
     );
     let e = run("ReduceSum");
     assert!(e.contains("Expected:int64"), "{e}");
+}
+
+#[test]
+fn an_initializer_conflicting_with_its_declared_type_fails_in_either_mode() {
+    let zeros = |dims: &[i64]| {
+        let n = dims.iter().product::<i64>() as usize;
+        TensorProto::from_slice("x", dims.to_vec(), &vec![0f32; n]).unwrap()
+    };
+    for (declared, reason) in [
+        (vec![4.into(), 3.into()], "[ShapeInferenceError] Inferred shape and existing shape differ in dimension 0: (8) vs (4)"),
+        (vec![Dimension::unknown(), 7.into()], "[ShapeInferenceError] Inferred shape and existing shape differ in rank: (3) vs (2)"),
+    ] {
+        for strict in [false, true] {
+            let mut m = model(
+                vec![NodeProto::new("Relu", ["x"], ["y"])],
+                vec![ValueInfoProto::tensor("x", DataType::Float, declared.clone())],
+            );
+            let dims: &[i64] = if declared.len() == 2 && declared[1].as_value() == Some(7) { &[8, 7, 9] } else { &[8, 7] };
+            m.graph.as_mut().unwrap().initializer.push(zeros(dims));
+            let e = infer_shapes(&mut m, &InferOptions::default().strict_mode(strict)).unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::GraphInference { .. }), "{e}");
+            assert_eq!(e.to_string(), reason);
+        }
+    }
+}
+
+#[test]
+fn constant_data_onnx_cannot_parse_is_an_error_of_the_node() {
+    let scalar = |name: &str, v: f32| {
+        TensorProto::from_slice(name.to_string(), Vec::<i64>::new(), &[v]).unwrap()
+    };
+    let mut delta = scalar("delta", 1.0);
+    delta.raw_data = Some(Vec::new().into());
+    let mut m = model(
+        vec![NodeProto::new("Range", ["start", "limit", "delta"], ["y"])],
+        ["start", "limit", "delta"]
+            .map(|n| ValueInfoProto::tensor(n, DataType::Float, Vec::<i64>::new()))
+            .to_vec(),
+    );
+    let g = m.graph.as_mut().unwrap();
+    g.initializer = vec![scalar("start", 1.0), scalar("limit", 5.0), delta];
+    let e = infer_shapes(&mut m, &InferOptions::default().strict_mode(true)).unwrap_err();
+    assert!(
+        e.to_string().ends_with(
+            "Data size mismatch. Tensor: delta has 0 bytes of raw_data for 1 elements of size 4"
+        ),
+        "{e}"
+    );
 }
