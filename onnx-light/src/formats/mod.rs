@@ -30,7 +30,7 @@
 //! the enum does not declare (which this crate keeps, and protobuf keeps among unknown
 //! fields) is not printed, and reading one is an error. Unknown fields are not printed,
 //! as protobuf's printers leave them out by default. Text that does not parse gives
-//! [`ErrorKind::InvalidText`](crate::ErrorKind::InvalidText) with the line and column.
+//! [`ErrorKind::InvalidText`] with the line and column.
 
 pub mod json;
 mod number;
