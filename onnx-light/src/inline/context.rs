@@ -3,13 +3,21 @@
 //! listed in [`BUILT`]. Each body is what `onnx`'s builder writes, node for node: the
 //! texts below are read by this crate's parser, which reads them as `onnx`'s does.
 
-use super::InlineError;
 use crate::checker::schema::{FormalParameter, OpSchema};
 use crate::onnx::{
     AttributeProto, AttributeType, DataType, FunctionProto, NodeProto, TensorProto, TypeProto,
     TypeValue,
 };
 use crate::{text, Str};
+
+/// Why a body could not be built.
+#[derive(Debug)]
+pub(super) enum BuildError {
+    /// A text of the body did not parse (the parser's reason).
+    Parse(String),
+    /// The operator's body is not built here.
+    NotBuilt,
+}
 
 /// The operators (of domain `""`) whose bodies are built here.
 pub(super) const BUILT: &[&str] = &[
@@ -31,13 +39,10 @@ pub(super) fn build<'a>(
     builder: i64,
     node: &NodeProto<'_>,
     types: &[TypeProto<'_>],
-) -> Result<Option<FunctionProto<'a>>, InlineError> {
+) -> Result<Option<FunctionProto<'a>>, BuildError> {
     let op_type = schema.name();
-    let parse = |texts: &[&str]| -> Result<Vec<NodeProto<'a>>, InlineError> {
-        parse_nodes(&texts.join("\n")).map_err(|reason| InlineError::Builder {
-            op_type: op_type.to_owned(),
-            reason,
-        })
+    let parse = |texts: &[&str]| -> Result<Vec<NodeProto<'a>>, BuildError> {
+        parse_nodes(&texts.join("\n")).map_err(BuildError::Parse)
     };
     let nodes = match op_type {
         "CastLike" => {
@@ -109,7 +114,7 @@ pub(super) fn build<'a>(
             epsilon_tensor.float_data.push(epsilon);
             let mut nodes = Vec::new();
             let mut add =
-                |text: &str, attr: Option<AttributeProto<'a>>| -> Result<(), InlineError> {
+                |text: &str, attr: Option<AttributeProto<'a>>| -> Result<(), BuildError> {
                     let mut n = parse(&[text])?;
                     if let (Some(attr), Some(last)) = (attr, n.last_mut()) {
                         last.attribute.push(attr);
@@ -220,7 +225,7 @@ pub(super) fn build<'a>(
             epsilon_tensor.float_data.push(epsilon);
             let mut nodes = Vec::new();
             let mut add =
-                |text: &str, attr: Option<AttributeProto<'a>>| -> Result<(), InlineError> {
+                |text: &str, attr: Option<AttributeProto<'a>>| -> Result<(), BuildError> {
                     let mut n = parse(&[text])?;
                     if let (Some(attr), Some(last)) = (attr, n.last_mut()) {
                         last.attribute.push(attr);
@@ -285,7 +290,7 @@ pub(super) fn build<'a>(
             }
             let mut nodes = Vec::new();
             let mut add =
-                |text: &str, attr: Option<AttributeProto<'a>>| -> Result<(), InlineError> {
+                |text: &str, attr: Option<AttributeProto<'a>>| -> Result<(), BuildError> {
                     let mut n = parse(&[text])?;
                     if let (Some(attr), Some(last)) = (attr, n.last_mut()) {
                         last.attribute.push(attr);
@@ -362,13 +367,7 @@ pub(super) fn build<'a>(
             }])?);
             nodes
         }
-        _ => {
-            return Err(InlineError::ContextDependentFunction {
-                op_type: op_type.to_owned(),
-                domain: schema.domain().to_owned(),
-                version: builder,
-            })
-        }
+        _ => return Err(BuildError::NotBuilt),
     };
     let names = |params: &[FormalParameter<'_>]| -> Vec<Str<'a>> {
         params

@@ -775,7 +775,13 @@ impl<'a, 's, 'm> Inliner<'a, 's, 'm> {
                     })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let body = context::build(schema, builder, node, &types)?;
+        let body = context::build(schema, builder, node, &types).map_err(|e| match e {
+            context::BuildError::Parse(reason) => InlineError::Builder {
+                op_type: op_type.to_owned(),
+                reason,
+            },
+            context::BuildError::NotBuilt => not_built(),
+        })?;
         Ok(body.map(|f| (f, None)))
     }
 
