@@ -118,5 +118,7 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tools::parse_text, m)?)?;
     m.add_class::<payload::Payload>()?;
     m.add_function(wrap_pyfunction!(payload::tensor_payload, m)?)?;
+    m.add_function(wrap_pyfunction!(payload::tensor_data, m)?)?;
+    m.add_function(wrap_pyfunction!(payload::tensor_sizes, m)?)?;
     Ok(())
 }

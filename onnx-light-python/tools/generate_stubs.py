@@ -22,6 +22,24 @@ SCALARS = {
 }
 
 
+# What the package adds to a message class in Python (the tensor protocol of
+# `_tensor_protocol`), written after the class's fields.
+EXTRA = {
+    "onnx.TensorProto": [
+        "def numpy(self) -> Any: ...",
+        "def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any: ...",
+        "def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None, "
+        "dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any: ...",
+        "def __dlpack_device__(self) -> tuple[int, int]: ...",
+        "def tobytes(self) -> bytes: ...",
+        "@property",
+        "def nbytes(self) -> int: ...",
+        "@property",
+        "def size(self) -> int: ...",
+    ],
+}
+
+
 def py_type(kind: str) -> str:
     if kind in SCALARS:
         return SCALARS[kind]
@@ -48,6 +66,7 @@ def class_block(full: str, nested: dict, indent: str) -> list[str]:
         kwargs.append(f"{field}: {'Iterable[' + t + ']' if repeated else t} | None = ...")
     lines.append(f"{inner}def __init__(self, *, {', '.join(kwargs)}) -> None: ..." if kwargs
                  else f"{inner}def __init__(self) -> None: ...")
+    lines.extend(inner + line for line in EXTRA.get(full, []))
     return lines
 
 

@@ -737,6 +737,10 @@ from . import (  # noqa: E402
     shape_inference,
     utils,
 )
+from . import _tensor_protocol  # noqa: E402 (it needs numpy_helper)
+
+_tensor_protocol.install(TensorProto)
+
 from .external_data_helper import (  # noqa: E402 (onnx exports these at the top too)
     convert_model_to_external_data,
     load_external_data_for_model,

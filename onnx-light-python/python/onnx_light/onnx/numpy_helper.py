@@ -44,19 +44,6 @@ def _decode(value: bytes) -> Any:
         return value
 
 
-def _view(tensor: Any, dtype: np.dtype) -> Optional[np.ndarray]:
-    """A read-only array over the tensor's payload, sharing its memory, when the bytes
-    are aligned for ``dtype`` (and the host is little-endian); else None."""
-    if sys.byteorder != "little":
-        return None
-    payload = _native.tensor_payload(tensor)
-    if payload is None or len(payload) % dtype.itemsize:
-        return None
-    if payload.address % dtype.alignment:
-        return None
-    return np.asarray(payload).view(dtype)
-
-
 def _pack_4bitx2(array: np.ndarray) -> np.ndarray:
     """The low 4 bits of each byte of ``array``'s elements, two to a byte (the first in
     the low half), as ``uint8``: how ``raw_data`` holds INT4, UINT4 and FLOAT4E2M1."""
@@ -111,80 +98,90 @@ def _unpacked(data: np.ndarray, dims: Any, bits: int) -> np.ndarray:
     return _unpack(raw, bits, count, False).reshape(tuple(dims))
 
 
-def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
-    """The tensor's values as a numpy array of shape ``tensor.dims`` (the ``onnx``
-    package's ``TensorProto`` too). The data of a tensor whose data is in an external
-    file that was not loaded is read from that file in ``base_dir`` (the current
-    directory by default, as in ``onnx``), without changing the tensor."""
-    from . import _adopt
-    from .external_data_helper import load_external_data_for_tensor
+def _payload_array(buffer: Any) -> np.ndarray:
+    """A ``uint8`` array over the bytes ``_native.tensor_data`` gives: a writable one over
+    a ``bytearray`` (made for the call), a read-only view of a shared ``Payload`` (it
+    stays the array's base, keeping the bytes alive)."""
+    if isinstance(buffer, bytearray):
+        return np.frombuffer(buffer, dtype=np.uint8)
+    if len(buffer) == 0:
+        empty = np.empty(0, dtype=np.uint8)
+        empty.flags.writeable = False
+        return empty
+    return np.asarray(buffer)
 
-    tensor = _adopt(tensor)
-    if tensor.HasField("segment"):
-        raise ValueError("segmented tensors are not supported")
-    if tensor.HasField("data_location") and tensor.data_location == _T.EXTERNAL and not tensor.HasField("raw_data"):
-        loaded = _T()
-        loaded.CopyFrom(tensor)
-        load_external_data_for_tensor(loaded, base_dir or ".")
-        tensor = loaded
-    data_type = tensor.data_type
-    dims = tuple(tensor.dims)
+
+def _decode_raw(raw: np.ndarray, data_type: int, dims: tuple) -> tuple[np.ndarray, bool]:
+    """The values in ``raw`` (``uint8``, ``raw_data`` layout: little-endian, sub-byte types
+    packed, length already checked) as an array of shape ``dims``, and whether that array
+    is new memory rather than a view of ``raw``. Every type numpy or ``ml_dtypes`` has
+    is a view on a little-endian host, aligned or not; sub-byte types are unpacked (one
+    value per element)."""
+    big = sys.byteorder == "big"
+    if data_type in _PLAIN:
+        arr = raw.view(_PLAIN[data_type])
+        if big and arr.dtype.byteorder == "<":
+            return arr.astype(arr.dtype.newbyteorder("=")).reshape(dims), True
+        return arr.reshape(dims), False
+    if data_type not in _SPECIAL:
+        raise ValueError(f"unsupported data type {data_type}")
+    _name, storage, bits = _SPECIAL[data_type]
+    target = _special_dtype(data_type)
+    if bits >= 8:
+        codes = raw.view("<u2" if bits == 16 else np.uint8)
+        made = big and bits == 16
+        if made:
+            codes = codes.astype(np.uint16)
+        return codes.view(target).reshape(dims), made
     count = int(np.prod(dims, dtype=np.int64)) if dims else 1
+    signed = data_type in _SIGNED_PACKED
+    stored = _unpack(raw, bits, count, signed)
+    if target == storage:
+        return stored.astype(storage, copy=False).reshape(dims), True
+    if signed or data_type in (_T.UINT4, _T.UINT2):
+        return stored.astype(target).reshape(dims), True  # by value
+    return stored.view(target).reshape(dims), True  # float4 and float6 codes
+
+
+def _values(tensor: Any) -> tuple[Optional[np.ndarray], bool]:
+    """One of this package's tensors as an array of shape ``dims``, and whether the array
+    views bytes that existed before the call (``raw_data``, or a payload mapped from its
+    file) rather than memory made for the call. The
+    array is None when the tensor's data is external and was never loaded. Views are
+    read-only and keep the bytes' owner (mapping, buffer, the caller's ``bytes``)
+    alive; arrays decoded from a typed field (``float_data``, ...) are writable."""
+    data_type, dims, buffer, shared = _native.tensor_data(tensor)
+    dims = tuple(dims)
     if data_type == _T.STRING:
         values = [_decode(v) for v in tensor.string_data]
         arr = np.empty(len(values), dtype=object)
         arr[:] = values
-        return arr.reshape(dims)
-    if data_type in _PLAIN:
-        dtype = _PLAIN[data_type]
-        if tensor.HasField("raw_data"):
-            view = _view(tensor, dtype)
-            if view is not None:
-                return view.reshape(dims)
-            arr = np.frombuffer(tensor.raw_data, dtype=dtype)
-        elif data_type in (_T.FLOAT, _T.COMPLEX64):
-            arr = np.asarray(tensor.float_data.tolist(), dtype=np.float32)
-            if data_type == _T.COMPLEX64:
-                arr = arr.view(np.complex64)
-        elif data_type in (_T.DOUBLE, _T.COMPLEX128):
-            arr = np.asarray(tensor.double_data.tolist(), dtype=np.float64)
-            if data_type == _T.COMPLEX128:
-                arr = arr.view(np.complex128)
-        elif data_type == _T.INT64:
-            arr = np.asarray(tensor.int64_data.tolist(), dtype=np.int64)
-        elif data_type in (_T.UINT32, _T.UINT64):
-            arr = np.asarray(tensor.uint64_data.tolist(), dtype=np.uint64).astype(dtype)
-        elif data_type == _T.FLOAT16:
-            arr = np.asarray(tensor.int32_data.tolist(), dtype=np.int32).astype(np.uint16).view(np.float16)
-        else:
-            arr = np.asarray(tensor.int32_data.tolist(), dtype=np.int32).astype(dtype)
-        if sys.byteorder == "big":
-            arr = arr.astype(dtype.newbyteorder("="))
-        return arr.reshape(dims)
-    if data_type in _SPECIAL:
-        _name, storage, bits = _SPECIAL[data_type]
-        packed = bits < 8
-        if tensor.HasField("raw_data"):
-            raw = np.frombuffer(tensor.raw_data, dtype=np.uint8)
-            stored = raw.view("<u2") if bits == 16 else raw
-        else:
-            ints = np.asarray(tensor.int32_data.tolist(), dtype=np.int64)
-            stored = ints.astype(np.uint16 if bits == 16 else np.uint8)
-            if bits == 6:
-                # int32_data holds one 6-bit code per value; only 4- and 2-bit values
-                # are packed there.
-                stored = stored & 0x3F
-                packed = False
-        signed = data_type in _SIGNED_PACKED
-        if packed:
-            stored = _unpack(stored, bits, count, signed)
-        target = _special_dtype(data_type)
-        if target == storage:
-            return stored.astype(storage).reshape(dims)
-        if signed or data_type in (_T.UINT4, _T.UINT2):
-            return stored.astype(target).reshape(dims)  # by value
-        return stored.astype(np.uint16 if bits == 16 else np.uint8).view(target).reshape(dims)
-    raise ValueError(f"tensor {tensor.name!r}: unsupported data type {data_type}")
+        return arr.reshape(dims), False
+    if buffer is None:
+        return None, False
+    arr, made = _decode_raw(_payload_array(buffer), data_type, dims)
+    return arr, shared and not made
+
+
+def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
+    """The tensor's values as a numpy array of shape ``tensor.dims`` (the ``onnx``
+    package's ``TensorProto`` too). Bytes the tensor holds (``raw_data``, a mapped or
+    shared payload) are viewed without a copy, aligned or not: the array is read-only
+    and keeps them alive; assigning the tensor new data later leaves the array as it
+    was. The data of a tensor whose data is in an external file that was not loaded is
+    read from that file in ``base_dir`` (the current directory by default, as in
+    ``onnx``), without changing the tensor."""
+    from . import _adopt
+    from .external_data_helper import load_external_data_for_tensor
+
+    tensor = _adopt(tensor)
+    arr, _shared = _values(tensor)
+    if arr is None:
+        loaded = _T()
+        loaded.CopyFrom(tensor)
+        load_external_data_for_tensor(loaded, base_dir or ".")
+        arr, _shared = _values(loaded)
+    return arr
 
 
 def from_array(array: Any, /, name: Optional[str] = None) -> Any:
