@@ -147,6 +147,8 @@ def test_unaligned_payloads_of_a_no_copy_load_are_views_of_the_callers_bytes():
         assert not a.flags.writeable and not h.flags.writeable
     # The point of the test: some of them are not aligned for their type.
     assert not all(a.flags.aligned for a in arrays)
+    with pytest.raises(ValueError):
+        next(a for a in arrays if not a.flags.aligned).flags.writeable = True
     assert not all(np.asarray(t, copy=False).flags.aligned for t in m.graph.initializer)
 
 
