@@ -52,7 +52,9 @@ def numpy(self: Any) -> np.ndarray:
     return _array(self)[0]
 
 
-def __array__(self: Any, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:  # noqa: N807
+def __array__(  # noqa: N807
+    self: Any, dtype: Any = None, copy: Optional[bool] = None
+) -> np.ndarray:
     """NumPy's conversion (``np.asarray(tensor)``, ``np.array(tensor)``), with NumPy 2's
     ``copy``: None views the bytes when it can (as ``numpy()``, converted to ``dtype``
     if given); True always returns a new, writable array; False never copies and raises
@@ -96,7 +98,9 @@ def __dlpack__(  # noqa: N807
     raises ``ValueError``."""
     arr, shared = _array(self)
     if copy is False and not shared:
-        raise BufferError("this tensor's values are not held as bytes in memory: exporting them needs a copy")
+        raise BufferError(
+            "this tensor's values are not held as bytes in memory: exporting them needs a copy"
+        )
     kwargs = {}
     if max_version is not None:
         kwargs["max_version"] = max_version
