@@ -1144,6 +1144,13 @@ impl PyMessage {
         self.__repr__()
     }
 
+    /// The message type's name, as a protobuf message instance answers `__name__`
+    /// (pytest names parameters by it).
+    #[getter(__name__)]
+    fn type_name(&self) -> &'static str {
+        short_name(self.name)
+    }
+
     fn __copy__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         wrap(py, PyMessage::from_box(self.snapshot()?))
     }

@@ -469,3 +469,13 @@ def test_threads_sharing_a_model_do_not_deadlock(tmp_path):
         timeout=120,
     )
     assert out.returncode == 0 and out.stdout.strip() == "done", out.stderr
+
+
+def test_a_message_answers_its_type_name_as_protobufs_do():
+    # pytest and logging code read `__name__` from protobuf message instances.
+    import onnx
+
+    for name in ("TensorProto", "NodeProto", "ModelProto", "TypeProto"):
+        ours = getattr(ol, name)()
+        assert ours.__name__ == getattr(onnx, name)().__name__ == name
+        assert getattr(ol, name).__name__ == name
