@@ -14,10 +14,8 @@
 //! the values the others found; a function's body starts with the values of its
 //! caller's inputs and gives back those of its outputs.
 
-use std::collections::HashMap;
-
 use super::kit::{has_shape, Propagated};
-use super::types::{shape_of, Constant};
+use super::types::{shape_of, Constants};
 use crate::onnx::{
     AttributeProto, DataType, Dimension, NodeProto, TensorShapeProto, TypeProto, TypeValue,
 };
@@ -92,7 +90,7 @@ impl Propagation {
         node: &NodeProto<'_>,
         version: i64,
         input_types: &[Option<&TypeProto<'_>>],
-        constants: &HashMap<String, Constant>,
+        constants: &Constants,
     ) -> Result<(), Failure> {
         if !matches!(node.domain(), "" | "ai.onnx") || version < 1 {
             return Ok(());
@@ -120,7 +118,7 @@ impl Propagation {
 struct Context<'c, 'a> {
     node: &'c NodeProto<'a>,
     types: &'c [Option<&'c TypeProto<'a>>],
-    constants: &'c HashMap<String, Constant>,
+    constants: &'c Constants,
     values: &'c mut Propagated,
 }
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::broadcast::broadcast;
-use super::types::{data_type_string, shape_of, tensor_type, Constant};
+use super::types::{data_type_string, shape_of, tensor_type, Constant, Constants};
 use crate::onnx::{
     AttributeProto, DataType, Dimension, DimensionValue, NodeProto, TensorShapeProto, TypeProto,
     TypeProtoMap, TypeProtoOptional, TypeProtoSequence, TypeProtoSparseTensor, TypeProtoTensor,
@@ -23,7 +23,7 @@ pub(super) struct Node<'n, 'a> {
     /// The known type of each input; `None` for an absent input or an unknown type.
     pub inputs: &'n [Option<&'n TypeProto<'a>>],
     /// The constants (initializers and `Constant` nodes' outputs), by name.
-    pub constants: &'n HashMap<String, Constant>,
+    pub constants: &'n Constants,
     /// The values data propagation found, by name (`onnx`'s symbolic inputs); `None`
     /// without data propagation.
     pub propagated: Option<&'n Propagated>,
@@ -222,11 +222,31 @@ pub(super) fn owned_type(t: &TypeProto<'_>) -> TypeProto<'static> {
 
 /// A copy of a shape that owns its strings.
 pub(super) fn owned(s: &TensorShapeProto<'_>) -> TensorShapeProto<'static> {
-    crate::IntoOwned::into_owned(crate::Reborrow::reborrow(s))
+    if !s.unknown_fields.is_empty() {
+        return crate::IntoOwned::into_owned(crate::Reborrow::reborrow(s));
+    }
+    // Copied in one pass, into one allocation: rules copy a shape for most nodes.
+    TensorShapeProto {
+        dim: s.dim.iter().map(owned_dim).collect(),
+        ..TensorShapeProto::default()
+    }
 }
 
 pub(super) fn owned_dim(d: &Dimension<'_>) -> Dimension<'static> {
-    crate::IntoOwned::into_owned(crate::Reborrow::reborrow(d))
+    if !d.unknown_fields.is_empty() {
+        return crate::IntoOwned::into_owned(crate::Reborrow::reborrow(d));
+    }
+    Dimension {
+        value: match &d.value {
+            Some(DimensionValue::DimValue(v)) => Some(DimensionValue::DimValue(*v)),
+            Some(DimensionValue::DimParam(p)) => {
+                Some(DimensionValue::DimParam(crate::Str::copied(p)))
+            }
+            None => None,
+        },
+        denotation: d.denotation.as_deref().map(crate::Str::copied),
+        ..Dimension::default()
+    }
 }
 
 /// The integers of attribute `name`, when it is given (even empty).

@@ -62,10 +62,12 @@ mod tensor;
 mod test_support;
 mod types;
 
-use types::{with_raw_elem_type, Constant};
+use types::{with_raw_elem_type, Constant, Constants};
 
 use std::collections::{HashMap, HashSet};
-use std::hash::BuildHasherDefault;
+use std::hash::{BuildHasher, BuildHasherDefault};
+
+use crate::checker::hash::NameHasher;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::onnx::{
@@ -181,7 +183,7 @@ pub fn infer_shapes(model: &mut ModelProto<'_>, options: &InferOptions) -> Resul
         active: &mut Vec::new(),
         propagation: options.data_prop.then_some(&mut propagation),
     };
-    let errors = infer_graph(graph, &mut walk, None, ir_version, HashMap::new())?;
+    let errors = infer_graph(graph, &mut walk, None, ir_version, Constants::default())?;
     match errors.into_iter().next() {
         Some(e) if options.strict_mode => Err(e.into()),
         _ => Ok(()),
@@ -229,7 +231,7 @@ pub fn infer_function_output_types(
     };
     // Bodies have no initializers: the IR version (which decides whether initializers
     // are typed) plays no part.
-    let errors = infer_graph(&mut graph, &mut walk, None, i64::MAX, HashMap::new())?;
+    let errors = infer_graph(&mut graph, &mut walk, None, i64::MAX, Constants::default())?;
     if let Some(e) = errors.into_iter().next() {
         return Err(e.into());
     }
@@ -248,7 +250,7 @@ fn is_unset(t: &TypeProto<'_>) -> bool {
 /// A table by value name. Its names come from the model and it lives for one walk: a
 /// fast hash (as the checker's name sets use) serves it; a crafted model can only slow
 /// it down.
-type Names<V> = HashMap<String, V, BuildHasherDefault<crate::checker::hash::NameHasher>>;
+type Names<V> = HashMap<String, V, BuildHasherDefault<NameHasher>>;
 
 /// Where the known type of a value lives while a graph is walked.
 #[derive(Clone, Copy)]
@@ -260,15 +262,79 @@ enum Home {
     Initializer(usize),
 }
 
+/// Homes by value name without a copy of the names: keyed by the name's hash, each hit
+/// confirmed against the name the graph holds at the home. A name whose hash an earlier,
+/// different name already has goes to a side table by name (empty in practice).
+#[derive(Default)]
+struct Homes {
+    by_hash: HashMap<u64, Home, BuildHasherDefault<NameHasher>>,
+    collided: Names<Home>,
+}
+
+impl Homes {
+    fn with_capacity(n: usize) -> Self {
+        Homes {
+            by_hash: HashMap::with_capacity_and_hasher(n, Default::default()),
+            collided: Names::default(),
+        }
+    }
+
+    fn hash(name: &str) -> u64 {
+        BuildHasherDefault::<NameHasher>::default().hash_one(name)
+    }
+
+    /// The home of `name`; `at` gives the name held at a home.
+    fn get<'n>(&self, name: &str, at: impl Fn(Home) -> &'n str) -> Option<Home> {
+        // A collided name's hash is always in `by_hash` too: a miss there is final.
+        let &home = self.by_hash.get(&Self::hash(name))?;
+        if at(home) == name {
+            Some(home)
+        } else if self.collided.is_empty() {
+            None
+        } else {
+            self.collided.get(name).copied()
+        }
+    }
+
+    /// Makes `home` the home of `name` (replacing its earlier one); `at` gives the name
+    /// held at a home.
+    fn insert<'n>(&mut self, name: &str, home: Home, at: impl Fn(Home) -> &'n str) {
+        use std::collections::hash_map::Entry;
+        match self.by_hash.entry(Self::hash(name)) {
+            Entry::Vacant(e) => {
+                e.insert(home);
+            }
+            Entry::Occupied(mut e) if at(*e.get()) == name => {
+                e.insert(home);
+            }
+            Entry::Occupied(_) => {
+                self.collided.insert(name.to_string(), home);
+            }
+        }
+    }
+}
+
 /// The types known by value name, and the constants rules may read.
 struct Known {
-    homes: Names<Home>,
+    homes: Homes,
     initializer_types: Vec<TypeProto<'static>>,
+    /// For each of `initializer_types`, the index of its initializer in the graph.
+    initializer_at: Vec<usize>,
     /// Entries (`value_info`, inputs, outputs) declared without a type: each is given
     /// an empty type, and the inferred one when its value's type is inferred (the type
     /// also goes to a new `value_info` entry), as `onnx` does.
-    untyped: Names<Home>,
-    constants: HashMap<String, Constant>,
+    untyped: Homes,
+    constants: Constants,
+}
+
+/// The name of the entry at `home` in `graph`.
+fn name_at<'g>(graph: &'g GraphProto<'_>, initializer_at: &[usize], home: Home) -> &'g str {
+    match home {
+        Home::ValueInfo(i) => graph.value_info[i].name(),
+        Home::Input(i) => graph.input[i].name(),
+        Home::Output(i) => graph.output[i].name(),
+        Home::Initializer(i) => graph.initializer[initializer_at[i]].name(),
+    }
 }
 
 /// What the walk of a graph and of the graphs in its nodes share.
@@ -312,7 +378,7 @@ fn infer_graph<'a>(
     walk: &mut Walk<'_>,
     outer: Option<&Scope<'_, 'a>>,
     ir_version: i64,
-    constants: HashMap<String, Constant>,
+    constants: Constants,
 ) -> std::result::Result<Vec<InferenceError>, InferenceError> {
     // Every declared entry, initializer and node output may get a home: sized once, the
     // table is never rehashed during the walk.
@@ -322,28 +388,37 @@ fn infer_graph<'a>(
         + graph.initializer.len()
         + graph.node.iter().map(|n| n.output.len()).sum::<usize>();
     let mut known = Known {
-        homes: Names::with_capacity_and_hasher(values, Default::default()),
+        homes: Homes::with_capacity(values),
         initializer_types: Vec::new(),
-        untyped: Names::default(),
+        initializer_at: Vec::new(),
+        untyped: Homes::default(),
         constants,
     };
     let entries = [
-        (&mut graph.value_info, Home::ValueInfo as fn(usize) -> Home),
-        (&mut graph.input, Home::Input),
-        (&mut graph.output, Home::Output),
+        (Home::ValueInfo as fn(usize) -> Home, graph.value_info.len()),
+        (Home::Input, graph.input.len()),
+        (Home::Output, graph.output.len()),
     ];
-    for (list, home) in entries {
-        for (i, vi) in list.iter_mut().enumerate() {
-            let name = vi.name().to_string();
-            if vi.r#type.is_some() {
-                known.homes.insert(name, home(i));
+    for (home, len) in entries {
+        for i in 0..len {
+            let home = home(i);
+            let at = |h| name_at(graph, &[], h);
+            if slot_at_ref(graph, home).is_some() {
+                known.homes.insert(at(home), home, at);
             } else {
-                vi.r#type = Some(TypeProto::default());
-                known.untyped.insert(name, home(i));
+                known.untyped.insert(at(home), home, at);
             }
         }
     }
-    for t in &graph.initializer {
+    for vi in graph
+        .value_info
+        .iter_mut()
+        .chain(&mut graph.input)
+        .chain(&mut graph.output)
+    {
+        vi.r#type.get_or_insert_with(TypeProto::default);
+    }
+    for (index, t) in graph.initializer.iter().enumerate() {
         known
             .constants
             .insert(t.name().to_string(), Constant::of(t));
@@ -352,7 +427,8 @@ fn infer_graph<'a>(
             Some(TensorShapeProto::from_dims(&t.dims)),
         );
         let ty = with_raw_elem_type(ty, t.data_type());
-        if let Some(&home) = known.homes.get(t.name()) {
+        let at = |h| name_at(graph, &known.initializer_at, h);
+        if let Some(home) = known.homes.get(t.name(), at) {
             // A declared type for an initializer must agree with the initializer's.
             if let Some(declared) = slot_at_ref(graph, home) {
                 if let Err(reason) = check_types(&ty, declared) {
@@ -370,15 +446,25 @@ fn infer_graph<'a>(
         if ir_version < 4 {
             continue;
         }
-        known.homes.insert(
-            t.name().to_string(),
-            Home::Initializer(known.initializer_types.len()),
-        );
+        let home = Home::Initializer(known.initializer_types.len());
+        known.initializer_at.push(index);
+        let at = |h| name_at(graph, &known.initializer_at, h);
+        known.homes.insert(t.name(), home, at);
         known.initializer_types.push(ty);
     }
 
     let mut errors = Vec::new();
     let mut unsupported = false;
+    // The default domain, which most nodes use, looked up once.
+    let default_version = walk
+        .opsets
+        .get("")
+        .or_else(|| walk.opsets.get("ai.onnx"))
+        .copied();
+    // The schemas of the operators of domain `""`, looked up once per operator (the
+    // domain's version is the same for every node of the graph).
+    let mut schemas: Names<Option<&'static crate::checker::schema::OpSchema<'static>>> =
+        Names::default();
     for index in 0..graph.node.len() {
         // The node's name and operator are copied only when an error names them.
         let error = |graph: &GraphProto<'_>, reason: String| InferenceError {
@@ -391,13 +477,11 @@ fn infer_graph<'a>(
         let node = &graph.node[index];
         // A node's domain must be imported (`""` also as `"ai.onnx"`): `onnx` refuses the
         // model otherwise, in either mode.
-        let imported = walk.opsets.get(node.domain()).or_else(|| {
-            node.domain()
-                .is_empty()
-                .then(|| walk.opsets.get("ai.onnx"))
-                .flatten()
-        });
-        let Some(&version) = imported else {
+        let imported = match node.domain() {
+            "" => default_version,
+            d => walk.opsets.get(d).copied(),
+        };
+        let Some(version) = imported else {
             return Err(error(graph, format!(
                 "Cannot infer type and shape for node name {}. No opset import for domain {} optype {}",
                 node.name(),
@@ -410,7 +494,17 @@ fn infer_graph<'a>(
             d => d.to_string().into(),
         };
         let domain = &*domain;
-        let schema = crate::checker::schema::lookup(domain, node.op_type(), version);
+        let schema = match node.domain() {
+            "" => match schemas.get(node.op_type()) {
+                Some(&s) => s,
+                None => {
+                    let s = crate::checker::schema::lookup("", node.op_type(), version);
+                    schemas.insert(node.op_type().to_string(), s);
+                    s
+                }
+            },
+            _ => crate::checker::schema::lookup(domain, node.op_type(), version),
+        };
         // A version `onnx` has no inference function for is inferred through its
         // function body if it has one, else gives nothing; an operator without a schema
         // may be a model-local function.
@@ -661,7 +755,13 @@ impl controlflow::Subgraphs for Nested<'_, '_, '_, '_> {
         // latest IR version does, as in `onnx`.
         // Graphs nest as deep as the model does: each level makes sure of its stack.
         let errors = crate::onnx::deep::guarded(|| {
-            infer_graph(g, self.walk, Some(&self.scope), i64::MAX, HashMap::new())
+            infer_graph(
+                g,
+                self.walk,
+                Some(&self.scope),
+                i64::MAX,
+                Constants::default(),
+            )
         })
         .map_err(|e| node_error(&e))?;
         if self.walk.options.strict_mode && !errors.is_empty() {
@@ -836,7 +936,10 @@ fn type_of<'g, 'a>(
 ) -> Option<&'g TypeProto<'a>> {
     let (mut graph, mut known, mut outer) = (graph, known, outer);
     loop {
-        if let Some(&home) = known.homes.get(name) {
+        if let Some(home) = known
+            .homes
+            .get(name, |h| name_at(graph, &known.initializer_at, h))
+        {
             return match home {
                 Home::ValueInfo(i) => graph.value_info[i].r#type.as_ref(),
                 Home::Input(i) => graph.input[i].r#type.as_ref(),
@@ -894,23 +997,50 @@ fn update_type(
     name: &str,
     inferred: TypeProto<'static>,
 ) -> std::result::Result<(), String> {
-    fn check_and_merge(
-        inferred: &TypeProto<'_>,
-        existing: &mut TypeProto<'_>,
+    fn check_and_merge<'a>(
+        inferred: TypeProto<'static>,
+        existing: &mut TypeProto<'a>,
     ) -> std::result::Result<(), String> {
-        check_types(inferred, existing)?;
-        merge_types(inferred, existing);
+        check_types(&inferred, existing)?;
+        let tensors = matches!(
+            (&inferred.value, &existing.value),
+            (
+                Some(TypeValue::TensorType(_)),
+                Some(TypeValue::TensorType(_))
+            )
+        );
+        if !tensors {
+            merge_types(&inferred, existing);
+            return Ok(());
+        }
+        // A tensor's inferred dimensions are moved into the declared type, not copied.
+        if let (Some(TypeValue::TensorType(i)), Some(TypeValue::TensorType(e))) =
+            (inferred.value, existing.value.as_mut())
+        {
+            merge_tensor_owned(
+                i.elem_type_raw(),
+                i.shape,
+                &mut e.elem_type_raw,
+                &mut e.shape,
+            );
+        }
         Ok(())
     }
-    let slot = |t: &mut Option<TypeProto<'_>>| {
+    let slot = |t: &mut Option<TypeProto<'_>>, inferred| {
         let existing = t.get_or_insert_with(Default::default);
-        check_and_merge(&inferred, existing)
+        check_and_merge(inferred, existing)
     };
-    match known.homes.get(name).copied() {
-        Some(Home::Initializer(i)) => check_and_merge(&inferred, &mut known.initializer_types[i]),
-        Some(home) => slot(slot_at(graph, home).expect("not an initializer")),
+    let found = known
+        .homes
+        .get(name, |h| name_at(graph, &known.initializer_at, h));
+    match found {
+        Some(Home::Initializer(i)) => check_and_merge(inferred, &mut known.initializer_types[i]),
+        Some(home) => slot(slot_at(graph, home).expect("not an initializer"), inferred),
         None => {
-            if let Some(&home) = known.untyped.get(name) {
+            let untyped = known
+                .untyped
+                .get(name, |h| name_at(graph, &known.initializer_at, h));
+            if let Some(home) = untyped {
                 if let Some(t) = slot_at(graph, home) {
                     *t = Some(inferred.clone());
                 }
@@ -923,7 +1053,8 @@ fn update_type(
                 r#type: Some(inferred),
                 ..ValueInfoProto::default()
             });
-            known.homes.insert(name.to_string(), Home::ValueInfo(i));
+            let at = |h| name_at(graph, &known.initializer_at, h);
+            known.homes.insert(name, Home::ValueInfo(i), at);
             Ok(())
         }
     }
@@ -1102,9 +1233,34 @@ fn merge_tensor(
     }
 }
 
+/// [`merge_tensor`] of an inferred tensor type that is not needed after: its shape and
+/// dimensions are moved.
+fn merge_tensor_owned<'a>(
+    inferred_elem: i32,
+    inferred_shape: Option<TensorShapeProto<'a>>,
+    existing_elem: &mut Option<i32>,
+    existing_shape: &mut Option<TensorShapeProto<'a>>,
+) {
+    if existing_elem.unwrap_or(0) == 0 {
+        *existing_elem = Some(inferred_elem);
+    }
+    let Some(inferred) = inferred_shape else {
+        return;
+    };
+    let Some(existing) = existing_shape else {
+        *existing_shape = Some(inferred);
+        return;
+    };
+    for (i, e) in inferred.dim.into_iter().zip(existing.dim.iter_mut()) {
+        if e.value.is_none() || i.as_value().is_some() {
+            *e = i;
+        }
+    }
+}
+
 /// The symbolic dimension names a graph uses, and fresh ones for unknown dimensions.
 struct Symbols {
-    used: HashSet<String>,
+    used: NameSet,
     next: u64,
     /// Whether unknown dimensions are named at all.
     enabled: bool,
@@ -1113,7 +1269,7 @@ struct Symbols {
 impl Symbols {
     /// The names `graph` and the graphs of its nodes' attributes use.
     fn of(graph: &GraphProto<'_>) -> Self {
-        fn collect(graph: &GraphProto<'_>, used: &mut HashSet<String>) {
+        fn collect(graph: &GraphProto<'_>, used: &mut NameSet) {
             for vi in graph
                 .input
                 .iter()
@@ -1130,7 +1286,7 @@ impl Symbols {
                 }
             }
         }
-        let mut used = HashSet::new();
+        let mut used = NameSet::default();
         collect(graph, &mut used);
         Symbols {
             used,
@@ -1142,7 +1298,7 @@ impl Symbols {
     /// A table that names nothing.
     fn disabled() -> Self {
         Symbols {
-            used: HashSet::new(),
+            used: NameSet::default(),
             next: 0,
             enabled: false,
         }
@@ -1178,20 +1334,56 @@ impl Symbols {
             if d.value.is_none() {
                 // `next` only grows, so a fresh name is never made twice: only the
                 // names the model uses need checking.
-                let name = loop {
-                    let candidate = format!("unk__{}", self.next);
+                let mut text = FreshName::default();
+                let n = loop {
+                    let n = self.next;
                     self.next += 1;
-                    if !self.used.contains(&candidate) {
-                        break candidate;
+                    if !self.used.contains(text.of(n)) {
+                        break n;
                     }
                 };
-                d.value = Some(DimensionValue::DimParam(name.into()));
+                d.value = Some(DimensionValue::DimParam(crate::Str::copied(text.of(n))));
             }
         }
     }
 }
 
-fn collect_params(t: &TypeProto<'_>, used: &mut HashSet<String>) {
+/// Dimension names used in a model (a fast hash, as for value names).
+type NameSet = HashSet<String, BuildHasherDefault<NameHasher>>;
+
+/// The text of a fresh dimension name, written in place: `unk__` and a number.
+struct FreshName {
+    buf: [u8; 25],
+}
+
+impl Default for FreshName {
+    fn default() -> Self {
+        let mut buf = [0; 25];
+        buf[..5].copy_from_slice(b"unk__");
+        FreshName { buf }
+    }
+}
+
+impl FreshName {
+    /// `unk__{n}`.
+    fn of(&mut self, n: u64) -> &str {
+        let mut digits = [0u8; 20];
+        let (mut k, mut n) = (digits.len(), n);
+        loop {
+            k -= 1;
+            digits[k] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let len = digits.len() - k;
+        self.buf[5..5 + len].copy_from_slice(&digits[k..]);
+        std::str::from_utf8(&self.buf[..5 + len]).expect("ASCII digits")
+    }
+}
+
+fn collect_params(t: &TypeProto<'_>, used: &mut NameSet) {
     let shape = match &t.value {
         Some(TypeValue::TensorType(tt)) => tt.shape.as_ref(),
         Some(TypeValue::SparseTensorType(tt)) => tt.shape.as_ref(),

@@ -13,6 +13,13 @@ pub(super) fn with_raw_elem_type(mut t: TypeProto<'static>, raw: i32) -> TypePro
     t
 }
 
+/// The constants in reach, by value name (a fast hash, as for the walk's tables).
+pub(super) type Constants = std::collections::HashMap<
+    String,
+    Constant,
+    std::hash::BuildHasherDefault<crate::checker::hash::NameHasher>,
+>;
+
 /// A constant rules may read: an initializer or the output of a `Constant` node, with
 /// its element type and dimensions. Its values are read when they are few (a payload not
 /// loaded yet, as in a structure-only load, is fetched then: it is small) and of a type
