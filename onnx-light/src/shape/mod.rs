@@ -285,8 +285,19 @@ impl Homes {
 
     /// The home of `name`; `at` gives the name held at a home.
     fn get<'n>(&self, name: &str, at: impl Fn(Home) -> &'n str) -> Option<Home> {
+        self.get_hashed(Self::hash(name), name, at)
+    }
+
+    /// Makes `home` the home of `name` (replacing its earlier one); `at` gives the name
+    /// held at a home.
+    fn insert<'n>(&mut self, name: &str, home: Home, at: impl Fn(Home) -> &'n str) {
+        self.insert_hashed(Self::hash(name), name, home, at)
+    }
+
+    /// [`get`](Self::get) of a name whose hash is `hash`.
+    fn get_hashed<'n>(&self, hash: u64, name: &str, at: impl Fn(Home) -> &'n str) -> Option<Home> {
         // A collided name's hash is always in `by_hash` too: a miss there is final.
-        let &home = self.by_hash.get(&Self::hash(name))?;
+        let &home = self.by_hash.get(&hash)?;
         if at(home) == name {
             Some(home)
         } else if self.collided.is_empty() {
@@ -296,11 +307,16 @@ impl Homes {
         }
     }
 
-    /// Makes `home` the home of `name` (replacing its earlier one); `at` gives the name
-    /// held at a home.
-    fn insert<'n>(&mut self, name: &str, home: Home, at: impl Fn(Home) -> &'n str) {
+    /// [`insert`](Self::insert) of a name whose hash is `hash`.
+    fn insert_hashed<'n>(
+        &mut self,
+        hash: u64,
+        name: &str,
+        home: Home,
+        at: impl Fn(Home) -> &'n str,
+    ) {
         use std::collections::hash_map::Entry;
-        match self.by_hash.entry(Self::hash(name)) {
+        match self.by_hash.entry(hash) {
             Entry::Vacant(e) => {
                 e.insert(home);
             }

@@ -473,3 +473,54 @@ fn constant_data_onnx_cannot_parse_is_an_error_of_the_node() {
         "{e}"
     );
 }
+
+#[test]
+fn the_name_table_tells_apart_names_whose_hashes_collide() {
+    // Entries named as a graph would hold them; every name given the same hash.
+    let names = ["a", "b", "c"];
+    let at = |h: Home| match h {
+        Home::ValueInfo(i) => names[i],
+        _ => "",
+    };
+    let index = |h: Option<Home>| match h {
+        Some(Home::ValueInfo(i)) => Some(i),
+        _ => None,
+    };
+    let mut homes = Homes::default();
+    assert_eq!(index(homes.get_hashed(7, "a", at)), None);
+    homes.insert_hashed(7, "a", Home::ValueInfo(0), at);
+    // A different name with the same hash is not taken for the first one.
+    assert_eq!(index(homes.get_hashed(7, "b", at)), None);
+    homes.insert_hashed(7, "b", Home::ValueInfo(1), at);
+    assert_eq!(index(homes.get_hashed(7, "a", at)), Some(0));
+    assert_eq!(index(homes.get_hashed(7, "b", at)), Some(1));
+    assert_eq!(index(homes.get_hashed(7, "c", at)), None);
+    // A name defined again takes its new home, in either table.
+    homes.insert_hashed(7, "b", Home::ValueInfo(2), |h| match h {
+        Home::ValueInfo(2) => "b",
+        h => at(h),
+    });
+    assert_eq!(
+        index(homes.get_hashed(7, "b", |h| match h {
+            Home::ValueInfo(2) => "b",
+            h => at(h),
+        })),
+        Some(2)
+    );
+    // Names found through the real hash.
+    let mut homes = Homes::with_capacity(2);
+    homes.insert("a", Home::ValueInfo(0), at);
+    homes.insert("c", Home::ValueInfo(2), at);
+    assert_eq!(index(homes.get("a", at)), Some(0));
+    assert_eq!(index(homes.get("c", at)), Some(2));
+    assert_eq!(index(homes.get("b", at)), None);
+}
+
+#[test]
+fn fresh_dimension_names_are_written_as_onnx_writes_them() {
+    let mut text = FreshName::default();
+    assert_eq!(text.of(0), "unk__0");
+    assert_eq!(text.of(42), "unk__42");
+    assert_eq!(text.of(7), "unk__7");
+    assert_eq!(text.of(u64::MAX), format!("unk__{}", u64::MAX));
+}
