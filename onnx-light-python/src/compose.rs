@@ -14,22 +14,8 @@ use pyo3::prelude::*;
 
 use crate::errors::to_py_err;
 use crate::message::{wrap, PyMessage};
+use crate::shape::copy_of;
 use crate::tools::with_message;
-
-/// A copy of the message behind `obj`, which must be a `T` (`what` names it in the
-/// error). Weights left on disk are not read.
-fn copy_of<T: Clone + Send + 'static>(
-    py: Python<'_>,
-    obj: &Bound<'_, PyAny>,
-    what: &'static str,
-) -> PyResult<T> {
-    with_message(py, obj, |m| {
-        m.as_any()
-            .downcast_ref::<T>()
-            .cloned()
-            .ok_or_else(|| PyTypeError::new_err(format!("expected a {what}")).into())
-    })
-}
 
 /// Runs `f` on the message behind `obj` (created if unset), which must be a `T`, to
 /// change it in place (GIL released).
@@ -59,6 +45,27 @@ fn edit<T: Send + 'static, R: Send>(
 /// A new Python message holding `msg` (weights left on disk read on first need).
 fn new_object<T: crate::reflect::Reflect>(py: Python<'_>, msg: T) -> PyResult<Py<PyAny>> {
     wrap(py, PyMessage::from_box_lazy(Box::new(msg)))
+}
+
+/// Runs `f` on the message behind `obj` (a `T`) in place, returning `None`, or on a
+/// copy of it, returning the copy: `onnx.compose`'s `inplace` argument.
+fn in_place_or_copy<T, R: Send>(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    what: &'static str,
+    inplace: bool,
+    f: impl FnOnce(&mut T) -> R + Send,
+) -> PyResult<Option<Py<PyAny>>>
+where
+    T: crate::reflect::Reflect + Clone + Send + 'static,
+{
+    if inplace {
+        edit(py, obj, what, f)?;
+        return Ok(None);
+    }
+    let mut copy: T = copy_of(py, obj, what)?;
+    py.detach(|| f(&mut copy));
+    Ok(Some(new_object(py, copy)?))
 }
 
 /// Runs `f` on the message behind `obj`, which must be a `T`, borrowed (GIL released).
@@ -241,16 +248,13 @@ pub fn add_prefix_graph(
     let run = |g: &mut GraphProto<'static>, names: &mut NameMap| {
         compose::add_prefix_graph_with(g, &prefix, &options, names)
     };
-    let copy = if inplace {
-        edit(py, graph, "GraphProto", |g: &mut GraphProto<'static>| {
-            run(g, &mut names)
-        })?;
-        None
-    } else {
-        let mut g: GraphProto<'static> = copy_of(py, graph, "GraphProto")?;
-        py.detach(|| run(&mut g, &mut names));
-        Some(new_object(py, g)?)
-    };
+    let copy = in_place_or_copy(
+        py,
+        graph,
+        "GraphProto",
+        inplace,
+        |g: &mut GraphProto<'static>| run(g, &mut names),
+    )?;
     let renames = names
         .iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -269,15 +273,13 @@ pub fn add_prefix(
     inplace: bool,
 ) -> PyResult<Option<Py<PyAny>>> {
     let options = prefix_options(flags);
-    if inplace {
-        edit(py, model, "ModelProto", |m: &mut ModelProto<'static>| {
-            compose::add_prefix(m, &prefix, &options)
-        })?;
-        return Ok(None);
-    }
-    let mut m: ModelProto<'static> = copy_of(py, model, "ModelProto")?;
-    py.detach(|| compose::add_prefix(&mut m, &prefix, &options));
-    Ok(Some(new_object(py, m)?))
+    in_place_or_copy(
+        py,
+        model,
+        "ModelProto",
+        inplace,
+        |m: &mut ModelProto<'static>| compose::add_prefix(m, &prefix, &options),
+    )
 }
 
 /// `onnx.compose.expand_out_dim_graph`: in place (returns `None`) or on a copy.
@@ -288,15 +290,13 @@ pub fn expand_out_dim_graph(
     dim_idx: i64,
     inplace: bool,
 ) -> PyResult<Option<Py<PyAny>>> {
-    if inplace {
-        edit(py, graph, "GraphProto", |g: &mut GraphProto<'static>| {
-            compose::expand_out_dim_graph(g, dim_idx)
-        })?;
-        return Ok(None);
-    }
-    let mut g: GraphProto<'static> = copy_of(py, graph, "GraphProto")?;
-    py.detach(|| compose::expand_out_dim_graph(&mut g, dim_idx));
-    Ok(Some(new_object(py, g)?))
+    in_place_or_copy(
+        py,
+        graph,
+        "GraphProto",
+        inplace,
+        |g: &mut GraphProto<'static>| compose::expand_out_dim_graph(g, dim_idx),
+    )
 }
 
 /// `onnx.compose.expand_out_dim`: in place (returns `None`) or on a copy.
@@ -307,15 +307,13 @@ pub fn expand_out_dim(
     dim_idx: i64,
     inplace: bool,
 ) -> PyResult<Option<Py<PyAny>>> {
-    if inplace {
-        edit(py, model, "ModelProto", |m: &mut ModelProto<'static>| {
-            compose::expand_out_dim(m, dim_idx)
-        })?;
-        return Ok(None);
-    }
-    let mut m: ModelProto<'static> = copy_of(py, model, "ModelProto")?;
-    py.detach(|| compose::expand_out_dim(&mut m, dim_idx));
-    Ok(Some(new_object(py, m)?))
+    in_place_or_copy(
+        py,
+        model,
+        "ModelProto",
+        inplace,
+        |m: &mut ModelProto<'static>| compose::expand_out_dim(m, dim_idx),
+    )
 }
 
 /// Refuses a model `Extractor` cannot work on (a name written twice).
