@@ -19,6 +19,26 @@ pub(super) enum BuildError {
     NotBuilt,
 }
 
+/// The nodes of one of the body texts below, joined by lines.
+fn parse<'a>(texts: &[&str]) -> Result<Vec<NodeProto<'a>>, BuildError> {
+    parse_nodes(&texts.join("\n")).map_err(BuildError::Parse)
+}
+
+/// Appends the nodes of `text` to `nodes`, `attr` given to the last of them (the
+/// attributes onnx's builder passes as values rather than in the text).
+fn add<'a>(
+    nodes: &mut Vec<NodeProto<'a>>,
+    text: &str,
+    attr: Option<AttributeProto<'a>>,
+) -> Result<(), BuildError> {
+    let mut parsed = parse(&[text])?;
+    if let (Some(attr), Some(last)) = (attr, parsed.last_mut()) {
+        last.attribute.push(attr);
+    }
+    nodes.extend(parsed);
+    Ok(())
+}
+
 /// The operators (of domain `""`) whose bodies are built here.
 pub(super) const BUILT: &[&str] = &[
     "CastLike",
@@ -41,9 +61,6 @@ pub(super) fn build<'a>(
     types: &[TypeProto<'_>],
 ) -> Result<Option<FunctionProto<'a>>, BuildError> {
     let op_type = schema.name();
-    let parse = |texts: &[&str]| -> Result<Vec<NodeProto<'a>>, BuildError> {
-        parse_nodes(&texts.join("\n")).map_err(BuildError::Parse)
-    };
     let nodes = match op_type {
         "CastLike" => {
             let Some(TypeValue::TensorType(target)) = types.get(1).and_then(|t| t.value.as_ref())
@@ -113,59 +130,76 @@ pub(super) fn build<'a>(
             };
             epsilon_tensor.float_data.push(epsilon);
             let mut nodes = Vec::new();
-            let mut add =
-                |text: &str, attr: Option<AttributeProto<'a>>| -> Result<(), BuildError> {
-                    let mut n = parse(&[text])?;
-                    if let (Some(attr), Some(last)) = (attr, n.last_mut()) {
-                        last.attribute.push(attr);
-                    }
-                    nodes.extend(n);
-                    Ok(())
-                };
             add(
+                &mut nodes,
                 "FloatEpsilon = Constant()",
                 Some(tensor_attribute("value", epsilon_tensor)),
             )?;
             add(
+                &mut nodes,
                 "Epsilon = Cast (FloatEpsilon)",
                 Some(int_attribute("to", u)),
             )?;
-            add("XShape = Shape (X)", None)?;
-            add("Rank = Size (XShape)", None)?;
+            add(&mut nodes, "XShape = Shape (X)", None)?;
+            add(&mut nodes, "Rank = Size (XShape)", None)?;
             add(
+                &mut nodes,
                 "Zero1D = Constant()",
                 Some(tensor_attribute("value", int64_1d(0))),
             )?;
             add(
+                &mut nodes,
                 "Axis1D = Constant()",
                 Some(tensor_attribute("value", int64_1d(axis))),
             )?;
-            add("PrefixShape = Slice (XShape, Zero1D, Axis1D)", None)?;
+            add(
+                &mut nodes,
+                "PrefixShape = Slice (XShape, Zero1D, Axis1D)",
+                None,
+            )?;
             if axis >= 0 {
-                add("NumReducedAxes = Sub (Rank, Axis1D)", None)?;
+                add(&mut nodes, "NumReducedAxes = Sub (Rank, Axis1D)", None)?;
             } else {
-                add("NumReducedAxes = Neg (Axis1D)", None)?;
+                add(&mut nodes, "NumReducedAxes = Neg (Axis1D)", None)?;
             }
             let one = tensor_attribute("value", int64_1d(1));
-            add("SuffixShape = ConstantOfShape (NumReducedAxes)", Some(one))?;
             add(
+                &mut nodes,
+                "SuffixShape = ConstantOfShape (NumReducedAxes)",
+                Some(one),
+            )?;
+            add(
+                &mut nodes,
                 "ReducedShape = Concat <axis = 0> (PrefixShape, SuffixShape)",
                 None,
             )?;
-            add("X2D = Flatten (X)", Some(int_attribute("axis", axis)))?;
-            add("XU = Cast (X2D)", Some(int_attribute("to", u)))?;
+            add(
+                &mut nodes,
+                "X2D = Flatten (X)",
+                Some(int_attribute("axis", axis)),
+            )?;
+            add(&mut nodes, "XU = Cast (X2D)", Some(int_attribute("to", u)))?;
             if builder == 17 {
-                add("Mean2D = ReduceMean <axes = [1]> (XU)", None)?;
-                add("Square = Mul (XU, XU)", None)?;
-                add("MeanOfSquare = ReduceMean <axes = [1]> (Square)", None)?;
+                add(&mut nodes, "Mean2D = ReduceMean <axes = [1]> (XU)", None)?;
+                add(&mut nodes, "Square = Mul (XU, XU)", None)?;
+                add(
+                    &mut nodes,
+                    "MeanOfSquare = ReduceMean <axes = [1]> (Square)",
+                    None,
+                )?;
             } else {
                 add(
+                    &mut nodes,
                     "Axes_1 = Constant()",
                     Some(tensor_attribute("value", int64_1d(1))),
                 )?;
-                add("Mean2D = ReduceMean (XU, Axes_1)", None)?;
-                add("Square = Mul (XU, XU)", None)?;
-                add("MeanOfSquare = ReduceMean (Square, Axes_1)", None)?;
+                add(&mut nodes, "Mean2D = ReduceMean (XU, Axes_1)", None)?;
+                add(&mut nodes, "Square = Mul (XU, XU)", None)?;
+                add(
+                    &mut nodes,
+                    "MeanOfSquare = ReduceMean (Square, Axes_1)",
+                    None,
+                )?;
             }
             for text in [
                 "SquareOfMean = Mul (Mean2D, Mean2D)",
@@ -175,27 +209,32 @@ pub(super) fn build<'a>(
                 "Deviation = Sub (XU, Mean2D)",
                 "Normalized = Div (Deviation, StdDev)",
             ] {
-                add(text, None)?;
+                add(&mut nodes, text, None)?;
             }
             add(
+                &mut nodes,
                 "NormalizedT = Cast (Normalized)",
                 Some(int_attribute("to", t)),
             )?;
-            add("Scale2D = Flatten <axis = 0> (Scale)", None)?;
-            add("Scaled = Mul (NormalizedT, Scale2D)", None)?;
+            add(&mut nodes, "Scale2D = Flatten <axis = 0> (Scale)", None)?;
+            add(&mut nodes, "Scaled = Mul (NormalizedT, Scale2D)", None)?;
             if has(&node.input, 2) {
-                add("B2D = Flatten <axis=0> (B)", None)?;
-                add("Biased = Add (Scaled, B2D)", None)?;
+                add(&mut nodes, "B2D = Flatten <axis=0> (B)", None)?;
+                add(&mut nodes, "Biased = Add (Scaled, B2D)", None)?;
             } else {
-                add("Biased = Identity (Scaled)", None)?;
+                add(&mut nodes, "Biased = Identity (Scaled)", None)?;
             }
-            add("Y = Reshape (Biased, XShape)", None)?;
-            add("InvStdDev2D = Reciprocal (StdDev)", None)?;
+            add(&mut nodes, "Y = Reshape (Biased, XShape)", None)?;
+            add(&mut nodes, "InvStdDev2D = Reciprocal (StdDev)", None)?;
             if has(&node.output, 1) {
-                add("Mean = Reshape (Mean2D, ReducedShape)", None)?;
+                add(&mut nodes, "Mean = Reshape (Mean2D, ReducedShape)", None)?;
             }
             if has(&node.output, 2) {
-                add("InvStdDev = Reshape (InvStdDev2D, ReducedShape)", None)?;
+                add(
+                    &mut nodes,
+                    "InvStdDev = Reshape (InvStdDev2D, ReducedShape)",
+                    None,
+                )?;
             }
             nodes
         }
@@ -224,50 +263,54 @@ pub(super) fn build<'a>(
             };
             epsilon_tensor.float_data.push(epsilon);
             let mut nodes = Vec::new();
-            let mut add =
-                |text: &str, attr: Option<AttributeProto<'a>>| -> Result<(), BuildError> {
-                    let mut n = parse(&[text])?;
-                    if let (Some(attr), Some(last)) = (attr, n.last_mut()) {
-                        last.attribute.push(attr);
-                    }
-                    nodes.extend(n);
-                    Ok(())
-                };
             add(
+                &mut nodes,
                 "FloatEpsilon = Constant()",
                 Some(tensor_attribute("value", epsilon_tensor)),
             )?;
             add(
+                &mut nodes,
                 "Epsilon = Cast (FloatEpsilon)",
                 Some(int_attribute("to", u)),
             )?;
-            add("XShape = Shape (X)", None)?;
-            add("Rank = Size (XShape)", None)?;
+            add(&mut nodes, "XShape = Shape (X)", None)?;
+            add(&mut nodes, "Rank = Size (XShape)", None)?;
             add(
+                &mut nodes,
                 "Axis = Constant()",
                 Some(tensor_attribute("value", int64_scalar(axis))),
             )?;
             if axis >= 0 {
-                add("PosAxis = Identity (Axis)", None)?;
+                add(&mut nodes, "PosAxis = Identity (Axis)", None)?;
             } else {
-                add("PosAxis = Add (Rank, Axis)", None)?;
+                add(&mut nodes, "PosAxis = Add (Rank, Axis)", None)?;
             }
             add(
+                &mut nodes,
                 "One = Constant()",
                 Some(tensor_attribute("value", int64_scalar(1))),
             )?;
-            add("ReduceAxes = Range(PosAxis, Rank, One)", None)?;
-            add("XU = Cast (X)", Some(int_attribute("to", u)))?;
-            add("XSquared = Mul (XU, XU)", None)?;
-            add("XSquaredMean = ReduceMean (XSquared, ReduceAxes)", None)?;
-            add("MeanSquareEpsilon = Add (XSquaredMean, Epsilon)", None)?;
-            add("RMS = Sqrt (MeanSquareEpsilon)", None)?;
-            add("Normalized = Div (XU, RMS)", None)?;
+            add(&mut nodes, "ReduceAxes = Range(PosAxis, Rank, One)", None)?;
+            add(&mut nodes, "XU = Cast (X)", Some(int_attribute("to", u)))?;
+            add(&mut nodes, "XSquared = Mul (XU, XU)", None)?;
             add(
+                &mut nodes,
+                "XSquaredMean = ReduceMean (XSquared, ReduceAxes)",
+                None,
+            )?;
+            add(
+                &mut nodes,
+                "MeanSquareEpsilon = Add (XSquaredMean, Epsilon)",
+                None,
+            )?;
+            add(&mut nodes, "RMS = Sqrt (MeanSquareEpsilon)", None)?;
+            add(&mut nodes, "Normalized = Div (XU, RMS)", None)?;
+            add(
+                &mut nodes,
                 "NormalizedT = Cast (Normalized)",
                 Some(int_attribute("to", t)),
             )?;
-            add("Y = Mul (NormalizedT, scale)", None)?;
+            add(&mut nodes, "Y = Mul (NormalizedT, scale)", None)?;
             nodes
         }
         "Range" => {
@@ -289,50 +332,76 @@ pub(super) fn build<'a>(
                 }
             }
             let mut nodes = Vec::new();
-            let mut add =
-                |text: &str, attr: Option<AttributeProto<'a>>| -> Result<(), BuildError> {
-                    let mut n = parse(&[text])?;
-                    if let (Some(attr), Some(last)) = (attr, n.last_mut()) {
-                        last.attribute.push(attr);
-                    }
-                    nodes.extend(n);
-                    Ok(())
-                };
             let (int64, bool_) = (DataType::Int64 as i64, DataType::Bool as i64);
             if needs_stash && stash != t {
-                add("start_s = Cast (start)", Some(int_attribute("to", stash)))?;
-                add("limit_s = Cast (limit)", Some(int_attribute("to", stash)))?;
-                add("delta_s = Cast (delta)", Some(int_attribute("to", stash)))?;
-                add("sub_result = Sub (limit_s, start_s)", None)?;
-                add("div_result = Div (sub_result, delta_s)", None)?;
-                add("ceil_result = Ceil (div_result)", None)?;
-                add("ceil_relu = Relu (ceil_result)", None)?;
-                add("n = Cast (ceil_relu)", Some(int_attribute("to", int64)))?;
                 add(
+                    &mut nodes,
+                    "start_s = Cast (start)",
+                    Some(int_attribute("to", stash)),
+                )?;
+                add(
+                    &mut nodes,
+                    "limit_s = Cast (limit)",
+                    Some(int_attribute("to", stash)),
+                )?;
+                add(
+                    &mut nodes,
+                    "delta_s = Cast (delta)",
+                    Some(int_attribute("to", stash)),
+                )?;
+                add(&mut nodes, "sub_result = Sub (limit_s, start_s)", None)?;
+                add(&mut nodes, "div_result = Div (sub_result, delta_s)", None)?;
+                add(&mut nodes, "ceil_result = Ceil (div_result)", None)?;
+                add(&mut nodes, "ceil_relu = Relu (ceil_result)", None)?;
+                add(
+                    &mut nodes,
+                    "n = Cast (ceil_relu)",
+                    Some(int_attribute("to", int64)),
+                )?;
+                add(
+                    &mut nodes,
                     "loop_cond = Cast (ceil_relu)",
                     Some(int_attribute("to", bool_)),
                 )?;
-                add(RANGE_STASH_LOOP, None)?;
-                add("output = Cast (output_s)", Some(int_attribute("to", t)))?;
+                add(&mut nodes, RANGE_STASH_LOOP, None)?;
+                add(
+                    &mut nodes,
+                    "output = Cast (output_s)",
+                    Some(int_attribute("to", t)),
+                )?;
             } else {
                 let float = DataType::Float as i64;
-                add("sub_result = Sub (limit, start)", None)?;
+                add(&mut nodes, "sub_result = Sub (limit, start)", None)?;
                 add(
+                    &mut nodes,
                     "sub_result_casted = Cast (sub_result)",
                     Some(int_attribute("to", float)),
                 )?;
                 add(
+                    &mut nodes,
                     "delta_casted = Cast (delta)",
                     Some(int_attribute("to", float)),
                 )?;
-                add("div_result = Div (sub_result_casted, delta_casted)", None)?;
-                add("ceil_result = Ceil (div_result)", None)?;
-                add("ceil_result_relu = Relu (ceil_result)", None)?;
+                add(
+                    &mut nodes,
+                    "div_result = Div (sub_result_casted, delta_casted)",
+                    None,
+                )?;
+                add(&mut nodes, "ceil_result = Ceil (div_result)", None)?;
+                add(&mut nodes, "ceil_result_relu = Relu (ceil_result)", None)?;
                 let to_int = Some(int_attribute("to", int64));
-                add("ceil_result_relu_int = Cast (ceil_result_relu)", to_int)?;
+                add(
+                    &mut nodes,
+                    "ceil_result_relu_int = Cast (ceil_result_relu)",
+                    to_int,
+                )?;
                 let to_bool = Some(int_attribute("to", bool_));
-                add("ceil_result_relu_bool = Cast (ceil_result_relu)", to_bool)?;
-                add(RANGE_LOOP, None)?;
+                add(
+                    &mut nodes,
+                    "ceil_result_relu_bool = Cast (ceil_result_relu)",
+                    to_bool,
+                )?;
+                add(&mut nodes, RANGE_LOOP, None)?;
             }
             nodes
         }
