@@ -19,8 +19,8 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyRange, PySlice, PyTuple, PyType};
 
 use crate::errors::{to_py_err, Failure};
 use crate::reflect::{
-    descriptor, height, new_message, Convert, Named, Reflect, RepeatedMessageCell, Slot, Value,
-    MAX_NESTING,
+    descriptor, height, new_message, Convert, Named, Reflect, RepeatedMessageCell, Slot, Sub,
+    Value, MAX_NESTING,
 };
 use crate::text::format_message;
 use onnx_light::io;
@@ -79,7 +79,14 @@ impl Root {
     /// waiting, so that the thread holding the lock can take the GIL to finish (a lock
     /// taken while holding the GIL would deadlock against it).
     pub fn lock_attached(&self) -> MutexGuard<'_, Box<dyn Reflect>> {
-        Python::attach(|py| self.msg.lock_py_attached(py)).unwrap_or_else(|e| e.into_inner())
+        match self.msg.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                Python::attach(|py| self.msg.lock_py_attached(py))
+                    .unwrap_or_else(|e| e.into_inner())
+            }
+        }
     }
 
     /// Before the list `field` of the message at `owner` changes: views of elements that
@@ -249,6 +256,31 @@ impl Place {
     }
 }
 
+/// [`ViewRef::locked`] on a place, without a handle of its own. The root is locked
+/// before the place is read again (the order every change takes: root, then places), so
+/// the path read under both locks is the one a change would have left.
+fn locked_place<R>(
+    place: &Mutex<Place>,
+    attached: bool,
+    f: impl FnOnce(&mut dyn Reflect, &Arc<Root>, &Arc<[Step]>) -> R,
+) -> R {
+    loop {
+        let root = lock(place).root.clone();
+        let mut guard = if attached {
+            root.lock_attached()
+        } else {
+            root.lock()
+        };
+        let path = {
+            let p = lock(place);
+            Arc::ptr_eq(&p.root, &root).then(|| p.path.clone())
+        };
+        if let Some(path) = path {
+            return f(&mut **guard, &root, &path);
+        }
+    }
+}
+
 /// A handle on a view's place that can cross into code detached from Python.
 #[derive(Clone)]
 pub struct ViewRef(Arc<Mutex<Place>>);
@@ -264,24 +296,7 @@ impl ViewRef {
         attached: bool,
         f: impl FnOnce(&mut dyn Reflect, &Arc<Root>, &Arc<[Step]>) -> R,
     ) -> R {
-        loop {
-            let (root, path) = {
-                let p = lock(&self.0);
-                (p.root.clone(), p.path.clone())
-            };
-            let mut guard = if attached {
-                root.lock_attached()
-            } else {
-                root.lock()
-            };
-            let unmoved = {
-                let p = lock(&self.0);
-                Arc::ptr_eq(&p.root, &root) && Arc::ptr_eq(&p.path, &path)
-            };
-            if unmoved {
-                return f(&mut **guard, &root, &path);
-            }
-        }
+        locked_place(&self.0, attached, f)
     }
 
     /// Reads the weights a structure-only load left on disk into the model, if it has not
@@ -374,26 +389,21 @@ pub fn navigate<'m>(
             Step::Field(name) => (name, None),
             Step::Index(name, i) => (name, Some(i)),
         };
-        let next = match (msg.slot(name), index) {
-            (Some(Slot::Message(cell)), None) => cell.into_mut(create),
-            (Some(Slot::RepeatedMessage(cell)), Some(i)) => match cell.into_mut(i) {
-                Some(m) => Some(m),
-                None => {
-                    return Err(PyIndexError::new_err(format!(
-                        "this message was element {i} of `{name}`, which no longer exists"
-                    )))
-                }
-            },
-            _ => {
+        msg = match msg.sub(name, index, create) {
+            Sub::Found(m) => m,
+            Sub::Unset => return Ok(None),
+            Sub::NoElement => {
+                return Err(PyIndexError::new_err(format!(
+                    "this message was element {} of `{name}`, which no longer exists",
+                    index.unwrap_or_default()
+                )))
+            }
+            Sub::NotMessage => {
                 return Err(PyValueError::new_err(format!(
                     "bad message path at `{name}`"
                 )))
             }
         };
-        match next {
-            Some(m) => msg = m,
-            None => return Ok(None),
-        }
     }
     Ok(Some(msg))
 }
@@ -507,7 +517,7 @@ impl PyMessage {
         f: impl FnOnce(&mut dyn Reflect) -> PyResult<R>,
     ) -> PyResult<R> {
         let mut f = Some(f);
-        let found = self.view_ref().locked(true, |msg, _, path| {
+        let found = locked_place(&self.place, true, |msg, _, path| {
             Ok::<_, PyErr>(navigate(msg, path, create)?.map(|m| f.take().expect("called once")(m)))
         })?;
         match found {
@@ -525,7 +535,7 @@ impl PyMessage {
         &self,
         f: impl FnOnce(&mut dyn Reflect, &Arc<Root>, &[Step]) -> PyResult<R>,
     ) -> PyResult<R> {
-        self.view_ref().locked(true, |msg, root, path| {
+        locked_place(&self.place, true, |msg, root, path| {
             let m = navigate(msg, path, true)?.expect("created");
             f(m, root, path)
         })
@@ -572,12 +582,12 @@ impl PyMessage {
 
     /// The view of a sub-message; none exists deeper than [`MAX_NESTING`].
     fn child(&self, step: Step, name: &'static str) -> PyResult<PyMessage> {
-        self.check_nesting(1, 0)?;
         let (root, base) = self.locate();
-        let mut path = Vec::with_capacity(base.len() + 1);
-        path.extend_from_slice(&base);
-        path.push(step);
-        Ok(PyMessage::at(root, path.into(), name))
+        if base.len() + 1 > MAX_NESTING {
+            self.check_nesting(1, 0)?;
+        }
+        let path: Arc<[Step]> = base.iter().copied().chain([step]).collect();
+        Ok(PyMessage::at(root, path, name))
     }
 
     /// Reads field `field` as a Python value (scalars) or a live view (messages and
@@ -667,15 +677,18 @@ impl PyMessage {
         }
     }
 
-    /// What field `field` holds, with the converter of its values.
+    /// What field `field` holds, with the converter of its values: the same for every
+    /// message of the type, so it is read from an empty one without locking the model.
     fn field_kind(&self, field: &'static str) -> PyResult<FieldShape> {
-        self.with(false, |m| match m.slot(field) {
+        let mut empty = new_message(self.name).expect("views have known types");
+        let shape = match empty.slot(field) {
             Some(Slot::Single(c)) => Ok(FieldShape::Single(c.converter())),
             Some(Slot::Repeated(_)) => Ok(FieldShape::Repeated),
             Some(Slot::Message(_)) => Ok(FieldShape::Message),
             Some(Slot::RepeatedMessage(_)) => Ok(FieldShape::RepeatedMessage),
             None => Err(PyAttributeError::new_err(field)),
-        })
+        };
+        shape
     }
 
     /// The items of a sequence written to the repeated field `field`, converted (and
@@ -1197,10 +1210,9 @@ pub struct PyRepeated {
 impl PyRepeated {
     fn len(&self) -> PyResult<usize> {
         let field = self.field;
-        self.owner.with(false, |m| match m.slot(field) {
-            Some(Slot::Repeated(c)) => Ok(c.len()),
-            Some(Slot::RepeatedMessage(c)) => Ok(c.len()),
-            _ => Err(PyAttributeError::new_err(field)),
+        self.owner.with(false, |m| {
+            m.list_len(field)
+                .ok_or_else(|| PyAttributeError::new_err(field))
         })
     }
 
@@ -1229,6 +1241,46 @@ impl PyRepeated {
                     _ => Err(PyIndexError::new_err(format!("index {i} out of range"))),
                 })
             }
+        }
+    }
+
+    /// The view of element `index` (negative: from the end) of a list of messages, or
+    /// `None` past its end: the length is read and the element's place made under one
+    /// lock, as iteration and indexing do it for every element.
+    fn element(
+        &self,
+        py: Python<'_>,
+        index: isize,
+        elem: &'static str,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        let field = self.field;
+        let found = locked_place(&self.owner.place, true, |msg, root, path| {
+            let len = match navigate(msg, path, false)? {
+                Some(m) => m
+                    .list_len(field)
+                    .ok_or_else(|| PyAttributeError::new_err(field))?,
+                None => 0,
+            };
+            let i = if index < 0 {
+                index + len as isize
+            } else {
+                index
+            };
+            if i < 0 || i as usize >= len {
+                return Ok::<_, PyErr>(Err(len));
+            }
+            if path.len() + 1 > MAX_NESTING {
+                return Err(PyRecursionError::new_err(format!(
+                    "messages nest at most {MAX_NESTING} levels deep"
+                )));
+            }
+            let step = Step::Index(field, i as usize);
+            let at: Arc<[Step]> = path.iter().copied().chain([step]).collect();
+            Ok(Ok((root.clone(), at)))
+        })?;
+        match found {
+            Ok((root, path)) => Ok(Some(wrap(py, PyMessage::at(root, path, elem))?)),
+            Err(_) => Ok(None),
         }
     }
 
@@ -1333,6 +1385,16 @@ impl PyRepeated {
             return Ok(PyList::new(py, items)?.into_any().unbind());
         }
         let index: isize = key.extract()?;
+        if let Some(elem) = self.elem {
+            return match self.element(py, index, elem)? {
+                Some(item) => Ok(item),
+                None => Err(PyIndexError::new_err(format!(
+                    "index {index} out of range for `{}` of length {}",
+                    self.field,
+                    self.len()?
+                ))),
+            };
+        }
         let i = self.index(index, self.len()?)?;
         self.item(py, i)
     }
@@ -1645,12 +1707,42 @@ impl PyRepeatedIter {
     }
 
     fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        if self.next >= self.field.len()? {
-            return Ok(None);
+        let item = match self.field.elem {
+            Some(elem) => self.field.element(py, self.next as isize, elem)?,
+            None if self.next < self.field.len()? => Some(self.field.item(py, self.next)?),
+            None => None,
+        };
+        if item.is_some() {
+            self.next += 1;
         }
-        let item = self.field.item(py, self.next)?;
-        self.next += 1;
-        Ok(Some(item))
+        Ok(item)
+    }
+}
+
+/// A field's attribute on its message class (protobuf's field property): reading it
+/// on a message is found in the class without a failed lookup first, which would build
+/// an `AttributeError` on every read; writes go through `Message.__setattr__`.
+#[pyclass(module = "onnx_light.onnx", name = "_Field", frozen)]
+pub struct Field {
+    field: &'static str,
+}
+
+#[pymethods]
+impl Field {
+    fn __get__(
+        slf: &Bound<'_, Self>,
+        obj: Option<&Bound<'_, PyAny>>,
+        _owner: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let Some(obj) = obj else {
+            return Ok(slf.clone().into_any().unbind());
+        };
+        let msg = obj.cast::<PyMessage>()?;
+        msg.borrow().get(slf.py(), slf.get().field)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<field {}>", self.field)
     }
 }
 
@@ -1701,11 +1793,18 @@ macro_rules! message_classes {
             Err(PyTypeError::new_err("unknown message type"))
         }
 
-        /// Adds every message class to `m`.
+        /// Adds every message class to `m`, each with a [`Field`] attribute per field.
         pub fn add_classes(m: &Bound<'_, PyModule>) -> PyResult<()> {
             m.add_class::<PyMessage>()?;
             m.add_class::<PyRepeated>()?;
+            m.add_class::<Field>()?;
             $( m.add_class::<$rust>()?; )*
+            for (name, class) in classes(m.py()) {
+                let desc = descriptor(name).expect("every class has a descriptor");
+                for f in desc.fields {
+                    class.setattr(f.name, Field { field: f.name })?;
+                }
+            }
             Ok(())
         }
 

@@ -22,6 +22,12 @@ pub trait Reflect: Any + Send + Sync {
     fn proto_name(&self) -> &'static str;
     /// The field called `name`, or `None` when the type has no such field.
     fn slot(&mut self, name: &str) -> Option<Slot<'_>>;
+    /// The sub-message in field `name` (element `index` of a list field), created when
+    /// unset and `create`: what [`slot`](Reflect::slot) gives for a message field,
+    /// without building a cell, for following a view's path on every access.
+    fn sub(&mut self, name: &str, index: Option<usize>, create: bool) -> Sub<'_>;
+    /// The length of the list field `name`; `None` when it is not a list field.
+    fn list_len(&mut self, name: &str) -> Option<usize>;
     /// The serialized bytes (protobuf's canonical encoding).
     fn encode(&self) -> onnx_light::Result<Vec<u8>>;
     /// The serialized size.
@@ -53,6 +59,70 @@ pub enum Slot<'m> {
     Message(Box<dyn MessageCell<'m> + 'm>),
     /// A repeated message field.
     RepeatedMessage(Box<dyn RepeatedMessageCell<'m> + 'm>),
+}
+
+/// What [`Reflect::sub`] found.
+pub enum Sub<'m> {
+    /// The sub-message.
+    Found(&'m mut dyn Reflect),
+    /// A singular message field that is unset (and was not created).
+    Unset,
+    /// A list field without element `index`.
+    NoElement,
+    /// No message field of that name and kind (singular or list).
+    NotMessage,
+}
+
+/// [`Reflect::sub`] through the field's cell, for fields without a direct rule.
+fn sub_by_slot<'m>(
+    m: &'m mut dyn Reflect,
+    name: &str,
+    index: Option<usize>,
+    create: bool,
+) -> Sub<'m> {
+    match (m.slot(name), index) {
+        (Some(Slot::Message(cell)), None) => cell.into_mut(create).map_or(Sub::Unset, Sub::Found),
+        (Some(Slot::RepeatedMessage(cell)), Some(i)) => {
+            cell.into_mut(i).map_or(Sub::NoElement, Sub::Found)
+        }
+        _ => Sub::NotMessage,
+    }
+}
+
+/// [`Reflect::sub`] of a singular message field held as `H` (`M` or `Box<M>`).
+fn sub_of<'m, H: BorrowMut<M> + Default, M: Reflect>(
+    f: &'m mut Option<H>,
+    index: Option<usize>,
+    create: bool,
+) -> Sub<'m> {
+    if index.is_some() {
+        return Sub::NotMessage;
+    }
+    let held = if create {
+        Some(f.get_or_insert_with(H::default))
+    } else {
+        f.as_mut()
+    };
+    held.map_or(Sub::Unset, |h| Sub::Found(h.borrow_mut()))
+}
+
+/// [`Reflect::sub`] of a singular message field held in a box.
+fn sub_boxed<M: Reflect + Default>(
+    f: &mut Option<Box<M>>,
+    index: Option<usize>,
+    create: bool,
+) -> Sub<'_> {
+    sub_of::<Box<M>, M>(f, index, create)
+}
+
+/// [`Reflect::sub`] of a list field of messages.
+fn sub_in<M: Reflect>(f: &mut [M], index: Option<usize>) -> Sub<'_> {
+    match index {
+        Some(i) => f
+            .get_mut(i)
+            .map_or(Sub::NoElement, |m| Sub::Found(m as &mut dyn Reflect)),
+        None => Sub::NotMessage,
+    }
 }
 
 /// A Python value converted for one field, ready to be stored. Conversion runs Python
@@ -681,6 +751,20 @@ macro_rules! reflect {
                         _ => custom_slot(self as &mut dyn Any, name),
                     }
                 }
+                fn sub(&mut self, name: &str, index: Option<usize>, create: bool) -> Sub<'_> {
+                    #[allow(unreachable_patterns)]
+                    match name {
+                        $($name => reflect!(@sub self, index, create, $kind, $($field)+),)*
+                        _ => sub_by_slot(self, name, index, create),
+                    }
+                }
+                fn list_len(&mut self, name: &str) -> Option<usize> {
+                    #[allow(unreachable_patterns)]
+                    match name {
+                        $($name => reflect!(@len self, $kind, $($field)+),)*
+                        _ => None,
+                    }
+                }
                 fn encode(&self) -> onnx_light::Result<Vec<u8>> {
                     self.encode_to_vec()
                 }
@@ -752,6 +836,13 @@ macro_rules! reflect {
         }
     };
     (@slot $s:ident, $kind:ident, $field:ident) => { $kind(&mut $s.$field) };
+    (@sub $s:ident, $i:ident, $c:ident, msg, $field:ident) => { sub_of(&mut $s.$field, $i, $c) };
+    (@sub $s:ident, $i:ident, $c:ident, bmsg, $field:ident) => { sub_boxed(&mut $s.$field, $i, $c) };
+    (@sub $s:ident, $i:ident, $c:ident, rmsg, $field:ident) => { sub_in(&mut $s.$field, $i) };
+    (@sub $s:ident, $i:ident, $c:ident, $kind:ident, $field:ident) => { Sub::NotMessage };
+    (@len $s:ident, rmsg, $field:ident) => { Some($s.$field.len()) };
+    (@len $s:ident, rep, $field:ident) => { Some($s.$field.len()) };
+    (@len $s:ident, $kind:ident, $field:ident) => { None };
 }
 
 /// The cell of a oneof member holding a scalar (`$variant` wraps it).
