@@ -101,7 +101,8 @@ impl PayloadBuffer {
 
 /// Rounds `offset` up to a multiple of `alignment` (a power of two), or `None` on overflow.
 pub(crate) fn align_up(offset: u64, alignment: u64) -> Option<u64> {
-    let mask = alignment - 1;
+    // Alignment 0 means none, as 1 does.
+    let mask = alignment.max(1) - 1;
     offset.checked_add(mask).map(|v| v & !mask)
 }
 
@@ -132,6 +133,7 @@ mod tests {
         assert_eq!(align_up(0, 64), Some(0));
         assert_eq!(align_up(1, 64), Some(64));
         assert_eq!(align_up(64, 64), Some(64));
+        assert_eq!(align_up(7, 0), Some(7));
         assert_eq!(align_up(u64::MAX - 2, 4096), None);
     }
 }

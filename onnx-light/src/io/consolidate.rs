@@ -234,4 +234,19 @@ mod tests {
             }
         ));
     }
+
+    #[test]
+    fn the_default_options_move_every_payload_unaligned() {
+        let mut m = model();
+        let before = m.clone();
+        let buf = consolidate_tensors_to_buffer(&mut m, &TensorBufferOptions::default()).unwrap();
+        assert_eq!(m, before);
+        assert_eq!(buf.tensor_count(), 5);
+        // Alignment 0 packs the payloads one after another.
+        assert_eq!(buf.len(), 3000 + 10 + 5000 + 1024 + 1023);
+        assert!(m
+            .tensors()
+            .iter()
+            .all(|t| t.raw_data.as_ref().unwrap().is_shared()));
+    }
 }

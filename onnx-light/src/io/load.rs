@@ -49,7 +49,7 @@ pub enum LoadMode {
 #[non_exhaustive]
 pub struct ParseOptions {
     /// Which payloads count as large (default 1024 bytes) and how loads that copy them
-    /// align them (default 1: no requirement, so a file load needs one copy only).
+    /// align them (default 0: no requirement, so a file load needs one copy only).
     pub buffer: TensorBufferOptions,
     /// Where large payloads go: owned (default), or left on disk.
     pub mode: LoadMode,
@@ -607,7 +607,7 @@ pub fn load_from_slice<'a>(bytes: &'a [u8], options: &ParseOptions) -> Result<Mo
 
 /// Decodes a model that owns its data. Every byte of it is copied at most once.
 ///
-/// With the default alignment (1), a model whose initializers make up at least half of
+/// With the default alignment (0: none), a model whose initializers make up at least half of
 /// the input (mostly weights; found by walking the graph's fields, not decoding them)
 /// is copied whole, in parallel, into a huge-page buffer and decoded in shared mode from
 /// it: large payloads become slices of the buffer, strings are copied once. A model that

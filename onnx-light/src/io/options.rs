@@ -9,44 +9,72 @@ use crate::io::progress::{Progress, SharedProgress};
 use crate::pool::validate_threads;
 
 /// How large tensor payloads are held in memory: which ones count as large, and how
-/// their buffers are aligned.
+/// their buffers are aligned. [`ParseOptions`](crate::io::ParseOptions) and
+/// [`SerializeOptions`] each hold one (`buffer`) with their own threshold, and every
+/// function that takes a `TensorBufferOptions` (such as
+/// [`consolidate_tensors_to_buffer`](crate::io::consolidate_tensors_to_buffer)) is given
+/// one of theirs as `&options.buffer`.
+///
+/// | | `raw_data_threshold` | `alignment` |
+/// |---|---|---|
+/// | `TensorBufferOptions::default()` | 0 | 0 |
+/// | [`TensorBufferOptions::LOAD`] (`ParseOptions::default().buffer`) | 1024 | 0 |
+/// | [`TensorBufferOptions::SAVE`] (`SerializeOptions::default().buffer`) | 64 | 0 |
+///
+/// ```
+/// use onnx_light::io::{ParseOptions, SerializeOptions, TensorBufferOptions};
+/// assert_eq!(TensorBufferOptions::default().raw_data_threshold, 0);
+/// assert_eq!(ParseOptions::default().buffer.raw_data_threshold, 1024);
+/// assert_eq!(SerializeOptions::default().buffer.raw_data_threshold, 64);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TensorBufferOptions {
     /// Payloads (`raw_data`) of at least this many bytes are "large": shared instead of
-    /// copied, or moved to a consolidated buffer.
+    /// copied by a no-copy load, written in parallel by a save, moved to the buffer by a
+    /// consolidation.
     pub raw_data_threshold: usize,
     /// Alignment in bytes of each large payload's start in a buffer this crate
-    /// allocates (a power of two; 64 suits SIMD loads, 4096 suits page mapping).
+    /// allocates: 0 (the default) or 1 for none, else a power of two (64 suits SIMD
+    /// loads, 4096 suits page mapping).
     pub alignment: usize,
 }
 
 impl TensorBufferOptions {
-    /// Defaults for loading: threshold 1024 bytes, alignment 1 (payloads stay where
-    /// the file puts them; ask for more and loading copies them into aligned storage).
+    /// The defaults of [`ParseOptions`](crate::io::ParseOptions): threshold 1024 bytes,
+    /// alignment 0 (payloads stay where the file puts them; ask for more and loading
+    /// copies them into aligned storage).
     pub const LOAD: TensorBufferOptions = TensorBufferOptions {
         raw_data_threshold: 1024,
-        alignment: 1,
+        alignment: 0,
     };
 
-    /// Defaults for saving: threshold 64 bytes, alignment 1 (external data offsets then
-    /// follow `ExternalDataOptions::alignment` alone).
+    /// The defaults of [`SerializeOptions`]: threshold 64 bytes, alignment 0 (external
+    /// data offsets then follow `ExternalDataOptions::alignment` alone).
     pub const SAVE: TensorBufferOptions = TensorBufferOptions {
         raw_data_threshold: 64,
-        alignment: 1,
+        alignment: 0,
     };
 
     /// Checks the values.
     ///
     /// # Errors
-    /// `InvalidOption` when `alignment` is not a power of two or exceeds 1 GiB.
+    /// `InvalidOption` when `alignment` is neither 0 nor a power of two, or exceeds 1 GiB.
     pub fn validate(&self) -> Result<()> {
-        validate_alignment(self.alignment)
+        match self.alignment {
+            0 => Ok(()),
+            n => validate_alignment(n),
+        }
     }
 }
 
+/// The base values: threshold 0 (every non-empty payload counts as large) and
+/// alignment 0 (none).
 impl Default for TensorBufferOptions {
     fn default() -> Self {
-        TensorBufferOptions::LOAD
+        TensorBufferOptions {
+            raw_data_threshold: 0,
+            alignment: 0,
+        }
     }
 }
 
@@ -101,7 +129,7 @@ pub(crate) fn validate_alignment(alignment: usize) -> Result<()> {
 #[non_exhaustive]
 pub struct SerializeOptions {
     /// Payloads of at least `raw_data_threshold` bytes (default 64) are written in
-    /// parallel. `alignment` (default 1) aligns the offsets of external data: each
+    /// parallel. `alignment` (default 0: none) aligns the offsets of external data: each
     /// tensor's offset is a multiple of the larger of it and
     /// `ExternalDataOptions::alignment`. (A single-file save cannot align payloads: the
     /// encoding fixes where they are.)
@@ -297,5 +325,39 @@ impl ExternalDataOptions {
 impl Default for ExternalDataOptions {
     fn default() -> Self {
         ExternalDataOptions::new("")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::ParseOptions;
+
+    #[test]
+    fn the_base_and_its_two_uses_have_their_own_thresholds_and_no_alignment() {
+        let base = TensorBufferOptions::default();
+        assert_eq!((base.raw_data_threshold, base.alignment), (0, 0));
+        let load = ParseOptions::default().buffer;
+        assert_eq!((load.raw_data_threshold, load.alignment), (1024, 0));
+        let save = SerializeOptions::default().buffer;
+        assert_eq!((save.raw_data_threshold, save.alignment), (64, 0));
+    }
+
+    #[test]
+    fn alignment_zero_and_powers_of_two_are_valid_other_values_are_not() {
+        for ok in [0, 1, 2, 64, 4096, 1 << 30] {
+            let o = TensorBufferOptions {
+                raw_data_threshold: 0,
+                alignment: ok,
+            };
+            assert!(o.validate().is_ok(), "{ok}");
+        }
+        for bad in [3, 48, 1000, 1 << 31] {
+            let o = TensorBufferOptions {
+                raw_data_threshold: 0,
+                alignment: bad,
+            };
+            assert!(o.validate().is_err(), "{bad}");
+        }
     }
 }
