@@ -41,6 +41,23 @@ impl SharedOwner for &'static [u8] {
     }
 }
 
+/// A reference-counted slice: the caller keeps its own clones, and the bytes live until
+/// the last of them and of the payloads made from it is dropped.
+impl SharedOwner for Arc<[u8]> {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+/// `bytes::Bytes` (feature `bytes`): its storage never moves and is freed with the last
+/// handle, so payloads made from it share it as they share a mapping.
+#[cfg(feature = "bytes")]
+impl SharedOwner for bytes::Bytes {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
 /// A reference-counted owner of a byte buffer.
 pub type ByteOwner = Arc<dyn SharedOwner>;
 
@@ -73,6 +90,32 @@ impl SharedBytes {
             start: range.start,
             len: range.end - range.start,
         })
+    }
+
+    /// All the bytes of `owner`, which this payload keeps alive: the zero-copy way to
+    /// hand caller memory to a tensor. `Vec<u8>`, `Box<[u8]>`, `Arc<[u8]>`,
+    /// `bytes::Bytes` (feature `bytes`) and any [`SharedOwner`] of your own qualify; the
+    /// bytes are not copied, and the payload reads them where they are.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use onnx_light::onnx::{DataType, TensorProto};
+    /// use onnx_light::SharedBytes;
+    ///
+    /// let weights: Arc<[u8]> = 1.5f32.to_le_bytes().repeat(4).into();
+    /// let t = TensorProto::try_from_raw(
+    ///     "w",
+    ///     DataType::Float,
+    ///     [2, 2],
+    ///     SharedBytes::from_owner(weights.clone()),
+    /// )?;
+    /// // The tensor reads the caller's allocation, which it keeps alive.
+    /// assert_eq!(t.raw_data.as_deref().unwrap().as_ptr(), weights.as_ptr());
+    /// assert_eq!(&*t.values::<f32>()?, &[1.5; 4]);
+    /// # Ok::<(), onnx_light::Error>(())
+    /// ```
+    pub fn from_owner(owner: impl SharedOwner) -> Self {
+        SharedBytes::whole(Arc::new(owner))
     }
 
     /// The whole of `owner`'s bytes.
@@ -362,6 +405,21 @@ impl From<Vec<u8>> for Bytes<'_> {
     }
 }
 
+/// A Shared payload over the caller's reference-counted slice, without a copy.
+impl From<Arc<[u8]>> for Bytes<'_> {
+    fn from(bytes: Arc<[u8]>) -> Self {
+        Bytes::Shared(SharedBytes::from_owner(bytes))
+    }
+}
+
+/// A Shared payload over a `bytes::Bytes` (feature `bytes`), without a copy.
+#[cfg(feature = "bytes")]
+impl From<bytes::Bytes> for Bytes<'_> {
+    fn from(bytes: bytes::Bytes) -> Self {
+        Bytes::Shared(SharedBytes::from_owner(bytes))
+    }
+}
+
 impl From<SharedBytes> for Bytes<'_> {
     fn from(s: SharedBytes) -> Self {
         Bytes::Shared(s)
@@ -422,6 +480,36 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(b, c);
         assert_eq!(&*c, b"payload");
+    }
+
+    #[test]
+    fn an_arc_slice_is_shared_without_a_copy_and_kept_alive() {
+        let data: Arc<[u8]> = Arc::from(&b"caller memory"[..]);
+        let address = data.as_ptr();
+        let mut payload = Bytes::from(data.clone());
+        assert!(payload.is_shared());
+        assert_eq!(payload.as_ptr(), address);
+        assert_eq!(Arc::strong_count(&data), 2);
+        drop(data);
+        assert_eq!(&*payload, b"caller memory");
+        // Writing copies first: the caller's allocation is never written through.
+        let other = payload.clone();
+        payload.make_mut()[0] = b'C';
+        assert_eq!(&*payload, b"Caller memory");
+        assert_eq!(&*other, b"caller memory");
+        assert_eq!(other.as_ptr(), address);
+    }
+
+    #[cfg(feature = "bytes")]
+    #[test]
+    fn a_bytes_handle_is_shared_without_a_copy() {
+        let data = bytes::Bytes::from(vec![7u8; 4096]);
+        let slice = data.slice(1024..2048);
+        let payload = Bytes::from(slice.clone());
+        assert!(payload.is_shared());
+        assert_eq!(payload.as_ptr(), slice.as_ptr());
+        drop((data, slice));
+        assert_eq!(&*payload, &[7u8; 1024][..]);
     }
 
     #[test]
