@@ -15,7 +15,7 @@ use onnx_light::{ByteOwner, SharedOwner};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 
 use crate::errors::to_py_err;
 use crate::message::{wrap, PyMessage};
@@ -36,38 +36,144 @@ fn threads(n: i64) -> PyResult<usize> {
     }
 }
 
-/// The Python option dataclasses, read attribute by attribute; named as in Python, so
-/// that an argument of the wrong type is reported as, say, `ParseOptions.num_threads`.
-mod dataclass {
-    use pyo3::prelude::*;
+/// Attribute `name` of the Python options object `obj` (of class `class`), converted;
+/// an attribute of the wrong type is reported as, say, `ParseOptions.num_threads`.
+fn field<'py, T: for<'a> FromPyObject<'a, 'py>>(
+    obj: &Bound<'py, PyAny>,
+    class: &str,
+    name: &str,
+) -> PyResult<T> {
+    obj.getattr(name)?.extract::<T>().map_err(|e| {
+        let (e, py): (PyErr, _) = (e.into(), obj.py());
+        PyErr::from_type(e.get_type(py), format!("{class}.{name}: {}", e.value(py)))
+    })
+}
 
-    /// `onnx_light.onnx.ParseOptions`.
-    #[derive(FromPyObject)]
-    pub struct ParseOptions {
-        pub load_external_data: bool,
-        pub no_copy: bool,
-        pub num_threads: i64,
-        pub skip_raw_data: bool,
-        pub raw_data_threshold: usize,
-        pub alignment: usize,
-        pub location: Option<String>,
-        pub max_memory: Option<i64>,
-        pub allow_aliasing: bool,
+/// The defaults of `onnx_light.onnx`'s three option classes, read from the library's
+/// structs (`TensorBufferOptions::default()`, `ParseOptions::default()`,
+/// `SerializeOptions::default()` and `ExternalDataOptions`' defaults for the external
+/// data fields of a save), so that the Python classes define no default of their own.
+#[pyfunction]
+pub fn option_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let base = TensorBufferOptions::default();
+    let load = ParseOptions::default();
+    let save = SerializeOptions::default();
+    let external = ExternalDataOptions::default();
+    let buffer = |b: TensorBufferOptions| -> PyResult<Bound<'_, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("raw_data_threshold", b.raw_data_threshold)?;
+        d.set_item("alignment", b.alignment)?;
+        Ok(d)
+    };
+    let p = buffer(load.buffer)?;
+    p.set_item("load_external_data", load.load_external_data)?;
+    // The library's loads copy unless the caller picks the mapping `load_mapped`.
+    p.set_item("no_copy", false)?;
+    p.set_item("num_threads", load.num_threads)?;
+    p.set_item("skip_raw_data", load.mode == io::LoadMode::StructureOnly)?;
+    p.set_item("location", load.external_data_location)?;
+    // -1 stands for the library's default budget (`max_memory: None`), None for none.
+    p.set_item("max_memory", load.max_memory.map_or(-1, |m| m as i128))?;
+    p.set_item("allow_aliasing", load.allow_aliasing)?;
+    let s = buffer(save.buffer)?;
+    s.set_item("save_as_external_data", save.external_data.is_some())?;
+    s.set_item("all_tensors_to_one_file", !external.one_file_per_tensor)?;
+    s.set_item("location", py.None())?;
+    s.set_item("size_threshold", external.size_threshold)?;
+    s.set_item("convert_attribute", external.convert_attributes)?;
+    s.set_item(
+        "max_external_file_size",
+        external.max_file_size.unwrap_or(0),
+    )?;
+    s.set_item("num_threads", save.num_threads)?;
+    s.set_item("sync", save.sync)?;
+    s.set_item("replace_data_files", save.replace_data_files)?;
+    let all = PyDict::new(py);
+    all.set_item("TensorBufferOptions", buffer(base)?)?;
+    all.set_item("ParseOptions", p)?;
+    all.set_item("SerializeOptions", s)?;
+    Ok(all)
+}
+
+/// The `raw_data_threshold` and `alignment` of any `TensorBufferOptions` (a
+/// `ParseOptions` or a `SerializeOptions` too).
+fn buffer_options(obj: &Bound<'_, PyAny>) -> PyResult<TensorBufferOptions> {
+    const CLASS: &str = "TensorBufferOptions";
+    Ok(TensorBufferOptions {
+        raw_data_threshold: field(obj, CLASS, "raw_data_threshold")?,
+        alignment: field(obj, CLASS, "alignment")?,
+    })
+}
+
+/// An `onnx_light.onnx.ParseOptions` as the library's options, with whether a load of a
+/// path maps the file (`no_copy`, unless `skip_raw_data` leaves the weights on disk
+/// instead: it wins, as it always has) and whether the load is structure-only.
+struct LoadRequest {
+    options: ParseOptions,
+    no_copy: bool,
+    structure_only: bool,
+}
+
+impl LoadRequest {
+    fn from_python(obj: &Bound<'_, PyAny>, base_dir: Option<PathBuf>) -> PyResult<Self> {
+        const CLASS: &str = "ParseOptions";
+        let structure_only: bool = field(obj, CLASS, "skip_raw_data")?;
+        let location: Option<String> = field(obj, CLASS, "location")?;
+        // The metadata of tensors whose data is read stays for `mark_loaded_inline`,
+        // which records them as `onnx` does.
+        let mut o = memory_limit(ParseOptions::default(), field(obj, CLASS, "max_memory")?)?
+            .allow_aliasing(field(obj, CLASS, "allow_aliasing")?)
+            .load_external_data(field(obj, CLASS, "load_external_data")?)
+            .keep_external_metadata(true)
+            .structure_only(structure_only)
+            .num_threads(threads(field(obj, CLASS, "num_threads")?)?);
+        o.buffer = buffer_options(obj)?;
+        if let Some(loc) = location {
+            o = o.external_data_location(loc);
+        }
+        if let Some(dir) = base_dir {
+            o = o.external_data_dir(dir);
+        }
+        Ok(LoadRequest {
+            options: o,
+            no_copy: field(obj, CLASS, "no_copy")?,
+            structure_only,
+        })
     }
 
-    /// `onnx_light.onnx.SerializeOptions` (its `save_as_external_data` and `location`
-    /// arrive as one `external_location` argument).
-    #[derive(FromPyObject)]
-    pub struct SerializeOptions {
-        pub all_tensors_to_one_file: bool,
-        pub size_threshold: usize,
-        pub convert_attribute: bool,
-        pub max_external_file_size: u64,
-        pub alignment: usize,
-        pub num_threads: i64,
-        pub sync: bool,
-        pub replace_data_files: bool,
+    fn maps(&self) -> bool {
+        self.no_copy && !self.structure_only
     }
+}
+
+/// An `onnx_light.onnx.SerializeOptions` as the library's options; `external_location`
+/// (the file its `save_as_external_data` and `location` settle on) turns on external
+/// data. Alignment 0 leaves external data at the library's default alignment.
+fn serialize_options(
+    obj: &Bound<'_, PyAny>,
+    external_location: Option<String>,
+) -> PyResult<SerializeOptions> {
+    const CLASS: &str = "SerializeOptions";
+    let mut o = SerializeOptions::default()
+        .num_threads(threads(field(obj, CLASS, "num_threads")?)?)
+        .sync(field(obj, CLASS, "sync")?)
+        .replace_data_files(field(obj, CLASS, "replace_data_files")?);
+    o.buffer = buffer_options(obj)?;
+    if let Some(location) = external_location {
+        let mut e = ExternalDataOptions::new(location)
+            .size_threshold(field(obj, CLASS, "size_threshold")?)
+            .one_file_per_tensor(!field::<bool>(obj, CLASS, "all_tensors_to_one_file")?)
+            .convert_attributes(field(obj, CLASS, "convert_attribute")?);
+        if o.buffer.alignment > 0 {
+            e = e.alignment(o.buffer.alignment);
+        }
+        let max_size: u64 = field(obj, CLASS, "max_external_file_size")?;
+        if max_size > 0 {
+            e = e.max_file_size(max_size);
+        }
+        o = o.external_data(e);
+    }
+    Ok(o)
 }
 
 /// `max_memory` as Python gives it: `None` for no limit, `-1` for the library's
@@ -82,34 +188,6 @@ fn memory_limit(o: ParseOptions, max_memory: Option<i64>) -> PyResult<ParseOptio
                 format!("{n} bytes; give None for no limit, -1 for the default, or a size"),
             ))
         }),
-    }
-}
-
-impl dataclass::ParseOptions {
-    /// Whether a load of a path maps it: `no_copy`, unless `skip_raw_data` leaves the
-    /// weights on disk instead (it wins, as it always has).
-    fn maps(&self) -> bool {
-        self.no_copy && !self.skip_raw_data
-    }
-
-    fn parse_options(self, base_dir: Option<PathBuf>) -> PyResult<ParseOptions> {
-        // The metadata of tensors whose data is read stays for `mark_loaded_inline`,
-        // which records them as `onnx` does.
-        let mut o = memory_limit(ParseOptions::default(), self.max_memory)?
-            .allow_aliasing(self.allow_aliasing)
-            .load_external_data(self.load_external_data)
-            .keep_external_metadata(true)
-            .structure_only(self.skip_raw_data)
-            .num_threads(threads(self.num_threads)?)
-            .raw_data_threshold(self.raw_data_threshold)
-            .alignment(self.alignment);
-        if let Some(loc) = self.location {
-            o = o.external_data_location(loc);
-        }
-        if let Some(dir) = base_dir {
-            o = o.external_data_dir(dir);
-        }
-        Ok(o)
     }
 }
 
@@ -154,14 +232,9 @@ fn with_model<R: Send>(
 }
 
 #[pyfunction]
-pub fn load_path(
-    py: Python<'_>,
-    path: PathBuf,
-    options: dataclass::ParseOptions,
-) -> PyResult<Py<PyAny>> {
-    let maps = options.maps();
-    let structure_only = options.skip_raw_data;
-    let o = options.parse_options(None)?;
+pub fn load_path(py: Python<'_>, path: PathBuf, options: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let request = LoadRequest::from_python(options, None)?;
+    let (maps, structure_only, o) = (request.maps(), request.structure_only, request.options);
     let model = py
         .detach(|| {
             let mut model = match maps {
@@ -193,19 +266,19 @@ impl SharedOwner for PythonBytes {
 pub fn load_bytes(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    options: dataclass::ParseOptions,
+    options: &Bound<'_, PyAny>,
     base_dir: Option<PathBuf>,
 ) -> PyResult<Py<PyAny>> {
-    let no_copy = options.no_copy;
     // Without a base directory there is nowhere to resolve external files from; a
     // no-copy load from bytes shares the object itself, not a map.
-    let options = dataclass::ParseOptions {
-        load_external_data: options.load_external_data && base_dir.is_some(),
-        no_copy: false,
-        skip_raw_data: false,
-        ..options
-    };
-    let o = options.parse_options(base_dir)?;
+    let has_dir = base_dir.is_some();
+    let request = LoadRequest::from_python(options, base_dir)?;
+    let no_copy = request.no_copy;
+    let external = request.options.load_external_data && has_dir;
+    let o = request
+        .options
+        .structure_only(false)
+        .load_external_data(external);
     let mut model = if no_copy {
         // Large payloads become slices of the `bytes` object itself, which the model
         // keeps alive.
@@ -249,24 +322,10 @@ pub fn save_path(
     py: Python<'_>,
     model: &Bound<'_, PyAny>,
     path: PathBuf,
-    options: dataclass::SerializeOptions,
+    options: &Bound<'_, PyAny>,
     external_location: Option<String>,
 ) -> PyResult<()> {
-    let mut o = SerializeOptions::default()
-        .num_threads(threads(options.num_threads)?)
-        .sync(options.sync)
-        .replace_data_files(options.replace_data_files);
-    if let Some(location) = external_location {
-        let mut e = ExternalDataOptions::new(location)
-            .size_threshold(options.size_threshold)
-            .alignment(options.alignment.max(1))
-            .one_file_per_tensor(!options.all_tensors_to_one_file)
-            .convert_attributes(options.convert_attribute);
-        if options.max_external_file_size > 0 {
-            e = e.max_file_size(options.max_external_file_size);
-        }
-        o = o.external_data(e);
-    }
+    let o = serialize_options(options, external_location)?;
     with_model(py, model, |m| io::save(m, &path, &o).map(drop))
 }
 
@@ -379,19 +438,16 @@ pub fn load_encrypted_bytes(
     model_object(py, out.model)
 }
 
-/// Moves every large payload of `model` into one aligned buffer; returns the number of
-/// tensors moved and the buffer's size.
+/// Moves every large payload of `model` into one aligned buffer, as `options` (any
+/// `TensorBufferOptions`) say; returns the number of tensors moved and the buffer's size.
 #[pyfunction]
-#[pyo3(signature = (model, raw_data_threshold, alignment))]
+#[pyo3(signature = (model, options))]
 pub fn consolidate(
     py: Python<'_>,
     model: &Bound<'_, PyAny>,
-    raw_data_threshold: usize,
-    alignment: usize,
+    options: &Bound<'_, PyAny>,
 ) -> PyResult<(usize, usize)> {
-    let mut o = TensorBufferOptions::LOAD;
-    o.raw_data_threshold = raw_data_threshold;
-    o.alignment = alignment;
+    let o = buffer_options(options)?;
     with_model(py, model, |m| {
         io::consolidate_tensors_to_buffer(m, &o).map(|b| (b.tensor_count(), b.len()))
     })

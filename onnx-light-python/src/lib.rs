@@ -84,6 +84,7 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::load_encrypted_path, m)?)?;
     m.add_function(wrap_pyfunction!(api::load_encrypted_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(api::consolidate, m)?)?;
+    m.add_function(wrap_pyfunction!(api::option_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(api::load_external_data_for_model, m)?)?;
     m.add_function(wrap_pyfunction!(api::inline_external_data, m)?)?;
     m.add_function(wrap_pyfunction!(api::tensors_to_write, m)?)?;

@@ -176,50 +176,75 @@ FunctionProto.__repr__ = _function_repr
 # --- options ------------------------------------------------------------------------
 
 
+# Each class's defaults are the Rust library's (`TensorBufferOptions::default()`,
+# `ParseOptions::default()`, `SerializeOptions::default()`): none is written here.
+_DEFAULTS = _native.option_defaults()
+
+
+def _default(cls: str, name: str) -> Any:
+    return _DEFAULTS[cls][name]
+
+
 @dataclass
 class TensorBufferOptions:
-    """Which payloads count as large (``raw_data_threshold`` bytes and more) and the
-    alignment of each large payload in a buffer this package allocates."""
+    """Which payloads count as large and how their buffers are aligned: the base of
+    ``ParseOptions`` and ``SerializeOptions``, and what ``consolidate_tensors_to_buffer``
+    takes (either subclass too).
 
-    raw_data_threshold: int = 1024
-    alignment: int = 64
+    ``raw_data_threshold`` (default 0): payloads of at least this many bytes are large
+    (shared by a no-copy load, written in parallel by a save, moved by a consolidation).
+    ``alignment`` (default 0, none; else a power of two): where each large payload
+    starts in a buffer the library allocates (a consolidation's buffer, a load that
+    copies), and for a save the alignment of external data offsets."""
 
-
-@dataclass
-class ParseOptions:
-    """Options of ``load``; the keyword arguments of ``load`` override them."""
-
-    load_external_data: bool = True
-    no_copy: bool = False
-    num_threads: int = 0
-    skip_raw_data: bool = False
-    raw_data_threshold: int = 1024
-    alignment: int = 1
-    location: Optional[str] = None
-    max_memory: Optional[int] = -1
-    allow_aliasing: bool = False
+    raw_data_threshold: int = _default("TensorBufferOptions", "raw_data_threshold")
+    alignment: int = _default("TensorBufferOptions", "alignment")
 
 
 @dataclass
-class SerializeOptions:
-    """Options of ``save``; the keyword arguments of ``save`` override them."""
+class ParseOptions(TensorBufferOptions):
+    """Options of ``load``, a ``TensorBufferOptions`` with ``raw_data_threshold``
+    1024: a no-copy load shares payloads of at least that size and copies smaller
+    ones; ``alignment`` above 1 copies payloads into storage aligned to it. The keyword
+    arguments of ``load`` override these."""
 
-    save_as_external_data: bool = False
-    all_tensors_to_one_file: bool = True
-    location: Optional[str] = None
-    size_threshold: int = 1024
-    convert_attribute: bool = False
-    max_external_file_size: int = 0
-    alignment: int = 4096
-    num_threads: int = 0
-    sync: bool = True
-    replace_data_files: bool = False
+    raw_data_threshold: int = _default("ParseOptions", "raw_data_threshold")
+    alignment: int = _default("ParseOptions", "alignment")
+    load_external_data: bool = _default("ParseOptions", "load_external_data")
+    no_copy: bool = _default("ParseOptions", "no_copy")
+    num_threads: int = _default("ParseOptions", "num_threads")
+    skip_raw_data: bool = _default("ParseOptions", "skip_raw_data")
+    location: Optional[str] = _default("ParseOptions", "location")
+    max_memory: Optional[int] = _default("ParseOptions", "max_memory")
+    allow_aliasing: bool = _default("ParseOptions", "allow_aliasing")
+
+
+@dataclass
+class SerializeOptions(TensorBufferOptions):
+    """Options of ``save``, a ``TensorBufferOptions`` with ``raw_data_threshold`` 64:
+    payloads of at least that size are written in parallel. ``alignment`` aligns the
+    offsets of external data (0, the default: 4096, the library's default for data
+    files). The keyword arguments of ``save`` override these."""
+
+    raw_data_threshold: int = _default("SerializeOptions", "raw_data_threshold")
+    alignment: int = _default("SerializeOptions", "alignment")
+    save_as_external_data: bool = _default("SerializeOptions", "save_as_external_data")
+    all_tensors_to_one_file: bool = _default("SerializeOptions", "all_tensors_to_one_file")
+    location: Optional[str] = _default("SerializeOptions", "location")
+    size_threshold: int = _default("SerializeOptions", "size_threshold")
+    convert_attribute: bool = _default("SerializeOptions", "convert_attribute")
+    max_external_file_size: int = _default("SerializeOptions", "max_external_file_size")
+    num_threads: int = _default("SerializeOptions", "num_threads")
+    sync: bool = _default("SerializeOptions", "sync")
+    replace_data_files: bool = _default("SerializeOptions", "replace_data_files")
 
 
 _UNSET: Any = object()
 
 
 def _merge(options: Any, cls: type, given: dict[str, Any]) -> Any:
+    if options is not None and not isinstance(options, cls):
+        raise TypeError(f"options: expected a {cls.__name__}, got {_type_name(options)}")
     base = options if options is not None else cls()
     values = {k: getattr(base, k) for k in base.__dataclass_fields__}
     values.update({k: v for k, v in given.items() if v is not _UNSET})
@@ -369,16 +394,16 @@ def load_model_from_string(
             max_memory=max_memory,
         )
         return serializer.deserialize_proto(s, ModelProto())
-    num_threads = 0 if num_threads is _UNSET else num_threads
-    raw_data_threshold = 1024 if raw_data_threshold is _UNSET else raw_data_threshold
-    alignment = 1 if alignment is _UNSET else alignment
-    max_memory = -1 if max_memory is _UNSET else max_memory
-    o = ParseOptions(
-        load_external_data=False,
-        num_threads=num_threads,
-        raw_data_threshold=raw_data_threshold,
-        alignment=alignment,
-        max_memory=max_memory,
+    o = _merge(
+        None,
+        ParseOptions,
+        dict(
+            load_external_data=False,
+            num_threads=num_threads,
+            raw_data_threshold=raw_data_threshold,
+            alignment=alignment,
+            max_memory=max_memory,
+        ),
     )
     return _native.load_bytes(bytes(s), o, None)
 
@@ -689,12 +714,27 @@ class ConsolidatedBuffer(NamedTuple):
 
 
 def consolidate_tensors_to_buffer(
-    model: Any, opts: Optional[TensorBufferOptions] = None
+    model: Any,
+    opts: Optional[TensorBufferOptions] = None,
+    *,
+    raw_data_threshold: int = _UNSET,
+    alignment: int = _UNSET,
 ) -> ConsolidatedBuffer:
-    """Moves every payload of at least ``opts.raw_data_threshold`` bytes into one buffer,
-    each aligned to ``opts.alignment``; the tensors then share that buffer."""
-    o = opts or TensorBufferOptions()
-    count, nbytes = _native.consolidate(_as_model(model), o.raw_data_threshold, o.alignment)
+    """Moves every payload of at least ``raw_data_threshold`` bytes into one buffer,
+    each aligned to ``alignment`` (0: packed); the tensors then share that buffer.
+    ``opts`` is any ``TensorBufferOptions`` (a ``ParseOptions`` or ``SerializeOptions``
+    too: their thresholds apply), ``TensorBufferOptions()`` by default (every non-empty
+    payload, packed); the keyword arguments override it."""
+    base = opts if opts is not None else TensorBufferOptions()
+    if not isinstance(base, TensorBufferOptions):
+        raise TypeError(f"opts: expected a TensorBufferOptions, got {_type_name(base)}")
+    o = TensorBufferOptions(
+        raw_data_threshold=(
+            base.raw_data_threshold if raw_data_threshold is _UNSET else raw_data_threshold
+        ),
+        alignment=base.alignment if alignment is _UNSET else alignment,
+    )
+    count, nbytes = _native.consolidate(_as_model(model), o)
     return ConsolidatedBuffer(count, nbytes)
 
 

@@ -14,7 +14,7 @@ from typing import Any, Iterator, NamedTuple, Optional
 
 import numpy as np
 
-from . import AttributeProto, ModelProto, TensorProto, _as_model, _native
+from . import _UNSET, AttributeProto, ModelProto, TensorProto, _as_model, _native
 from ._errors import ValidationError
 
 # The external_data keys the format defines; ExternalDataInfo ignores others.
@@ -223,10 +223,12 @@ def uses_external_data(tensor: Any) -> bool:
 
 def convert_model_to_external_data(
     model: Any,
-    all_tensors_to_one_file: bool = True,
-    location: Optional[str] = None,
-    size_threshold: int = 1024,
-    convert_attribute: bool = False,
+    all_tensors_to_one_file: bool = _UNSET,
+    location: Optional[str] = _UNSET,
+    size_threshold: int = _UNSET,
+    convert_attribute: bool = _UNSET,
+    *,
+    options: Any = None,
 ) -> None:
     """Marks the tensors of ``model`` holding at least ``size_threshold`` bytes of
     ``raw_data`` as external, as ``onnx`` does: ``data_location = EXTERNAL`` and a
@@ -239,11 +241,28 @@ def convert_model_to_external_data(
     subdirectories, created by the save); an absolute path, a ``..`` component or a
     hostile name is refused here (``OptionError``), not when the model is saved. Attribute
     tensors are included with ``convert_attribute``. The size counted is the length of
-    ``raw_data`` (``onnx`` compares ``sys.getsizeof``, 33 bytes more)."""
+    ``raw_data`` (``onnx`` compares ``sys.getsizeof``, 33 bytes more).
+
+    ``options``: a ``SerializeOptions`` whose external-data fields (the four above)
+    apply; the arguments given override them. The defaults are ``SerializeOptions()``'s
+    (``size_threshold`` 1024, as in ``onnx``)."""
+    from . import SerializeOptions, _merge
+
+    o = _merge(
+        options,
+        SerializeOptions,
+        dict(
+            all_tensors_to_one_file=all_tensors_to_one_file,
+            location=location,
+            size_threshold=size_threshold,
+            convert_attribute=convert_attribute,
+        ),
+    )
     model = _as_model(model)
-    if location is None:
-        location = f"{uuid.uuid1()}.data"
-    _native.mark_external_data(model, location, all_tensors_to_one_file, size_threshold, convert_attribute)
+    location = o.location if o.location is not None else f"{uuid.uuid1()}.data"
+    _native.mark_external_data(
+        model, location, o.all_tensors_to_one_file, o.size_threshold, o.convert_attribute
+    )
 
 
 def convert_model_from_external_data(model: Any) -> None:
