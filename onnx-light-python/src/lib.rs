@@ -121,5 +121,6 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(payload::tensor_payload, m)?)?;
     m.add_function(wrap_pyfunction!(payload::tensor_data, m)?)?;
     m.add_function(wrap_pyfunction!(payload::tensor_sizes, m)?)?;
+    m.add_function(wrap_pyfunction!(payload::tensor_sharing_array, m)?)?;
     Ok(())
 }

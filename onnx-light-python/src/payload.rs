@@ -120,6 +120,32 @@ pub fn tensor_payload(py: Python<'_>, tensor: &Bound<'_, PyMessage>) -> PyResult
     })
 }
 
+/// A `TensorProto` named `name` (unset when `None`) of `data_type` and `dims` whose
+/// `raw_data` is the memory of `array` itself (a C-contiguous `numpy.ndarray` whose
+/// bytes are already in `raw_data` layout: little-endian, one element after the
+/// other), not a copy; the tensor keeps the array alive. The length is checked against
+/// the shape (`TensorDataError`).
+#[pyfunction]
+#[pyo3(signature = (array, data_type, dims, name))]
+pub fn tensor_sharing_array(
+    py: Python<'_>,
+    array: &Bound<'_, PyAny>,
+    data_type: i32,
+    dims: Vec<i64>,
+    name: Option<String>,
+) -> PyResult<Py<PyAny>> {
+    let data_type = DataType::try_from(data_type)
+        .map_err(|_| PyValueError::new_err(format!("unknown data type {data_type}")))?;
+    let raw = match crate::mapped::ArrayMemory::of(array)? {
+        Some(memory) => Bytes::Shared(SharedBytes::from_owner(memory)),
+        None => Bytes::new(),
+    };
+    let mut t = TensorProto::try_from_raw(String::new(), data_type, dims, raw)
+        .map_err(crate::errors::to_py_err)?;
+    t.name = name.map(Into::into);
+    crate::message::wrap(py, PyMessage::from_box(Box::new(t)))
+}
+
 /// Where [`tensor_data`] found a tensor's bytes, decided while the GIL is released.
 enum Found {
     /// Bytes that were there already: the tensor's payload, or a mapping of its file.

@@ -184,12 +184,33 @@ def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
     return arr
 
 
-def from_array(array: Any, /, name: Optional[str] = None) -> Any:
+def from_array(array: Any, /, name: Optional[str] = None, copy: bool = True) -> Any:
     """A ``TensorProto`` holding ``array`` (``raw_data``, little-endian; sub-byte types
     packed). Strings (a ``str`` array, or an object array of ``str`` and ``bytes``) go in
     ``string_data``; an object array holding anything else raises
-    ``NotImplementedError``, as in ``onnx``."""
+    ``NotImplementedError``, as in ``onnx``. ``ml_dtypes`` arrays (bfloat16, the float8,
+    float6 and float4 types, int4/uint4, int2/uint2) give their ONNX types.
+
+    ``copy=True`` (the default) copies the values, as ``onnx`` does. ``copy=False``
+    shares the array's memory instead, whatever its size, in constant time: the tensor's
+    ``raw_data`` is the array's buffer, which the tensor (and every copy of it put into
+    a model) keeps alive, and saves write from it directly, so a model of large arrays
+    is built and saved without a second copy of its weights. Writing to the array
+    afterwards changes the tensor's values: ``to_array``/``numpy()`` and the next save
+    or ``SerializeToString`` see the new values. Do not write to it while a save or a
+    serialization of the model runs (in another thread), which would write a mix of old
+    and new bytes, nor resize it in place with ``refcheck=False``, which frees the
+    memory the tensor reads (NumPy documents that as unsafe). Assigning the tensor's
+    ``raw_data`` replaces its bytes and leaves the array alone. ``copy=False`` needs the
+    bytes to be ``raw_data`` already: a C-contiguous array of a type stored one element
+    after the other, little-endian (or one byte wide). A non-contiguous or big-endian
+    array, and strings and the packed types (int4, uint4, int2, uint2, float4, float6),
+    raise ``ValueError`` rather than copy behind the caller's back, as NumPy's
+    ``copy=False`` does; ``np.ascontiguousarray(a, a.dtype.newbyteorder("<"))`` makes
+    one that can be shared."""
     arr = np.asarray(array)
+    if not copy:
+        return _sharing(arr, name)
     tensor = TensorProto()
     tensor.dims.extend(arr.shape)
     if name:
@@ -221,6 +242,34 @@ def from_array(array: Any, /, name: Optional[str] = None) -> Any:
     # raw_data is little-endian whatever the array's byte order (a ">i4" array too).
     tensor.raw_data = _little_endian_bytes(arr)
     return tensor
+
+
+def _sharing(arr: np.ndarray, name: Optional[str]) -> Any:
+    """``from_array(arr, name, copy=False)``: a tensor whose ``raw_data`` is ``arr``'s
+    memory, or ``ValueError`` saying why that memory is not ``raw_data`` as it is."""
+    data_type = _data_type_of(arr.dtype)
+    if data_type == _T.STRING:
+        raise ValueError("from_array(copy=False): strings are stored in string_data, not shared")
+    if data_type in _SPECIAL and _SPECIAL[data_type][2] < 8:
+        raise ValueError(
+            f"from_array(copy=False): {arr.dtype} values are stored packed "
+            f"({_SPECIAL[data_type][2]} bits each), so they cannot share the array's memory; "
+            "use copy=True"
+        )
+    order = arr.dtype.byteorder
+    if order == ">" or (order == "=" and sys.byteorder == "big"):
+        raise ValueError(
+            "from_array(copy=False): the array is big-endian and raw_data is little-endian; "
+            "use copy=True, or share a little-endian copy (arr.astype(arr.dtype.newbyteorder('<')))"
+        )
+    if not arr.flags.c_contiguous:
+        raise ValueError(
+            "from_array(copy=False): the array is not C-contiguous; use copy=True, or share "
+            "np.ascontiguousarray(arr)"
+        )
+    if type(arr) is not np.ndarray:
+        arr = arr.view(np.ndarray)
+    return _native.tensor_sharing_array(arr, data_type, list(arr.shape), name or None)
 
 
 def _convert(value: Any, elem_type: int, to_python: bool) -> Any:
