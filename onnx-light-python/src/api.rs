@@ -75,6 +75,10 @@ pub fn option_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     // -1 stands for the library's default budget (`max_memory: None`), None for none.
     p.set_item("max_memory", load.max_memory.map_or(-1, |m| m as i128))?;
     p.set_item("allow_aliasing", load.allow_aliasing)?;
+    p.set_item("base_dir", load.external_data_dir)?;
+    p.set_item("recursion_limit", load.recursion_limit)?;
+    p.set_item("max_model_size", load.max_model_size)?;
+    p.set_item("max_tensor_size", load.max_tensor_size)?;
     let s = buffer(save.buffer)?;
     s.set_item("save_as_external_data", save.external_data.is_some())?;
     s.set_item("all_tensors_to_one_file", !external.one_file_per_tensor)?;
@@ -131,9 +135,27 @@ impl LoadRequest {
         if let Some(loc) = location {
             o = o.external_data_location(loc);
         }
-        if let Some(dir) = base_dir {
+        // The options' directory wins over the one the caller's file name suggests.
+        let dir: Option<PathBuf> = field(obj, CLASS, "base_dir")?;
+        if let Some(dir) = dir.or(base_dir) {
             o = o.external_data_dir(dir);
         }
+        if let Some(bytes) = field(obj, CLASS, "max_model_size")? {
+            o = o.max_model_size(bytes);
+        }
+        if let Some(bytes) = field(obj, CLASS, "max_tensor_size")? {
+            o = o.max_tensor_size(bytes);
+        }
+        let levels: u32 = field(obj, CLASS, "recursion_limit")?;
+        if levels as usize > MAX_NESTING {
+            // Message objects reach at most that deep: a deeper model could not be
+            // walked, copied or saved from Python.
+            return Err(to_py_err(onnx_light::Error::invalid_option(
+                "recursion_limit",
+                format!("{levels} levels; this package handles messages nested at most {MAX_NESTING} deep"),
+            )));
+        }
+        o = o.recursion_limit(levels);
         Ok(LoadRequest {
             options: o,
             no_copy: field(obj, CLASS, "no_copy")?,
@@ -271,8 +293,8 @@ pub fn load_bytes(
 ) -> PyResult<Py<PyAny>> {
     // Without a base directory there is nowhere to resolve external files from; a
     // no-copy load from bytes shares the object itself, not a map.
-    let has_dir = base_dir.is_some();
     let request = LoadRequest::from_python(options, base_dir)?;
+    let has_dir = request.options.external_data_dir.is_some();
     let no_copy = request.no_copy;
     let external = request.options.load_external_data && has_dir;
     let o = request

@@ -34,6 +34,8 @@ def test_the_hierarchy_and_its_defaults_are_the_seeds():
     assert (load.load_external_data, load.no_copy, load.num_threads) == (True, False, 0)
     assert (load.skip_raw_data, load.location, load.max_memory) == (False, None, -1)
     assert load.allow_aliasing is False
+    assert (load.base_dir, load.recursion_limit) == (None, 100)
+    assert (load.max_model_size, load.max_tensor_size) == (None, None)
     assert (save.save_as_external_data, save.all_tensors_to_one_file) == (False, True)
     assert (save.size_threshold, save.max_external_file_size, save.sync) == (1024, 0, True)
     assert (save.convert_attribute, save.replace_data_files, save.location) == (False, False, None)
@@ -175,3 +177,24 @@ def test_convert_to_external_data_takes_serialize_options(tmp_path):
     assert marked == [True, False, False]
     ol.save(m, tmp_path / "m.onnx")
     assert (tmp_path / "w.bin").stat().st_size == 5000
+
+
+def test_the_seeds_limits_and_base_directory_of_a_load(tmp_path):
+    m = _model([2000])
+    p = tmp_path / "m.onnx"
+    ol.save(m, p, save_as_external_data=True, location="m.data", size_threshold=100)
+    with pytest.raises(ol.DecodeError, match="tensor size of 2000 bytes exceeds"):
+        ol.load(p, options=ol.ParseOptions(max_tensor_size=1999))
+    assert len(ol.load(p, options=ol.ParseOptions(max_tensor_size=2000)).graph.initializer[0].raw_data) == 2000
+    size = p.stat().st_size
+    with pytest.raises(ol.DecodeError, match="model size"):
+        ol.load(p, options=ol.ParseOptions(max_model_size=size - 1))
+    with pytest.raises(ol.DecodeError, match="nested deeper than the limit of 1"):
+        ol.load(p, options=ol.ParseOptions(recursion_limit=1))
+    with pytest.raises(ol.OptionError, match="recursion_limit"):
+        ol.load(p, options=ol.ParseOptions(recursion_limit=101))
+    # Bytes have no directory of their own: base_dir gives them one.
+    data = p.read_bytes()
+    assert not ol.load(data).graph.initializer[0].HasField("raw_data")
+    loaded = ol.load(data, options=ol.ParseOptions(base_dir=str(tmp_path)))
+    assert loaded.graph.initializer[0].raw_data == bytes([1]) * 2000

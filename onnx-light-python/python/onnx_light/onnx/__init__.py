@@ -206,7 +206,13 @@ class ParseOptions(TensorBufferOptions):
     """Options of ``load``, a ``TensorBufferOptions`` with ``raw_data_threshold``
     1024: a no-copy load shares payloads of at least that size and copies smaller
     ones; ``alignment`` above 1 copies payloads into storage aligned to it. The keyword
-    arguments of ``load`` override these."""
+    arguments of ``load`` override these.
+
+    ``base_dir``: the directory external data locations are relative to (default: the
+    model file's). ``recursion_limit`` (default 100, also the most this package
+    accepts): how deep messages may nest. ``max_model_size`` and ``max_tensor_size``
+    (bytes, default None: no limit): refuse larger inputs, and models with a larger
+    tensor, before reading them."""
 
     raw_data_threshold: int = _default("ParseOptions", "raw_data_threshold")
     alignment: int = _default("ParseOptions", "alignment")
@@ -217,6 +223,10 @@ class ParseOptions(TensorBufferOptions):
     location: Optional[str] = _default("ParseOptions", "location")
     max_memory: Optional[int] = _default("ParseOptions", "max_memory")
     allow_aliasing: bool = _default("ParseOptions", "allow_aliasing")
+    base_dir: Optional[str] = _default("ParseOptions", "base_dir")
+    recursion_limit: int = _default("ParseOptions", "recursion_limit")
+    max_model_size: Optional[int] = _default("ParseOptions", "max_model_size")
+    max_tensor_size: Optional[int] = _default("ParseOptions", "max_tensor_size")
 
 
 @dataclass
