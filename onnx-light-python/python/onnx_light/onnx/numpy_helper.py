@@ -23,7 +23,6 @@ from ._tensor_types import (
     _data_type_of,
     _element_type,
     _holder_field,
-    _little_endian_bytes,
     _pack,
     _pack_element_bytes,
     _special_dtype,
@@ -191,7 +190,8 @@ def from_array(array: Any, /, name: Optional[str] = None, copy: bool = True) -> 
     ``NotImplementedError``, as in ``onnx``. ``ml_dtypes`` arrays (bfloat16, the float8,
     float6 and float4 types, int4/uint4, int2/uint2) give their ONNX types.
 
-    ``copy=True`` (the default) copies the values, as ``onnx`` does. ``copy=False``
+    ``copy=True`` (the default) copies the values, as ``onnx`` does, once: copies of
+    the tensor (into a graph, a model) share that copy. ``copy=False``
     shares the array's memory instead, whatever its size, in constant time: the tensor's
     ``raw_data`` is the array's buffer, which the tensor (and every copy of it put into
     a model) keeps alive, and saves write from it directly, so a model of large arrays
@@ -211,11 +211,17 @@ def from_array(array: Any, /, name: Optional[str] = None, copy: bool = True) -> 
     arr = np.asarray(array)
     if not copy:
         return _sharing(arr, name)
+    data_type = _data_type_of(arr.dtype)
+    if data_type != _T.STRING and not (data_type in _SPECIAL and _SPECIAL[data_type][2] < 8):
+        # One copy, C-ordered and little-endian whatever the array's layout (a ">i4"
+        # array too), which the tensor then holds as it holds a shared array: copies of
+        # the tensor (into a graph, a model) share it instead of copying it again.
+        private = np.array(arr, dtype=arr.dtype.newbyteorder("<"), order="C", copy=True)
+        return _sharing(private, name)
     tensor = TensorProto()
     tensor.dims.extend(arr.shape)
     if name:
         tensor.name = name
-    data_type = _data_type_of(arr.dtype)
     tensor.data_type = data_type
     if data_type == _T.STRING:
         values = []
@@ -231,16 +237,13 @@ def from_array(array: Any, /, name: Optional[str] = None, copy: bool = True) -> 
                 )
         tensor.string_data.extend(values)
         return tensor
-    if data_type in _SPECIAL and _SPECIAL[data_type][2] < 8:
-        bits = _SPECIAL[data_type][2]
-        if data_type in (_T.INT4, _T.UINT4, _T.INT2, _T.UINT2):
-            stored = arr.astype(np.int8)  # by value; _pack keeps the low bits
-        else:
-            stored = arr.view(np.uint8)
-        tensor.raw_data = _pack(stored, bits)
-        return tensor
-    # raw_data is little-endian whatever the array's byte order (a ">i4" array too).
-    tensor.raw_data = _little_endian_bytes(arr)
+    # The packed types: every other type returned above.
+    bits = _SPECIAL[data_type][2]
+    if data_type in (_T.INT4, _T.UINT4, _T.INT2, _T.UINT2):
+        stored = arr.astype(np.int8)  # by value; _pack keeps the low bits
+    else:
+        stored = arr.view(np.uint8)
+    tensor.raw_data = _pack(stored, bits)
     return tensor
 
 
