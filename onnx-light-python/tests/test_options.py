@@ -105,6 +105,10 @@ def test_load_takes_parse_options_and_their_buffer_fields(tmp_path):
         for t in loaded.graph.initializer[:2]:
             address = np.asarray(ol.raw_data_view(t)).__array_interface__["data"][0]
             assert address % 64 == 0
+    # A plain TensorBufferOptions sets its two fields, the rest are ParseOptions'.
+    loaded = ol.load(p, options=ol.TensorBufferOptions(alignment=64))
+    for t in loaded.graph.initializer[:2]:
+        assert np.asarray(ol.raw_data_view(t)).__array_interface__["data"][0] % 64 == 0
     with pytest.raises(TypeError, match="ParseOptions"):
         ol.load(p, options=ol.SerializeOptions())
     with pytest.raises(TypeError, match="ParseOptions.num_threads"):
@@ -159,10 +163,13 @@ def test_save_takes_serialize_options_and_aligns_external_data(tmp_path):
         back = ol.load(tmp_path / name).graph.initializer
         for t, u in zip(back, m.graph.initializer):
             np.testing.assert_array_equal(t.numpy(), u.numpy())
+    base = ol.TensorBufferOptions(alignment=64)
+    ol.save(m, tmp_path / "d.onnx", options=base, save_as_external_data=True, size_threshold=64)
+    assert offsets(tmp_path / "d.onnx") == [0, 5056, 8064]
     with pytest.raises(TypeError, match="SerializeOptions"):
-        ol.save(m, tmp_path / "d.onnx", options=ol.ParseOptions())
+        ol.save(m, tmp_path / "e.onnx", options=ol.ParseOptions())
     with pytest.raises(ol.OptionError, match="alignment"):
-        ol.save(m, tmp_path / "d.onnx", options=ol.SerializeOptions(alignment=100))
+        ol.save(m, tmp_path / "e.onnx", options=ol.SerializeOptions(alignment=100))
 
 
 def test_convert_to_external_data_takes_serialize_options(tmp_path):

@@ -191,6 +191,9 @@ class TensorBufferOptions:
     ``ParseOptions`` and ``SerializeOptions``, and what ``consolidate_tensors_to_buffer``
     takes (either subclass too).
 
+    ``load`` and ``save`` take one too, for these two fields (the others then keep
+    the defaults of ``ParseOptions`` or ``SerializeOptions``).
+
     ``raw_data_threshold`` (default 0): payloads of at least this many bytes are large
     (shared by a no-copy load, written in parallel by a save, moved by a consolidation).
     ``alignment`` (default 0, none; else a power of two): where each large payload
@@ -253,10 +256,18 @@ _UNSET: Any = object()
 
 
 def _merge(options: Any, cls: type, given: dict[str, Any]) -> Any:
-    if options is not None and not isinstance(options, cls):
-        raise TypeError(f"options: expected a {cls.__name__}, got {_type_name(options)}")
-    base = options if options is not None else cls()
-    values = {k: getattr(base, k) for k in base.__dataclass_fields__}
+    """``options`` (a ``cls``; or a plain ``TensorBufferOptions``, which sets the two
+    fields it has and leaves the others at ``cls``'s defaults) with the keyword
+    arguments that were given on top, as a new ``cls``."""
+    if options is None:
+        options = cls()
+    elif type(options) is TensorBufferOptions:
+        options = cls(raw_data_threshold=options.raw_data_threshold, alignment=options.alignment)
+    elif not isinstance(options, cls):
+        raise TypeError(
+            f"options: expected a {cls.__name__} or a TensorBufferOptions, got {_type_name(options)}"
+        )
+    values = {k: getattr(options, k) for k in cls.__dataclass_fields__}
     values.update({k: v for k, v in given.items() if v is not _UNSET})
     return cls(**values)
 
