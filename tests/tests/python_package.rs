@@ -2,7 +2,7 @@
 //! (release profile, in its own target directory so that it never waits on the lock of
 //! the `cargo test` that runs this), installs it into a private directory (never into
 //! the shared venv), and runs its pytest suite (`onnx-light-python/tests`) with the
-//! managed interpreter, which has `onnx`, `onnxruntime`, `maturin` and `pytest` from
+//! managed interpreter, which has `onnx`, `onnxruntime`, `onnx_ir`, `maturin` and `pytest` from
 //! `tests/python/requirements.txt`.
 
 use std::fs;
