@@ -6,10 +6,13 @@ target/python-package/site):
 
     PYTHONPATH=target/python-package/site target/interop-venv/bin/python \\
         bench/python/python_package_bench.py [--size-mib 1024] [--nodes 200000] [--rounds 3]
+        [--only walks] [--walk-processes 3]
 
 Every measurement runs in a fresh process (cold Python heap, warm page cache), so a load
 is timed from nothing to a usable model, and the peak RSS is that process's own. Prints a
 table of medians over the rounds, and ratios ("onnx / onnx_light" > 1: onnx_light faster).
+The walks (a script's loops over a loaded model's nodes) are timed inside long-lived
+processes, one per library, alternating.
 """
 
 from __future__ import annotations
@@ -61,6 +64,130 @@ def build_models(workdir: str, size_mib: int, nodes: int) -> tuple[str, str]:
         )
         onnx.save(helper.make_model(g), many)
     return big, many
+
+
+def build_walk_model(workdir: str, nodes: int) -> str:
+    """A graph shaped like an exported network for the walks: named nodes of several
+    operators, one to three inputs each, attributes on some."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    path = os.path.join(workdir, "walk.onnx")
+    if os.path.exists(path):
+        return path
+    node_list = []
+    x = "input"
+    for i in range(nodes):
+        kind = i % 4
+        y = f"block{i // 4}/out{kind}"
+        if kind == 0:
+            node = helper.make_node(
+                "Conv", [x, f"block{i // 4}/w", f"block{i // 4}/b"], [y],
+                name=f"block{i // 4}/Conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+            )
+        elif kind == 1:
+            node = helper.make_node("Relu", [x], [y], name=f"block{i // 4}/Relu")
+        elif kind == 2:
+            node = helper.make_node("Add", [x, "input"], [y], name=f"block{i // 4}/Add")
+        else:
+            node = helper.make_node(
+                "Softmax", [x], [y], name=f"block{i // 4}/Softmax", axis=1
+            )
+        node_list.append(node)
+        x = y
+    g = helper.make_graph(
+        node_list, "walk",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 8, 4, 4])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 8, 4, 4])],
+    )
+    onnx.save(helper.make_model(g), path)
+    return path
+
+
+def walk_op_type(model) -> int:
+    return sum(1 for n in model.graph.node if n.op_type == "Conv")
+
+
+def walk_inputs_outputs(model) -> int:
+    return sum(len(list(n.input)) + len(n.output) for n in model.graph.node)
+
+
+def walk_output_map(model) -> int:
+    producer = {}
+    for n in model.graph.node:
+        for o in n.output:
+            producer[o] = n
+    return len(producer)
+
+
+def walk_rename(model) -> int:
+    renamed = 0
+    for i, n in enumerate(model.graph.node):
+        if i % 10 == 0:
+            n.name = n.name + "_renamed"
+            renamed += 1
+    return renamed
+
+
+def walk_combined(model) -> int:
+    producer = {}
+    count = 0
+    for n in model.graph.node:
+        if n.op_type == "Conv":
+            count += 1
+        count += len(list(n.input))
+        for o in n.output:
+            producer[o] = n
+    return count + len(producer)
+
+
+WALKS = [
+    ("op_type of every node", walk_op_type),
+    ("list(input) and output of every node", walk_inputs_outputs),
+    ("output-name-to-node map", walk_output_map),
+    ("rename every 10th node", walk_rename),
+    ("all of the first three in one loop", walk_combined),
+]
+
+
+def walks_worker(lib: str, path: str, rounds: int) -> None:
+    """The walks on one loaded model in this process, `rounds` times each, alternating;
+    prints the medians as JSON."""
+    if lib == "onnx":
+        import onnx as m
+    else:
+        import onnx_light.onnx as m
+    model = m.load(path)
+    times: dict[str, list[float]] = {label: [] for label, _ in WALKS}
+    results = {}
+    for _ in range(rounds):
+        for label, walk in WALKS:
+            t0 = time.perf_counter()
+            results[label] = walk(model)
+            times[label].append(time.perf_counter() - t0)
+    print(json.dumps({label: [statistics.median(ts), results[label]] for label, ts in times.items()}))
+
+
+def walks_table(path: str, rounds: int, processes: int) -> None:
+    """Each library walks the model in a long-lived process of its own; `processes`
+    pairs of processes, alternating, and the medians over them."""
+    got: dict[str, list[dict]] = {"onnx": [], "onnx_light": []}
+    for _ in range(processes):
+        for lib in ("onnx", "onnx_light"):
+            out = subprocess.run(
+                [sys.executable, __file__, "--walks-worker", lib, path, str(rounds)],
+                check=True, capture_output=True, text=True,
+            )
+            got[lib].append(json.loads(out.stdout))
+    print(f"\nwalks in one process ({processes} processes each, {rounds} rounds in each, medians)")
+    print(f"{'walk':40} {'onnx ms':>9} {'onnx_light ms':>14} {'onnx / onnx_light':>18}")
+    for label, _ in WALKS:
+        a = statistics.median(r[label][0] for r in got["onnx"])
+        b = statistics.median(r[label][0] for r in got["onnx_light"])
+        same = {r[label][1] for r in got["onnx"] + got["onnx_light"]}
+        if len(same) != 1:
+            raise SystemExit(f"{label}: the libraries disagree on the walk's result: {same}")
+        print(f"{label:40} {a * 1e3:9.1f} {b * 1e3:14.1f} {a / b:17.2f}x")
 
 
 def build_aligned_external(workdir: str, big: str) -> str:
@@ -144,13 +271,24 @@ def main() -> None:
     p.add_argument("--nodes", type=int, default=200_000)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--dir", default=None, help="where the models are generated (kept)")
+    p.add_argument("--only", choices=["walks"], help="run only the walks table")
+    p.add_argument("--walk-processes", type=int, default=3)
     p.add_argument("--worker", nargs=4, metavar=("OP", "LIB", "PATH", "OUT"))
+    p.add_argument("--walks-worker", nargs=3, metavar=("LIB", "PATH", "ROUNDS"))
     a = p.parse_args()
     if a.worker:
         worker(*a.worker)
         return
+    if a.walks_worker:
+        lib, path, rounds = a.walks_worker
+        walks_worker(lib, path, int(rounds))
+        return
     workdir = a.dir or tempfile.mkdtemp(prefix="onnx-light-pybench-")
     os.makedirs(workdir, exist_ok=True)
+    walk_model = build_walk_model(workdir, a.nodes)
+    if a.only == "walks":
+        walks_table(walk_model, max(a.rounds, 5), a.walk_processes)
+        return
     big, many = build_models(workdir, a.size_mib, a.nodes)
     big_ext = build_aligned_external(workdir, big)
     size = os.path.getsize(big)
@@ -176,6 +314,7 @@ def main() -> None:
         )
         if "to_array_s" in r_light:
             print(f"{'  of which to_array':38} {r_onnx['to_array_s']:9.3f} {r_light['to_array_s']:13.3f}")
+    walks_table(walk_model, max(a.rounds, 5), a.walk_processes)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,9 @@
 //! (or of one inside it) takes the element with it, as a message of its own.
 //! `docs/design/python-views.md` explains the choice.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use pyo3::exceptions::{
     PyAttributeError, PyIndexError, PyRecursionError, PyRuntimeError, PyTypeError, PyValueError,
@@ -19,8 +20,8 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyRange, PySlice, PyTuple, PyType};
 
 use crate::errors::{to_py_err, Failure};
 use crate::reflect::{
-    descriptor, height, new_message, Convert, Named, Reflect, RepeatedMessageCell, Slot, Sub,
-    Value, MAX_NESTING,
+    descriptor, height, message_names, new_message, Convert, Named, Reflect, RepeatedMessageCell,
+    Slot, Sub, Value, MAX_NESTING,
 };
 use crate::text::format_message;
 use onnx_light::io;
@@ -414,7 +415,13 @@ fn nesting_room(path: &[Step]) -> u32 {
 }
 
 /// The base class of every ONNX message class.
-#[pyclass(subclass, module = "onnx_light.onnx", name = "Message", weakref)]
+#[pyclass(
+    subclass,
+    module = "onnx_light.onnx",
+    name = "Message",
+    weakref,
+    frozen
+)]
 pub struct PyMessage {
     place: Arc<Mutex<Place>>,
     pub name: &'static str,
@@ -680,15 +687,29 @@ impl PyMessage {
     /// What field `field` holds, with the converter of its values: the same for every
     /// message of the type, so it is read from an empty one without locking the model.
     fn field_kind(&self, field: &'static str) -> PyResult<FieldShape> {
-        let mut empty = new_message(self.name).expect("views have known types");
-        let shape = match empty.slot(field) {
-            Some(Slot::Single(c)) => Ok(FieldShape::Single(c.converter())),
-            Some(Slot::Repeated(_)) => Ok(FieldShape::Repeated),
-            Some(Slot::Message(_)) => Ok(FieldShape::Message),
-            Some(Slot::RepeatedMessage(_)) => Ok(FieldShape::RepeatedMessage),
-            None => Err(PyAttributeError::new_err(field)),
-        };
-        shape
+        static SHAPES: OnceLock<HashMap<(&'static str, &'static str), FieldShape>> =
+            OnceLock::new();
+        let shapes = SHAPES.get_or_init(|| {
+            let mut shapes = HashMap::new();
+            for name in message_names() {
+                let mut empty = new_message(name).expect("listed");
+                for f in descriptor(name).expect("listed").fields {
+                    let shape = match empty.slot(f.name) {
+                        Some(Slot::Single(c)) => FieldShape::Single(c.converter()),
+                        Some(Slot::Repeated(_)) => FieldShape::Repeated,
+                        Some(Slot::Message(_)) => FieldShape::Message,
+                        Some(Slot::RepeatedMessage(_)) => FieldShape::RepeatedMessage,
+                        None => continue,
+                    };
+                    shapes.insert((name, f.name), shape);
+                }
+            }
+            shapes
+        });
+        shapes
+            .get(&(self.name, field))
+            .copied()
+            .ok_or_else(|| PyAttributeError::new_err(field))
     }
 
     /// The items of a sequence written to the repeated field `field`, converted (and
@@ -719,6 +740,7 @@ impl PyMessage {
 }
 
 /// What a field holds, as far as writing Python values to it goes.
+#[derive(Clone, Copy)]
 enum FieldShape {
     Single(Convert),
     Repeated,
@@ -1199,7 +1221,7 @@ impl PyMessage {
 }
 
 /// A repeated field of a message: a live, list-like view.
-#[pyclass(module = "onnx_light.onnx", name = "RepeatedField", sequence)]
+#[pyclass(module = "onnx_light.onnx", name = "RepeatedField", sequence, frozen)]
 pub struct PyRepeated {
     owner: PyMessage,
     field: &'static str,
@@ -1751,7 +1773,7 @@ impl Field {
 macro_rules! message_classes {
     ($($rust:ident => $py:literal, $proto:literal;)*) => {
         $(
-            #[pyclass(extends = PyMessage, module = "onnx_light.onnx", name = $py, subclass)]
+            #[pyclass(extends = PyMessage, module = "onnx_light.onnx", name = $py, subclass, frozen)]
             pub struct $rust;
 
             #[pymethods]
