@@ -194,6 +194,7 @@ mod pool;
 pub mod shape;
 pub mod tensor;
 pub mod text;
+pub mod version_converter;
 #[doc(hidden)]
 pub mod wire;
 
