@@ -25,14 +25,7 @@ const TARGETS: &[i64] = &[11, 13, 18, 21, 9];
 
 /// Cases (`model.target`) where onnx-light and onnx disagree, each for a documented
 /// reason.
-const KNOWN: &[&str] = &[
-    // Scan 8 -> 9 (the batch axis removed from Scan's inputs) has no adapter here yet.
-    "test_scan_sum.9",
-    "test_scan_sum.11",
-    "test_scan_sum.13",
-    "test_scan_sum.18",
-    "test_scan_sum.21",
-];
+const KNOWN: &[&str] = &[];
 
 /// Environment variable naming a directory of onnx's results to reuse.
 const REUSE_ENV: &str = "ONNX_LIGHT_VC_EXPECTED";

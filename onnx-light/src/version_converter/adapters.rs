@@ -436,7 +436,8 @@ pub(super) fn adapt<'a>(
             allow_plain,
             allow_none,
         )?,
-        Adapter::ExtendTypes | Adapter::BroadcastForward | Adapter::BroadcastBackward => {
+        Adapter::BroadcastForward => broadcast_forward(g, around, node, &op)?,
+        Adapter::ExtendTypes | Adapter::BroadcastBackward => {
             return Err(format!(
                 "this adapter of '{op}' is not implemented in onnx-light's version converter"
             ))
@@ -727,6 +728,159 @@ fn special<'a>(
         }
         Special::Softmax12To13 => return softmax_12_13(g, around, node),
         Special::Softmax13To12 => return softmax_13_12(g, around, node),
+        Special::Cast28To27 => {
+            restrict(g, node, super::table::IR14_TYPES_NOT_IN_IR13, op, to)?;
+            let target = int(node, "to")?;
+            if super::table::IR14_TYPES_NOT_IN_IR13.contains(&(target as i32)) {
+                return Err(format!("Attribute to of operator 'Cast' uses DataType ({target}), which is unallowed for Opset Version {to}."));
+            }
+        }
+        Special::QuantizeLinear28To27 => {
+            restrict(g, node, super::table::IR14_TYPES_NOT_IN_IR13, op, to)?;
+            if node.has_attr("output_dtype") {
+                let dtype = int(node, "output_dtype")?;
+                if super::table::IR14_TYPES_NOT_IN_IR13.contains(&(dtype as i32)) {
+                    return Err(format!("Attribute output_dtype of operator 'QuantizeLinear' uses DataType ({dtype}), which is unallowed for Opset Version {to}."));
+                }
+            }
+        }
+        Special::ReduceLogSum27To28 => {
+            const INTEGERS: &[i32] = &[12, 13, 6, 7];
+            let checked = node.inputs.first().into_iter().chain(node.outputs.iter());
+            for &v in checked {
+                let e = g.values[v].elem;
+                if INTEGERS.contains(&e) {
+                    return Err(format!(
+                        "DataType ({e}) of operator '{op}' is not supported in Opset Version {to}."
+                    ));
+                }
+            }
+        }
+        Special::Mod28To27 => {
+            const FLOATS: &[i32] = &[10, 1, 11, 16, 17, 18, 19, 20, 23, 24];
+            let fmod = match node.attr("fmod") {
+                None => 0,
+                Some(_) => int(node, "fmod")?,
+            };
+            if fmod == 0 {
+                let e = node.inputs.first().map_or(0, |&v| g.values[v].elem);
+                if e == 0 {
+                    return Err("Mod with fmod=0 and unknown input type cannot be downgraded to opset 27. Run shape inference or add value_info with the input type.".into());
+                }
+                if FLOATS.contains(&e) {
+                    return Err("Mod with floating-point inputs and fmod=0 cannot be downgraded to opset 27.".into());
+                }
+            }
+        }
+        Special::MaxPool8To7 => {
+            if node.outputs.len() == 2 {
+                return Err("Opset version 7 of MaxPool cannot include Indices output".into());
+            }
+            node.remove_attr("storage_order");
+        }
+        Special::Sum8To7 => {
+            let dims = |v: ValId| -> Vec<i64> {
+                g.values[v].sizes.as_ref().map_or_else(Vec::new, |s| {
+                    s.iter()
+                        .map(|d| match d {
+                            super::ir::Dim::Value(n) => *n,
+                            _ => -1,
+                        })
+                        .collect()
+                })
+            };
+            for pair in node.inputs.windows(2) {
+                let (a, b) = (dims(pair[0]), dims(pair[1]));
+                let (big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+                let axis = big.len() - small.len();
+                if !small
+                    .iter()
+                    .zip(&big[axis..])
+                    .all(|(x, y)| x == y || *x == 1 || *y == 1)
+                {
+                    return Err(
+                        "the inputs' dimensions do not match, and neither's value is 1".into(),
+                    );
+                }
+            }
+        }
+        Special::Upsample6To7 => {
+            if !(node.has_attr("width_scale") && node.has_attr("height_scale")) {
+                return Err(
+                    "Upsample in opset 1 needs to have width_scale and height_scale attributes"
+                        .into(),
+                );
+            }
+            let width = float(node, "width_scale")?;
+            let height = float(node, "height_scale")?;
+            let Some(&input) = node.inputs.first() else {
+                return Err("Upsample node must have at least 1 input".into());
+            };
+            if g.values[input].sizes.as_ref().map_or(0, |s| s.len()) != 4 {
+                return Err("Upsample in opset 1 supports only 4D input tensor".into());
+            }
+            node.set_attr("scales", AttrValue::Fs(vec![1.0, 1.0, height, width]));
+            node.remove_attr("width_scale");
+            node.remove_attr("height_scale");
+        }
+        Special::Reshape4To5 => {
+            node.remove_attr("consumed_inputs");
+            let shape = ints(node, "shape")?;
+            let c = constant_before(g, around, int64_tensor(vec![shape.len() as i64], shape));
+            node.inputs.push(c);
+            node.remove_attr("shape");
+        }
+        Special::Gemm6To7 => {
+            let sizes = int_sizes(g, node, op, 3)?;
+            let (a, b, c) = (&sizes[0], &sizes[1], &sizes[2]);
+            if a.len() != 2 {
+                return Err("Gemm input A must have exactly 2 dimensions".into());
+            }
+            if b.len() != 2 {
+                return Err("Gemm input B must have exactly 2 dimensions".into());
+            }
+            let trans = |name: &str| matches!(node.attr(name), Some(AttrValue::I(1)));
+            let m = if trans("transA") { a[1] } else { a[0] };
+            let n = if trans("transB") { b[0] } else { b[1] };
+            if !unidirectional_broadcast(&[m, n], c) {
+                return Err(
+                    "Gemm being converted from 6 to 7 does not have broadcastable inputs.".into(),
+                );
+            }
+            node.remove_attr("broadcast");
+        }
+        Special::Upsample8To9 => {
+            let scales = match node.attr("scales") {
+                Some(AttrValue::Fs(v)) => v.clone(),
+                _ => return Err("required undefined attribute 'scales'".into()),
+            };
+            let c = constant_before(g, around, float_tensor(vec![scales.len() as i64], scales));
+            node.inputs.push(c);
+            node.remove_attr("scales");
+        }
+        Special::Scan8To9 => {
+            // Opset 9 drops Scan's leading sequence-length input and the batch axis of
+            // the scanned values.
+            let Some(&first) = node.inputs.first() else {
+                return Err("Scan node in opset 8 must have at least 1 input".into());
+            };
+            if !g.values[first].name.as_str().is_empty() {
+                return Err("Unsupported conversion to opset 9".into());
+            }
+            if node.has_attr("directions") {
+                let directions = ints(node, "directions")?;
+                node.remove_attr("directions");
+                node.set_attr("scan_input_directions", AttrValue::Is(directions));
+            }
+            node.inputs.remove(0);
+            for &v in node.inputs.iter().chain(node.outputs.iter()) {
+                if let Some(sizes) = g.values[v].sizes.as_mut() {
+                    if !sizes.is_empty() {
+                        sizes.remove(0);
+                    }
+                }
+            }
+        }
         Special::Range27To26 => {
             for &v in node.inputs.iter().chain(node.outputs.iter()) {
                 let e = g.values[v].elem;
@@ -826,18 +980,8 @@ fn softmax_12_13<'a>(
     }
     g.values[r].elem = g.values[out].elem;
     g.values[out].sizes = None;
-    for n in around.after.iter_mut() {
-        for i in n.inputs.iter_mut() {
-            if *i == out {
-                *i = r;
-            }
-        }
-    }
-    for o in g.outputs.iter_mut() {
-        if g.values[*o].name.as_str() == original.as_str() {
-            *o = r;
-        }
-    }
+    // Every use, the graph's outputs included, now reads the reshaped value.
+    replace_uses(g, around, out, r);
     around.after.push_front(reshape);
     Ok(())
 }
@@ -933,6 +1077,100 @@ fn softmax_13_12<'a>(
         {
             return Err("removing the Reshape after the node is not implemented in onnx-light's version converter".into());
         }
+    }
+    Ok(())
+}
+
+/// The integer dimensions of the node's first `count` inputs, which must be exactly
+/// that many, each with a known shape of sizes (no names, no unknowns).
+fn int_sizes(
+    g: &Graph<'_>,
+    node: &Node<'_>,
+    op: &str,
+    count: usize,
+) -> Result<Vec<Vec<i64>>, Refusal> {
+    if node.inputs.len() != count {
+        return Err(format!(
+            "{op} in opset version 6 can only broadcast between {count} inputs"
+        ));
+    }
+    let mut all = Vec::with_capacity(count);
+    for (i, &v) in node.inputs.iter().enumerate() {
+        let Some(sizes) = &g.values[v].sizes else {
+            return Err(format!("Shape of input {i} is not available."));
+        };
+        let mut dims = Vec::with_capacity(sizes.len());
+        for d in sizes {
+            match d {
+                super::ir::Dim::Value(n) => dims.push(*n),
+                _ => return Err("Dimension is a param instead of an int.".into()),
+            }
+        }
+        all.push(dims);
+    }
+    Ok(all)
+}
+
+/// Whether `small` broadcasts to `big` in one direction (old-style broadcasting).
+fn unidirectional_broadcast(big: &[i64], small: &[i64]) -> bool {
+    if big.len() < small.len() {
+        return false;
+    }
+    let axis = big.len() - small.len();
+    small
+        .iter()
+        .zip(&big[axis..])
+        .all(|(s, b)| s == b || *s == 1)
+}
+
+/// Add, Sub, Mul, Div, Pow 6 -> 7: the `broadcast` and `axis` attributes go; an input
+/// broadcast along a middle axis is unsqueezed to trailing ones, as numpy broadcasting
+/// needs.
+fn broadcast_forward<'a>(
+    g: &mut Graph<'a>,
+    around: &mut Around<'_, 'a>,
+    node: &mut Node<'a>,
+    op: &str,
+) -> Result<(), Refusal> {
+    if node.has_attr("broadcast") {
+        let sizes = int_sizes(g, node, op, 2)?;
+        let (a, b) = (&sizes[0], &sizes[1]);
+        if node.has_attr("axis") {
+            let axis = int(node, "axis")?;
+            let expected = (a.len().wrapping_sub(b.len())) as i32 as i64;
+            if axis != expected {
+                let extra = a.len().saturating_sub(b.len());
+                let axes: Vec<i64> = (0..extra).map(|i| (b.len() + i) as i64).collect();
+                let mut new_sizes: Vec<super::ir::Dim<'a>> =
+                    b.iter().map(|&d| super::ir::Dim::Value(d)).collect();
+                new_sizes.extend((0..extra).map(|_| super::ir::Dim::Value(1)));
+                let out = node_before(
+                    g,
+                    around,
+                    "Unsqueeze",
+                    vec![node.inputs[1]],
+                    vec![("axes", AttrValue::Is(axes))],
+                );
+                g.values[out].sizes = Some(new_sizes);
+                node.inputs[1] = out;
+            }
+        }
+        node.remove_attr("broadcast");
+    }
+    node.remove_attr("axis");
+    let sizes = int_sizes(g, node, op, 2)?;
+    let (a, b) = if sizes[0].len() >= sizes[1].len() {
+        (&sizes[0], &sizes[1])
+    } else {
+        (&sizes[1], &sizes[0])
+    };
+    let axis = a.len() - b.len();
+    if !b
+        .iter()
+        .zip(&a[axis..])
+        .all(|(x, y)| x == y || *x == 1 || *y == 1)
+    {
+        return Err("the inputs' dimensions do not match, and neither's value is 1".into());
     }
     Ok(())
 }
