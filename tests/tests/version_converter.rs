@@ -121,3 +121,58 @@ fn conversions_agree_with_onnx_on_the_backend_corpus() {
     );
     assert!(agree > 0 && total > 0);
 }
+
+/// A structure-only load converts without reading its weights: the initializers stay
+/// lazy through the conversion, and saving the converted model fetches them from the
+/// source file, byte for byte.
+#[test]
+fn structure_only_models_convert_without_reading_their_weights() {
+    use onnx_light::io::{self, ParseOptions, SerializeOptions};
+
+    let dir = Scratch::new("version-converter-lazy");
+    let mut g = GraphProto::named("g");
+    g.input
+        .push(ValueInfoProto::tensor("x", DataType::Float, [1, 65536]));
+    let w: Vec<u8> = (0..65536 * 4).map(|i| (i % 253) as u8).collect();
+    g.initializer
+        .push(TensorProto::from_raw("w", DataType::Float, [65536], w));
+    g.initializer.push(TensorProto::from_raw(
+        "axes",
+        DataType::Int64,
+        [1],
+        0i64.to_le_bytes().to_vec(),
+    ));
+    // PRelu is the same operator at opsets 12 to 15.
+    g.node.push(NodeProto::new("PRelu", ["x", "w"], ["xw"]));
+    g.node
+        .push(NodeProto::new("Unsqueeze", ["xw", "axes"], ["y"]));
+    g.output.push(ValueInfoProto {
+        name: Some("y".into()),
+        ..Default::default()
+    });
+    let model = ModelProto::new(g, vec![OperatorSetIdProto::new("", 13)]);
+    let path = dir.path("m.onnx");
+    io::save(&model, &path, &SerializeOptions::default()).unwrap();
+
+    let options = ParseOptions::default().structure_only(true);
+    let lazy = io::load_with(&path, &options).unwrap();
+    let up = convert_version(&lazy, 15).unwrap();
+    let w = &up.graph.as_ref().unwrap().initializer[0];
+    assert!(w.raw_data.is_none() && w.lazy_data.is_some());
+    let out = dir.path("up.onnx");
+    io::save(&up, &out, &SerializeOptions::default()).unwrap();
+    let full = convert_version(&io::load(&path).unwrap(), 15).unwrap();
+    assert_eq!(fs::read(&out).unwrap(), full.encode_to_vec().unwrap());
+
+    // Going below 13 reads the axes' values: a structure-only load keeps such small
+    // constants, so it converts as a full load does, the weights still lazy.
+    let down = convert_version(&lazy, 12).unwrap();
+    let g = down.graph.as_ref().unwrap();
+    assert_eq!(g.node[1].attribute("axes").unwrap().ints, [0]);
+    assert_eq!(g.initializer.len(), 1);
+    assert!(g.initializer[0].lazy_data.is_some());
+    let full = convert_version(&io::load(&path).unwrap(), 12).unwrap();
+    let out = dir.path("down.onnx");
+    io::save(&down, &out, &SerializeOptions::default()).unwrap();
+    assert_eq!(fs::read(&out).unwrap(), full.encode_to_vec().unwrap());
+}

@@ -437,7 +437,8 @@ pub(super) fn adapt<'a>(
             allow_none,
         )?,
         Adapter::BroadcastForward => broadcast_forward(g, around, node, &op)?,
-        Adapter::ExtendTypes | Adapter::BroadcastBackward => {
+        Adapter::ExtendTypes => extend_types(g, around, node, &op, to)?,
+        Adapter::BroadcastBackward => {
             return Err(format!(
                 "this adapter of '{op}' is not implemented in onnx-light's version converter"
             ))
@@ -1171,6 +1172,68 @@ fn broadcast_forward<'a>(
         .all(|(x, y)| x == y || *x == 1 || *y == 1)
     {
         return Err("the inputs' dimensions do not match, and neither's value is 1".into());
+    }
+    Ok(())
+}
+
+/// A `Cast` of `input` to `to`, its output named `name` with `sizes` (a scalar shape
+/// when unknown, as the IR copies an absent shape).
+fn cast_node<'a>(g: &mut Graph<'a>, input: ValId, to: i32, name: String) -> Node<'a> {
+    let mut cast = Node::new("Cast");
+    cast.inputs.push(input);
+    cast.set_attr("to", AttrValue::I(i64::from(to)));
+    let out = g.add_value(Origin::Node);
+    g.values[out].name = Str::from(name);
+    g.values[out].sizes = Some(g.values[input].sizes.clone().unwrap_or_default());
+    g.values[out].elem = to;
+    cast.outputs.push(out);
+    cast
+}
+
+/// 9 -> 8 for operators whose opset-9 version accepts more types: inputs of other types
+/// than float, float16 and double are cast to float, and the output is cast back.
+fn extend_types<'a>(
+    g: &mut Graph<'a>,
+    around: &mut Around<'_, 'a>,
+    node: &mut Node<'a>,
+    op: &str,
+    to: i64,
+) -> Result<(), Refusal> {
+    const SUPPORTED: &[i32] = &[1, 10, 11];
+    const UNSUPPORTED: &[i32] = &[15, 14, 8];
+    if node.outputs.len() != 1 {
+        return Err(format!(
+            "{op} being converted from {} to {to} must have exactly one output, but found {}.",
+            to + 1,
+            node.outputs.len()
+        ));
+    }
+    let out = node.outputs[0];
+    let input_type = node.inputs.first().map_or(-1, |&v| g.values[v].elem);
+    let output_type = g.values[out].elem;
+    if UNSUPPORTED.contains(&input_type) {
+        return Err("Unsupported Input Type".into());
+    }
+    if UNSUPPORTED.contains(&output_type) {
+        return Err("Unsupported Output Type".into());
+    }
+    let cast_input = op != "Constant";
+    let cast_output = op != "Greater" && op != "Less";
+    if cast_input && !SUPPORTED.contains(&input_type) {
+        for i in 0..node.inputs.len() {
+            let cast = cast_node(g, node.inputs[i], 1, format!("pre_cast_{i}"));
+            node.inputs[i] = cast.outputs[0];
+            around.before.push(cast);
+        }
+    }
+    if cast_output && !SUPPORTED.contains(&output_type) {
+        let original = g.values[out].name.as_str().to_owned();
+        g.values[out].elem = 1;
+        g.values[out].name = Str::from(format!("{original}_intermediate_output"));
+        let cast = cast_node(g, out, output_type, original);
+        let new = cast.outputs[0];
+        replace_uses(g, around, out, new);
+        around.after.push_front(cast);
     }
     Ok(())
 }
