@@ -17,6 +17,7 @@ mod reflect;
 mod shape;
 mod text;
 mod tools;
+mod version_converter;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -100,6 +101,7 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(defs::deregister_schema, m)?)?;
     m.add_function(wrap_pyfunction!(shape::infer_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(shape::infer_function_output_types, m)?)?;
+    m.add_function(wrap_pyfunction!(version_converter::convert_version, m)?)?;
     m.add_function(wrap_pyfunction!(inline::inline_local_functions, m)?)?;
     m.add_function(wrap_pyfunction!(inline::inline_selected_functions, m)?)?;
     m.add_function(wrap_pyfunction!(tools::to_text, m)?)?;

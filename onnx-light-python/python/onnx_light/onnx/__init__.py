@@ -797,6 +797,7 @@ from . import (  # noqa: E402
     printer,
     shape_inference,
     utils,
+    version_converter,
 )
 from . import _tensor_protocol  # noqa: E402 (it needs numpy_helper)
 
@@ -858,5 +859,6 @@ __all__ = [
     "serialization",
     "shape_inference",
     "utils",
+    "version_converter",
     "write_external_data_tensors",
 ] + sorted(k.split(".")[-1] for k in _native.MESSAGE_CLASSES if k.count(".") == 1)

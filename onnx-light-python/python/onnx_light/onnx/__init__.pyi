@@ -29,6 +29,7 @@ from . import printer as printer
 from . import serialization as serialization
 from . import shape_inference as shape_inference
 from . import utils as utils
+from . import version_converter as version_converter
 from .external_data_helper import convert_model_to_external_data as convert_model_to_external_data
 from .external_data_helper import load_external_data_for_model as load_external_data_for_model
 from .external_data_helper import write_external_data_tensors as write_external_data_tensors

@@ -118,6 +118,14 @@ class InferenceError(Error):
     message names the operator, the node's index and name, and the reason."""
 
 
+class ConvertError(Error, RuntimeError):
+    """A model the version converter refuses (``version_converter``): an operator with
+    no adapter between two opset versions, a node the adapter cannot carry across (an
+    element type or attribute value the other version lacks), or a version outside the
+    ONNX domain's. The message names the operator, its domain, the versions and the
+    node. A ``RuntimeError``, as ``onnx`` raises."""
+
+
 class InlineError(Error, RuntimeError):
     """A model that cannot be inlined (``inliner``): its functions' opset imports
     disagree, or a call passes more parameters than its function declares."""
