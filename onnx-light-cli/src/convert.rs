@@ -11,6 +11,7 @@ use onnx_light::io::external::{self, ExternalDataOptions, VerifyOptions};
 use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::Model;
 use onnx_light::shape::{self, InferOptions};
+use onnx_light::version_converter;
 
 use crate::failure::usage;
 use crate::progress::Progress;
@@ -30,11 +31,27 @@ pub struct Convert {
     pub load: ParseOptions,
     /// `infer-shapes`: the types inference finds are recorded in the model written.
     pub infer: Option<InferOptions>,
+    /// `--opset N`: the model is converted to version N of the ONNX domain.
+    pub opset: Option<i64>,
 }
 
 impl Convert {
     /// Runs shape inference on `model` when asked; what it did, for the report.
     fn prepare(&self, model: &mut Model, progress: &Progress) -> Result<Option<String>, Failure> {
+        if let Some(target) = self.opset {
+            progress.step("converting the opset version");
+            let from = model
+                .opset_import
+                .iter()
+                .find(|o| o.domain().is_empty() || o.domain() == "ai.onnx")
+                .map_or(0, |o| o.version());
+            let converted =
+                version_converter::convert_version_owned(std::mem::take(model), target)?;
+            *model = converted;
+            return Ok(Some(format!(
+                "converted from opset {from} to {target} of the ONNX domain"
+            )));
+        }
         let Some(options) = &self.infer else {
             return Ok(None);
         };

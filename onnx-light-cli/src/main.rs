@@ -112,6 +112,10 @@ enum Command {
         /// Bring every external tensor back into the model file.
         #[arg(long)]
         inline: bool,
+        /// Convert the model to this opset version of the ONNX domain (as
+        /// onnx.version_converter.convert_version); refused conversions fail.
+        #[arg(long, value_name = "N")]
+        opset: Option<i64>,
         /// Skip the fsyncs: still atomic, but not durable across a power loss.
         #[arg(long)]
         no_sync: bool,
@@ -383,6 +387,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             align,
             max_file_size,
             inline,
+            opset,
             no_sync,
             threads,
             force,
@@ -401,6 +406,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 force,
                 load: load_options(&memory, &aliasing),
                 infer: None,
+                opset,
             };
             let done = convert::run(&input, &output, &c, &progress)?;
             drop(progress);
@@ -434,6 +440,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                         .check_type(check_type)
                         .data_prop(data_prop),
                 ),
+                opset: None,
             };
             let done = convert::run(&input, &output, &c, &progress)?;
             drop(progress);

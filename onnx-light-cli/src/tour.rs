@@ -329,6 +329,7 @@ impl Tour<'_> {
                 force: false,
                 load: self.load.clone(),
                 infer: None,
+                opset: None,
             };
             let progress = self.progress(&format!("copying {}", path.display()));
             convert::run(path, Path::new(MODEL), &c, &progress)?;
@@ -477,6 +478,7 @@ impl Tour<'_> {
             force: false,
             load: self.load.clone(),
             infer: None,
+            opset: None,
         };
         let progress = self.progress(&format!("writing {EXTERNAL_MODEL}"));
         let said = convert::run(Path::new(MODEL), Path::new(EXTERNAL_MODEL), &c, &progress)?;

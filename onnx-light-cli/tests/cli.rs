@@ -1359,3 +1359,51 @@ fn infer_shapes_records_types_keeps_weights_in_place_and_refuses_conflicts_when_
         .success()
         .stdout(predicate::str::contains("shape inference: passed"));
 }
+
+#[test]
+fn convert_to_another_opset_keeps_external_data_and_refuses_what_onnx_refuses() {
+    let dir = Scratch::new("convert-opset");
+    let p = write_model(&dir, "m.onnx");
+    let ext = dir.path("ext.onnx");
+    cli()
+        .args(["convert", "--external-data", "ext.data"])
+        .arg(&p)
+        .arg(&ext)
+        .assert()
+        .success();
+    let down = dir.path("up.onnx");
+    cli()
+        .args(["convert", "--opset", "24"])
+        .arg(&ext)
+        .arg(&down)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "converted from opset 21 to 24 of the ONNX domain",
+        ))
+        .stdout(predicate::str::contains("1 external data file: ext.data"));
+    let converted = io::load(&down).unwrap();
+    assert_eq!(converted.opset_import[0].version(), 24);
+    assert_eq!(
+        converted.graph.as_ref().unwrap().initializer,
+        model().graph.unwrap().initializer
+    );
+    // The types onnx's converter records: the intermediate value's.
+    assert_eq!(converted.graph.as_ref().unwrap().value_info[0].name(), "xw");
+
+    // A Gelu cannot go below its first version: exit 1, nothing written.
+    let mut m = model();
+    m.graph.as_mut().unwrap().node[1] = NodeProto::new("Gelu", ["xw"], ["y"]);
+    let gelu = dir.path("gelu.onnx");
+    io::save(&m, &gelu, &SerializeOptions::default()).unwrap();
+    cli()
+        .args(["convert", "--opset", "18"])
+        .arg(&gelu)
+        .arg(dir.path("gelu18.onnx"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "No Previous Version of Gelu exists",
+        ));
+    assert!(!Path::new(&dir.path("gelu18.onnx")).exists());
+}
