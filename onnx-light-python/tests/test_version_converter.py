@@ -75,6 +75,94 @@ CASES = [
     (model([helper.make_node("Pad", ["x"], ["y"], pads=[0, 1, 0, 0, 1, 0], value=1.5)], 10), 11),
     (model([helper.make_node("TopK", ["x"], ["v", "i"], k=2)], 9), 11),
     (model([helper.make_node("Slice", ["x"], ["y"], starts=[0], ends=[1], axes=[1])], 9), 13),
+    # Old opsets: broadcasting, Gemm, Upsample, Reshape, type extensions, Scan.
+    (
+        model(
+            [helper.make_node("Add", ["x", "b"], ["y"], broadcast=1, axis=1)],
+            6,
+            inputs=[V("x", TensorProto.FLOAT, [2, 3, 4]), V("b", TensorProto.FLOAT, [3])],
+        ),
+        7,
+    ),
+    (
+        model(
+            [helper.make_node("Mul", ["x", "b"], ["y"])],
+            7,
+            inputs=[V("x", TensorProto.FLOAT, [2, 3, 4]), V("b", TensorProto.FLOAT, [4])],
+        ),
+        6,
+    ),
+    (
+        model(
+            [helper.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1)],
+            6,
+            inputs=[
+                V("a", TensorProto.FLOAT, [2, 3]),
+                V("b", TensorProto.FLOAT, [5, 3]),
+                V("c", TensorProto.FLOAT, [5]),
+            ],
+        ),
+        7,
+    ),
+    (
+        model(
+            [helper.make_node("Gemm", ["a", "b", "c"], ["y"])],
+            7,
+            inputs=[
+                V("a", TensorProto.FLOAT, [2, 3]),
+                V("b", TensorProto.FLOAT, [3, 5]),
+                V("c", TensorProto.FLOAT, [1, 5]),
+            ],
+        ),
+        6,
+    ),
+    (
+        model(
+            [helper.make_node("Upsample", ["x"], ["y"], scales=[1.0, 1.0, 2.0, 2.0])],
+            8,
+            inputs=[V("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+        ),
+        11,
+    ),
+    (model([helper.make_node("Reshape", ["x"], ["y"], shape=[6, 4])], 4), 5),
+    (
+        model(
+            [helper.make_node("Reshape", ["x", "s"], ["y"])],
+            5,
+            initializers=[helper.make_tensor("s", TensorProto.INT64, [2], [6, 4])],
+        ),
+        4,
+    ),
+    (
+        model(
+            [
+                helper.make_node(
+                    "Constant", [], ["c"], value=helper.make_tensor("v", TensorProto.INT64, [2], [1, 2])
+                ),
+                helper.make_node("Identity", ["c"], ["y"]),
+            ],
+            9,
+        ),
+        8,
+    ),
+    (
+        model(
+            [helper.make_node("MatMul", ["a", "a"], ["y"])],
+            9,
+            inputs=[V("a", TensorProto.INT32, [2, 2])],
+            outputs=[V("y", TensorProto.INT32, None)],
+        ),
+        8,
+    ),
+    (
+        model(
+            [helper.make_node("Upsample", ["x", "s"], ["y"])],
+            9,
+            inputs=[V("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+            initializers=[helper.make_tensor("s", TensorProto.FLOAT, [4], [1, 1, 2, 2])],
+        ),
+        8,
+    ),
     # Control flow: the branches are converted with their node.
     (
         model(

@@ -439,9 +439,17 @@ pub(super) fn adapt<'a>(
         Adapter::BroadcastForward => broadcast_forward(g, around, node, &op)?,
         Adapter::ExtendTypes => extend_types(g, around, node, &op, to)?,
         Adapter::BroadcastBackward => {
-            return Err(format!(
-                "this adapter of '{op}' is not implemented in onnx-light's version converter"
-            ))
+            let sizes = int_sizes(g, node, &op, 2)?;
+            match old_broadcast(&sizes[0], &sizes[1]) {
+                None => {
+                    return Err(format!(
+                        "{op} being converted from {} to {to} does not have broadcastable inputs.",
+                        to + 1
+                    ))
+                }
+                Some(true) => node.set_attr("broadcast", AttrValue::I(1)),
+                Some(false) => {}
+            }
         }
         Adapter::NoPreviousVersion => return Err(format!("No Previous Version of {op} exists")),
         Adapter::Special(s) => return special(s, g, around, node, &op, to),
@@ -729,6 +737,56 @@ fn special<'a>(
         }
         Special::Softmax12To13 => return softmax_12_13(g, around, node),
         Special::Softmax13To12 => return softmax_13_12(g, around, node),
+        Special::Upsample9To8 => return upsample_9_8(g, around, node),
+        Special::Attention24To23 => {
+            if node.inputs.len() > 6 {
+                return Err(format!("{op} being converted from 24 to 23 has nonpad_kv_seqlen input, which is not supported in opset 23. This conversion cannot be performed."));
+            }
+        }
+        Special::Attention25To24 => {
+            for name in ["left_window_size", "right_window_size"] {
+                if node.has_attr(name) {
+                    let v = int(node, name)?;
+                    if v != -1 {
+                        return Err(format!("Attention 25->24 downgrade: {name} must be -1 (disabled) for conversion to opset 24, got {v}. Windowed attention is not representable in opset 24."));
+                    }
+                    node.remove_attr(name);
+                }
+            }
+        }
+        Special::Gemm7To6 => {
+            let sizes = int_sizes(g, node, op, 3)?;
+            let (a, b, c) = (&sizes[0], &sizes[1], &sizes[2]);
+            if a.len() != 2 {
+                return Err("Gemm input A must have exactly 2 dimensions".into());
+            }
+            if b.len() != 2 {
+                return Err("Gemm input B must have exactly 2 dimensions".into());
+            }
+            let trans = |name: &str| matches!(node.attr(name), Some(AttrValue::I(1)));
+            let m = if trans("transA") { a[1] } else { a[0] };
+            let n = if trans("transB") { b[0] } else { b[1] };
+            match old_broadcast(&[m, n], c) {
+                None => {
+                    return Err(
+                        "Gemm being converted from 7 to 6 does not have broadcastable inputs."
+                            .into(),
+                    )
+                }
+                Some(true) => node.set_attr("broadcast", AttrValue::I(1)),
+                Some(false) => {}
+            }
+        }
+        Special::Reshape5To4 => {
+            if node.inputs.len() > 1 {
+                match take_constant_input(g, around, node, 1, true)? {
+                    Some(shape) => node.set_attr("shape", AttrValue::Is(shape)),
+                    None => {
+                        return Err("No initializer or constant input to Reshape node found".into())
+                    }
+                }
+            }
+        }
         Special::Cast28To27 => {
             restrict(g, node, super::table::IR14_TYPES_NOT_IN_IR13, op, to)?;
             let target = int(node, "to")?;
@@ -1234,6 +1292,102 @@ fn extend_types<'a>(
         let new = cast.outputs[0];
         replace_uses(g, around, out, new);
         around.after.push_front(cast);
+    }
+    Ok(())
+}
+
+/// Old-style broadcasting of `small` to `big`: `None` when it does not broadcast, else
+/// whether it needs to (`big` has more dimensions, or a dimension of `small` is 1 where
+/// `big`'s is not).
+fn old_broadcast(big: &[i64], small: &[i64]) -> Option<bool> {
+    if big.len() < small.len() {
+        return None;
+    }
+    let axis = big.len() - small.len();
+    let mut needed = false;
+    for (s, b) in small.iter().zip(&big[axis..]) {
+        if s != b && *s != 1 {
+            return None;
+        }
+        needed |= s != b;
+    }
+    Some(big.len() > small.len() || needed)
+}
+
+/// The float values of a tensor, from its `float_data` or its raw bytes.
+fn read_floats(t: &TensorProto<'_>) -> Result<Vec<f32>, Refusal> {
+    if t.lazy_data.is_some() {
+        return Err("the tensor's weights are not loaded (structure-only model)".into());
+    }
+    match &t.raw_data {
+        Some(raw) => Ok(raw
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect()),
+        None => Ok(t.float_data.clone()),
+    }
+}
+
+/// Upsample 9 -> 8: the `scales` input, an initializer or a `Constant`, becomes the
+/// attribute again, and the constant is removed.
+fn upsample_9_8<'a>(
+    g: &mut Graph<'a>,
+    around: &mut Around<'_, 'a>,
+    node: &mut Node<'a>,
+) -> Result<(), Refusal> {
+    if node.inputs.len() != 2 {
+        return Err("Upsample in opset 9 needs to have 2 inputs.".into());
+    }
+    let scales = node.inputs[1];
+    let name = g.values[scales].name.as_str().to_owned();
+    if let Some(t) = g.initializers.iter().find(|t| t.name() == name) {
+        let values = read_floats(t)?;
+        node.set_attr("scales", AttrValue::Fs(values));
+        node.inputs.remove(1);
+        g.initializers.retain(|t| t.name() != name);
+        if let Some(i) = g
+            .inputs
+            .iter()
+            .position(|&v| g.values[v].name.as_str() == name)
+        {
+            g.inputs.remove(i);
+        }
+        return Ok(());
+    }
+    let is_scales = |n: &Node<'_>| {
+        n.op_type.as_str() == "Constant"
+            && n.outputs
+                .first()
+                .is_some_and(|&o| g.values[o].name.as_str() == name)
+    };
+    let found = around
+        .before
+        .iter()
+        .position(is_scales)
+        .map(|i| (true, i))
+        .or_else(|| around.after.iter().position(is_scales).map(|i| (false, i)));
+    let Some((in_before, i)) = found else {
+        return Err("Unsupported conversion due to unavailable input: scale".into());
+    };
+    let constant = if in_before {
+        &around.before[i]
+    } else {
+        &around.after[i]
+    };
+    let values = match constant.attr("value") {
+        Some(AttrValue::T(t)) => read_floats(t)?,
+        _ => return Err("required undefined attribute 'value'".into()),
+    };
+    let out = constant.outputs[0];
+    node.set_attr("scales", AttrValue::Fs(values));
+    node.inputs.remove(1);
+    if uses(g, around, node, out) > 0 {
+        return Err("the scales constant has other uses".into());
+    }
+    if in_before {
+        around.before.remove(i);
+    } else {
+        around.after.remove(i);
     }
     Ok(())
 }

@@ -177,3 +177,65 @@ fn other_domains_and_unknown_operators() {
         Err(VersionConvertError::UnknownOperator { .. })
     ));
 }
+
+#[test]
+fn old_broadcasting_is_made_explicit_and_back() {
+    let mut m = model(vec![NodeProto::new("Add", ["x", "b"], ["y"])], 7);
+    m.graph
+        .as_mut()
+        .unwrap()
+        .input
+        .push(ValueInfoProto::tensor("b", DataType::Float, [4]));
+    let down = convert_version(&m, 6).unwrap();
+    let n = &down.graph.as_ref().unwrap().node[0];
+    assert_eq!(n.attribute("broadcast").unwrap().i, Some(1));
+    let up = convert_version(&down, 7).unwrap();
+    assert!(up.graph.as_ref().unwrap().node[0]
+        .attribute("broadcast")
+        .is_none());
+
+    // A shape that does not broadcast the old way is refused.
+    let mut m = model(vec![NodeProto::new("Add", ["x", "b"], ["y"])], 7);
+    m.graph
+        .as_mut()
+        .unwrap()
+        .input
+        .push(ValueInfoProto::tensor("b", DataType::Float, [4, 1]));
+    assert!(convert_version(&m, 6).is_err());
+}
+
+#[test]
+fn type_extensions_cast_around_the_node_going_to_opset_8() {
+    let mut m = model(vec![NodeProto::new("MatMul", ["a", "a"], ["y"])], 9);
+    let g = m.graph.as_mut().unwrap();
+    g.input[0] = ValueInfoProto::tensor("a", DataType::Int32, [2, 2]);
+    let down = convert_version(&m, 8).unwrap();
+    assert_eq!(ops(&down), ["Cast", "Cast", "MatMul", "Cast"]);
+    let g = down.graph.as_ref().unwrap();
+    assert_eq!(g.node[0].output[0].as_str(), "pre_cast_0");
+    assert_eq!(g.node[2].output[0].as_str(), "y_intermediate_output");
+    assert_eq!(g.node[3].output[0].as_str(), "y");
+    assert_eq!(g.node[3].attribute("to").unwrap().i, Some(6));
+}
+
+#[test]
+fn replaced_nodes_keep_graph_output_names() {
+    let mut m = model(vec![NodeProto::new("Upsample", ["x", "s"], ["y"])], 9);
+    let g = m.graph.as_mut().unwrap();
+    g.input[0] = ValueInfoProto::tensor("x", DataType::Float, [1, 1, 2, 2]);
+    g.initializer
+        .push(TensorProto::from_slice("s", [4], &[1.0f32, 1.0, 2.0, 2.0]).unwrap());
+    let up = convert_version(&m, 10).unwrap();
+    let g = up.graph.as_ref().unwrap();
+    assert_eq!(ops(&up), ["Resize"]);
+    assert_eq!(g.node[0].output[0].as_str(), "y");
+    assert_eq!(g.output[0].name(), "y");
+    // And back: the scales initializer becomes the attribute again.
+    let down = convert_version(&m, 8).unwrap();
+    let g = down.graph.as_ref().unwrap();
+    assert_eq!(
+        g.node[0].attribute("scales").unwrap().floats,
+        [1.0, 1.0, 2.0, 2.0]
+    );
+    assert!(g.initializer.is_empty());
+}

@@ -6,9 +6,7 @@ Each node whose operator changes between two versions goes through ``onnx``'s ad
 for that step (an ``axes`` attribute becoming an input, ``Split``'s ``split``, ``Clip``'s
 bounds, ...); what ``onnx`` cannot convert raises ``ConvertError`` (a ``RuntimeError``)
 naming the operator, its domain, the versions and the node. Not implemented yet (they
-raise ``ConvertError`` saying so): ``Scan`` 9 -> 8, ``Upsample`` 9 -> 8, the
-broadcasting adapters going down (7 -> 6, 8 -> 7), ``Gemm`` 7 -> 6, ``Reshape`` 5 -> 4
-and the ``Attention`` downgrades."""
+raise ``ConvertError`` saying so): ``Scan`` 9 -> 8."""
 
 from __future__ import annotations
 
