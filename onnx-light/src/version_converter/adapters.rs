@@ -97,6 +97,12 @@ pub(super) struct Around<'n, 'a> {
 /// Why an adapter refused; the caller adds the operator, versions and node.
 pub(super) type Refusal = String;
 
+/// Element types (by `TensorProto.DataType` number) the adapters below and the table
+/// both refuse: bfloat16; the float6 types opset 27 lacks; what Q/DQ of opset 20 lack.
+pub(super) const BFLOAT16_NOT_ALLOWED: &[i32] = &[16]; // BFLOAT16
+pub(super) const IR14_TYPES_NOT_IN_IR13: &[i32] = &[27, 28]; // FLOAT6E2M3, FLOAT6E3M2
+pub(super) const Q_DQ_20_UNALLOWED_TYPES: &[i32] = &[4, 5, 21, 22]; // UINT16, INT16, UINT4, INT4
+
 const INT64: i32 = 7;
 const FLOAT: i32 = 1;
 
@@ -679,7 +685,7 @@ fn special<'a>(
             node.remove_attr("keep_aspect_ratio_policy");
         }
         Special::Scatter16To15 => {
-            restrict(g, node, super::table::BFLOAT16_NOT_ALLOWED, op, to)?;
+            restrict(g, node, BFLOAT16_NOT_ALLOWED, op, to)?;
             if node.has_attr("reduction") {
                 if string(node, "reduction")? != b"none" {
                     return Err(
@@ -711,7 +717,7 @@ fn special<'a>(
             }
         }
         Special::QuantizeLinear21To20 | Special::DequantizeLinear21To20 => {
-            restrict(g, node, super::table::Q_DQ_20_UNALLOWED_TYPES, op, to)?;
+            restrict(g, node, Q_DQ_20_UNALLOWED_TYPES, op, to)?;
             if node.has_attr("block_size") {
                 if int(node, "block_size")? != 0 {
                     return Err(format!(
@@ -788,17 +794,17 @@ fn special<'a>(
             }
         }
         Special::Cast28To27 => {
-            restrict(g, node, super::table::IR14_TYPES_NOT_IN_IR13, op, to)?;
+            restrict(g, node, IR14_TYPES_NOT_IN_IR13, op, to)?;
             let target = int(node, "to")?;
-            if super::table::IR14_TYPES_NOT_IN_IR13.contains(&(target as i32)) {
+            if IR14_TYPES_NOT_IN_IR13.contains(&(target as i32)) {
                 return Err(format!("Attribute to of operator 'Cast' uses DataType ({target}), which is unallowed for Opset Version {to}."));
             }
         }
         Special::QuantizeLinear28To27 => {
-            restrict(g, node, super::table::IR14_TYPES_NOT_IN_IR13, op, to)?;
+            restrict(g, node, IR14_TYPES_NOT_IN_IR13, op, to)?;
             if node.has_attr("output_dtype") {
                 let dtype = int(node, "output_dtype")?;
-                if super::table::IR14_TYPES_NOT_IN_IR13.contains(&(dtype as i32)) {
+                if IR14_TYPES_NOT_IN_IR13.contains(&(dtype as i32)) {
                     return Err(format!("Attribute output_dtype of operator 'QuantizeLinear' uses DataType ({dtype}), which is unallowed for Opset Version {to}."));
                 }
             }

@@ -5,9 +5,8 @@
 //! An operator whose schema changes at a version but has no entry here for that step
 //! cannot be converted across it, as in `onnx`.
 
-use super::adapters::{Adapter as A, Special as S};
+use super::adapters::{Adapter as A, Special as S, BFLOAT16_NOT_ALLOWED, IR14_TYPES_NOT_IN_IR13};
 
-pub(super) const BFLOAT16_NOT_ALLOWED: &[i32] = &[16]; // BFLOAT16
 pub(super) const BITSHIFT_28_UNALLOWED_TYPES: &[i32] = &[3, 5, 6, 7]; // INT8, INT16, INT32, INT64
 pub(super) const BROADCAST_UNALLOWED_TYPES: &[i32] = &[6, 7, 12, 13]; // INT32, INT64, UINT32, UINT64
 pub(super) const CELU_28_UNALLOWED_TYPES: &[i32] = &[10, 16, 11]; // FLOAT16, BFLOAT16, DOUBLE
@@ -20,7 +19,6 @@ pub(super) const IR10_TYPES_NOT_IN_IR9: &[i32] = &[21, 22]; // UINT4, INT4
 pub(super) const IR11_TYPES_NOT_IN_IR10: &[i32] = &[23]; // FLOAT4E2M1
 pub(super) const IR12_TYPES_NOT_IN_IR11: &[i32] = &[24]; // FLOAT8E8M0
 pub(super) const IR13_TYPES_NOT_IN_IR12: &[i32] = &[25, 26]; // UINT2, INT2
-pub(super) const IR14_TYPES_NOT_IN_IR13: &[i32] = &[27, 28]; // FLOAT6E2M3, FLOAT6E3M2
 pub(super) const IS_INF_10_UNALLOWED_TYPES: &[i32] = &[10, 16, 17, 18, 19, 20]; // FLOAT16, BFLOAT16, FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ
 pub(super) const IS_NAN_13_UNALLOWED_TYPES: &[i32] = &[17, 18, 19, 20]; // FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ
 pub(super) const MAXPOOL_UNALLOWED_TYPES: &[i32] = &[2, 3]; // UINT8, INT8
@@ -887,4 +885,3 @@ pub(super) const ADAPTERS: &[(&str, i64, i64, A)] = &[
     ("Where", 15, 16, A::Compatible),
     ("Where", 16, 15, A::Restrict(BFLOAT16_NOT_ALLOWED)),
 ];
-pub(super) const Q_DQ_20_UNALLOWED_TYPES: &[i32] = &[4, 5, 21, 22]; // UINT16, INT16, UINT4, INT4
