@@ -163,6 +163,31 @@ CASES = [
         ),
         8,
     ),
+    (
+        model(
+            [
+                helper.make_node(
+                    "Scan",
+                    ["init", "seq"],
+                    ["last", "all"],
+                    num_scan_inputs=1,
+                    body=helper.make_graph(
+                        [
+                            helper.make_node("Add", ["s", "e"], ["s2"]),
+                            helper.make_node("Identity", ["s2"], ["o"]),
+                        ],
+                        "body",
+                        [V("s", TensorProto.FLOAT, [2]), V("e", TensorProto.FLOAT, [2])],
+                        [V("s2", TensorProto.FLOAT, [2]), V("o", TensorProto.FLOAT, [2])],
+                    ),
+                )
+            ],
+            9,
+            inputs=[V("init", TensorProto.FLOAT, [2]), V("seq", TensorProto.FLOAT, [3, 2])],
+            outputs=[V("last", TensorProto.FLOAT, [2]), V("all", TensorProto.FLOAT, [3, 2])],
+        ),
+        8,
+    ),
     # Control flow: the branches are converted with their node.
     (
         model(

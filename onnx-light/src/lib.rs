@@ -37,6 +37,7 @@
 //! | [`io`] | load (owned, structure-only, or mapped with the `unsafe` [`io::load_mapped`]; files, bytes, readers; limits), save (atomic, parallel, to files, bytes, writers), [`io::external`] data files (split, aligned, resolved beneath the model's directory), consolidation |
 //! | [`tensor`] | every ONNX element type, typed views and edits of tensor data, `ndarray` conversions (feature `ndarray`) |
 //! | [`checker`] | the rules of `onnx.checker.check_model`, every problem reported with its path; the operator schemas of every ONNX version |
+//! | [`version_converter`] | converting a model between opset versions of the ONNX domain as `onnx.version_converter` does: the same adapters, refusals and resulting model |
 //! | [`compose`], [`extract`] | graph surgery as `onnx.compose` and `onnx.utils` do it: merging graphs and models, prefixing names, cutting out sub-models (file to file, reading only the weights kept) |
 //! | [`text`] | the ONNX text format: `to_text` prints as `onnx.printer` does, `parse_model` reads what `onnx.parser` reads |
 //! | [`crypto`] | encrypted models: the authenticated, chunked default format, and onnx_light's `ONNXCRY2` and `ONNXCRY1` |

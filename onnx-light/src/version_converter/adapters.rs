@@ -743,6 +743,42 @@ fn special<'a>(
         }
         Special::Softmax12To13 => return softmax_12_13(g, around, node),
         Special::Softmax13To12 => return softmax_13_12(g, around, node),
+        Special::Scan9To8 => {
+            // Opset 8 has the leading sequence-length input (left empty here) and a
+            // batch axis of 1 on every scanned value; its directions attribute.
+            if node.has_attr("scan_input_directions") {
+                let directions = ints(node, "scan_input_directions")?;
+                node.remove_attr("scan_input_directions");
+                node.set_attr("directions", AttrValue::Is(directions));
+            }
+            for (name, what) in [
+                ("scan_output_directions", "output direction"),
+                ("scan_input_axes", "input axes"),
+                ("scan_output_axes", "output axes"),
+            ] {
+                if node.has_attr(name) {
+                    if ints(node, name)?.iter().any(|&x| x != 0) {
+                        return Err(format!("Unsupported {what} for Version 8"));
+                    }
+                    node.remove_attr(name);
+                }
+            }
+            let length = g.add_value(Origin::Node);
+            g.values[length].name = Str::from("");
+            g.values[length].elem = 6;
+            node.inputs.insert(0, length);
+            for i in 1..node.inputs.len() {
+                let v = node.inputs[i];
+                let mut sizes = vec![super::ir::Dim::Value(1)];
+                sizes.extend(g.values[v].sizes.clone().unwrap_or_default());
+                g.values[v].sizes = Some(sizes);
+            }
+            for &v in &node.outputs {
+                let mut sizes = vec![super::ir::Dim::Value(1)];
+                sizes.extend(g.values[v].sizes.clone().unwrap_or_default());
+                g.values[v].sizes = Some(sizes);
+            }
+        }
         Special::Upsample9To8 => return upsample_9_8(g, around, node),
         Special::Attention24To23 => {
             if node.inputs.len() > 6 {
@@ -984,11 +1020,6 @@ fn special<'a>(
             new.set_attr("mode", AttrValue::S(mode));
             new.inputs = node.inputs[..2].to_vec();
             replace_node(g, around, node, new);
-        }
-        other => {
-            return Err(format!(
-                "the {other:?} adapter is not implemented in onnx-light's version converter"
-            ))
         }
     }
     Ok(())

@@ -5,8 +5,7 @@ resulting model ``onnx.version_converter`` gives, without its 2 GiB limit.
 Each node whose operator changes between two versions goes through ``onnx``'s adapter
 for that step (an ``axes`` attribute becoming an input, ``Split``'s ``split``, ``Clip``'s
 bounds, ...); what ``onnx`` cannot convert raises ``ConvertError`` (a ``RuntimeError``)
-naming the operator, its domain, the versions and the node. Not implemented yet (they
-raise ``ConvertError`` saying so): ``Scan`` 9 -> 8."""
+naming the operator, its domain, the versions and the node."""
 
 from __future__ import annotations
 
