@@ -235,6 +235,14 @@ CASES = [
         ),
         11,
     ),
+    (
+        model(
+            [helper.make_node("Softmax", ["x"], ["y"]), helper.make_node("Reshape", ["y", "s"], ["z"])],
+            13,
+            inputs=[V("x", TensorProto.FLOAT, [2, 3]), V("s", TensorProto.INT64, [1])],
+        ),
+        12,
+    ),
     (model([helper.make_node("Relu", ["x"], ["y"])], 14), 99),
     (model([helper.make_node("Relu", ["x"], ["y"])], 14), 0),
 ]

@@ -1129,7 +1129,8 @@ fn replace_uses(g: &mut Graph<'_>, around: &mut Around<'_, '_>, old: ValId, new:
 }
 
 /// Softmax and LogSoftmax 13 -> 12: the axis is made non-negative; a `Flatten` feeding
-/// the node (as the upgrade inserts) is removed.
+/// the node (as the upgrade inserts) is removed; a `Reshape` reading its output is
+/// refused, as `onnx` ends up refusing it.
 fn softmax_13_12<'a>(
     g: &mut Graph<'a>,
     around: &mut Around<'_, 'a>,
@@ -1171,7 +1172,9 @@ fn softmax_13_12<'a>(
             .iter()
             .any(|n| n.op_type.as_str() == "Reshape" && n.inputs.contains(&out))
         {
-            return Err("removing the Reshape after the node is not implemented in onnx-light's version converter".into());
+            // `onnx` rewires the Reshape's readers and then fails to remove it (its
+            // output is still read): the conversion is refused there too.
+            return Err("the Reshape that reads the node's output cannot be removed".into());
         }
     }
     Ok(())
