@@ -275,3 +275,22 @@ def test_arguments_are_checked_as_onnx_checks_them():
             19,
         )
     assert ol.version_converter is version_converter
+
+
+def test_softmax_down_to_12_before_a_reshape_without_outputs_names_onnx_reason():
+    # A Reshape of another domain with no outputs reads Softmax's output: onnx's adapter
+    # asserts the Reshape has an output, and the refusal says so on both sides.
+    m = model(
+        [
+            helper.make_node("Softmax", ["x"], ["y"], axis=-1),
+            helper.make_node("Reshape", ["y"], [], domain="custom.domain"),
+        ],
+        13,
+        inputs=[V("x", TensorProto.FLOAT, [1, 2])],
+        outputs=[V("y", TensorProto.FLOAT, [1, 2])],
+        extra_opsets=[helper.make_opsetid("custom.domain", 1)],
+    )
+    theirs, ours = results(m, 12)
+    reason = "Reshape node must have at least 1 output"
+    assert isinstance(theirs, RuntimeError) and reason in str(theirs)
+    assert isinstance(ours, version_converter.ConvertError) and reason in str(ours)

@@ -1167,13 +1167,17 @@ fn softmax_13_12<'a>(
         }
     }
     if let Some(&out) = node.outputs.first() {
-        if around
+        if let Some(reshape) = around
             .after
             .iter()
-            .any(|n| n.op_type.as_str() == "Reshape" && n.inputs.contains(&out))
+            .find(|n| n.op_type.as_str() == "Reshape" && n.inputs.contains(&out))
         {
-            // `onnx` rewires the Reshape's readers and then fails to remove it (its
-            // output is still read): the conversion is refused there too.
+            // A Reshape without outputs fails `onnx`'s assertion; with one, `onnx`
+            // rewires its readers and then fails to remove it (its output is still
+            // read): the conversion is refused there too.
+            if reshape.outputs.is_empty() {
+                return Err("Reshape node must have at least 1 output".into());
+            }
             return Err("the Reshape that reads the node's output cannot be removed".into());
         }
     }
