@@ -41,6 +41,7 @@
 //! | [`compose`], [`extract`] | graph surgery as `onnx.compose` and `onnx.utils` do it: merging graphs and models, prefixing names, cutting out sub-models (file to file, reading only the weights kept) |
 //! | [`text`] | the ONNX text format: `to_text` prints as `onnx.printer` does, `parse_model` reads what `onnx.parser` reads |
 //! | [`crypto`] | encrypted models: the authenticated, chunked default format, and onnx_light's `ONNXCRY2` and `ONNXCRY1` |
+//! | `remote` | models in object storage and on HTTP(S) servers (`s3://`, `gs://`, `az://`, `https://`, `file://`): structure first with ranged reads, weights in parallel or on demand (feature `remote`) |
 //! | [`Error`], [`ErrorKind`] | one error type: what went wrong and where (byte offset, field path, file, tensor) |
 //! | [`prelude`], [`ProtoMessage`] | declaring protobuf messages of your own (below) |
 //! | [`Str`], [`Bytes`], [`SharedBytes`], [`EnumValue`], [`UnknownFields`], ... | the field types messages are made of |
@@ -54,7 +55,9 @@
 //! dependencies), `mmap` ([`io::load_mapped`] maps files; without it, it
 //! reads them into one shared buffer), `parallel` (rayon: parallel decode,
 //! save and decryption; without it everything runs on the calling thread), `ndarray`
-//! (`TensorProto::to_ndarray` / `from_ndarray`). `test-hooks` is not for users: it adds
+//! (`TensorProto::to_ndarray` / `from_ndarray`). `remote` (off by default; on in the tool
+//! and the Python package) adds the `remote` module, on the `object_store`, `tokio` and
+//! `reqwest` crates. `test-hooks` is not for users: it adds
 //! hooks for this workspace's own tests (a fixed salt and IV and a cheap stand-in for
 //! PBKDF2 in `crypto`, fault injection at every step of a save), hidden from these docs;
 //! only test builds turn it on, so no release build contains them.
@@ -192,6 +195,9 @@ mod message;
 pub mod onnx;
 mod par;
 mod pool;
+#[cfg(feature = "remote")]
+#[cfg_attr(docsrs, doc(cfg(feature = "remote")))]
+pub mod remote;
 pub mod shape;
 pub mod tensor;
 pub mod text;

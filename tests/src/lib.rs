@@ -8,3 +8,4 @@ pub mod kat;
 pub mod mapped;
 pub mod python;
 pub mod scratch;
+pub mod servers;

@@ -317,7 +317,7 @@ const ALLOWED_LICENSES: [&str; 13] = [
 ];
 
 /// Crates present in two versions, and why that is accepted for now.
-const KNOWN_DUPLICATES: [(&str, &str); 5] = [
+const KNOWN_DUPLICATES: [(&str, &str); 6] = [
     // sha1 0.10 (external-data checksums) is on the RustCrypto `digest` 0.10 stack, while
     // sha2 0.11, hmac 0.13 and pbkdf2 0.13 (encryption) are on `digest` 0.11. Moving to
     // sha1 0.11 would remove these four.
@@ -330,6 +330,13 @@ const KNOWN_DUPLICATES: [(&str, &str); 5] = [
     (
         "cpufeatures",
         "sha1 0.10 uses 0.2; aes 0.9 and sha2 0.11 use 0.3",
+    ),
+    // Feature `remote` (object_store, on in the tool): rand 0.10 (also the crypto
+    // module's) uses getrandom 0.4, while ring 0.17, which `cargo metadata` resolves
+    // under rustls-webpki there, uses 0.2.
+    (
+        "getrandom",
+        "rand 0.10 uses 0.4; ring 0.17 (under rustls-webpki, feature `remote`) uses 0.2",
     ),
     // onnx-light-derive and zerocopy-derive (via rand) use syn 2; bytemuck_derive,
     // clap_derive and thiserror-impl use syn 3. Build-time only (proc macros).

@@ -282,7 +282,7 @@ impl ParseOptions {
         }
     }
 
-    fn decode_options(&self, input_len: u64) -> DecodeOptions {
+    pub(crate) fn decode_options(&self, input_len: u64) -> DecodeOptions {
         DecodeOptions {
             recursion_limit: self.recursion_limit,
             shared_threshold: self.buffer.raw_data_threshold.max(1),
@@ -301,7 +301,7 @@ impl ParseOptions {
         with_threads(self.num_threads, decode)?
     }
 
-    fn check_model_size(&self, len: u64) -> Result<()> {
+    pub(crate) fn check_model_size(&self, len: u64) -> Result<()> {
         match self.max_model_size {
             Some(limit) if len > limit => Err(Error::new(ErrorKind::LimitExceeded {
                 which: Limit::MaxModelSize,
@@ -312,7 +312,7 @@ impl ParseOptions {
         }
     }
 
-    fn check_tensors(&self, model: &ModelProto<'_>) -> Result<()> {
+    pub(crate) fn check_tensors(&self, model: &ModelProto<'_>) -> Result<()> {
         let Some(limit) = self.max_tensor_size else {
             return Ok(());
         };
@@ -446,25 +446,10 @@ fn load_file(
     if options.mode == LoadMode::StructureOnly {
         let head = read_head(file, len).map_err(|e| Error::io(e, Some(path)))?;
         refuse_before_decoding(&head)?;
-        let structure: ByteOwner = Arc::new(
-            read_structure(file, path, len, decode.shared_threshold)
-                .map_err(|e| explain_failure(&head, e))?,
-        );
-        let source: Arc<dyn PayloadSource> = Arc::new(DataFile::from_file(file, path)?);
-        let mut model = Model::decode_shared(structure.clone(), &decode)
+        let structure = read_structure(file, path, len, decode.shared_threshold)
             .map_err(|e| explain_failure(&head, e))?;
-        leave_payloads_on_disk(&mut model, &structure, &source);
-        if Arc::strong_count(&structure) > 1 {
-            // Large bytes other than `raw_data` (`string_data`, attribute bytes, unknown
-            // fields) are still slices of the file-sized buffer: decode again, borrowing,
-            // and copy them, so that the model does not keep the buffer.
-            drop(model);
-            let bytes = structure.bytes();
-            let mut view = ModelProto::decode_with(bytes, &decode)?;
-            leave_borrowed_payloads_on_disk(&mut view, bytes, decode.shared_threshold, &source);
-            return Ok(view.into_owned());
-        }
-        return Ok(model);
+        let source: Arc<dyn PayloadSource> = Arc::new(DataFile::from_file(file, path)?);
+        return decode_structure(structure, &head, &decode, &source);
     }
     let len = usize::try_from(len).map_err(|_| {
         Error::new(ErrorKind::ValueOutOfRange {
@@ -481,6 +466,32 @@ fn load_file(
         .map_err(|e| explain_failure(owner.bytes(), e))?;
     if options.buffer.alignment > 1 {
         consolidate_tensors_to_buffer(&mut model, &options.buffer)?;
+    }
+    Ok(model)
+}
+
+/// Decodes a model from `structure` (the file's bytes with its large payloads left as
+/// zeros, from [`read_structure`]) and points every payload the decode shares at its
+/// range of `source`. `head` is the file's first bytes, for the explanation of a failure.
+pub(crate) fn decode_structure(
+    structure: crate::field::AlignedBuffer,
+    head: &[u8],
+    decode: &DecodeOptions,
+    source: &Arc<dyn PayloadSource>,
+) -> Result<Model> {
+    let structure: ByteOwner = Arc::new(structure);
+    let mut model =
+        Model::decode_shared(structure.clone(), decode).map_err(|e| explain_failure(head, e))?;
+    leave_payloads_on_disk(&mut model, &structure, source);
+    if Arc::strong_count(&structure) > 1 {
+        // Large bytes other than `raw_data` (`string_data`, attribute bytes, unknown
+        // fields) are still slices of the file-sized buffer: decode again, borrowing,
+        // and copy them, so that the model does not keep the buffer.
+        drop(model);
+        let bytes = structure.bytes();
+        let mut view = ModelProto::decode_with(bytes, decode)?;
+        leave_borrowed_payloads_on_disk(&mut view, bytes, decode.shared_threshold, source);
+        return Ok(view.into_owned());
     }
     Ok(model)
 }

@@ -85,7 +85,7 @@
 //! new file and rename it, so a mapped old file stays intact.
 
 pub(crate) mod atomic;
-mod buffer;
+pub(crate) mod buffer;
 mod consolidate;
 mod copy;
 pub mod external;
@@ -109,9 +109,13 @@ pub(crate) use atomic::{write_atomically, NoHook};
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub use atomic::{SaveHook, SaveStep};
-#[cfg(feature = "crypto")]
+#[cfg(any(feature = "crypto", feature = "remote"))]
 pub(crate) use buffer::PayloadBuffer;
+// What `remote` loads build on: the structure walk over any positional reads, its
+// decode, and the checks of a file's first bytes.
 pub use consolidate::{consolidate_tensors_to_buffer, ConsolidatedBuffer};
+#[cfg(feature = "remote")]
+pub(crate) use load::decode_structure;
 pub use load::{
     load, load_external_data_for_model, load_from_bytes, load_from_owner, load_from_reader,
     load_from_slice, load_with, materialize_lazy_data, model_directory, resolve_links, LoadMode,
@@ -119,6 +123,10 @@ pub use load::{
 };
 pub use mmap::load_mapped;
 pub use progress::{Progress, SharedProgress};
+#[cfg(feature = "remote")]
+pub(crate) use sniff::{explain_failure, refuse_before_decoding};
+#[cfg(feature = "remote")]
+pub(crate) use structure::{read_structure_from, Blocks, ReadRanges};
 // `ExternalDataOptions` is also here, beside the `SerializeOptions` that take it.
 pub use options::{
     default_max_memory, ExternalDataOptions, SerializeOptions, TensorBufferOptions,

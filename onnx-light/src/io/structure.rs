@@ -51,6 +51,54 @@ pub(crate) fn read_structure(
     len: u64,
     threshold: usize,
 ) -> Result<AlignedBuffer> {
+    let source = FileRanges { file, path };
+    read_structure_from(&source, len, threshold, Blocks::FILE)
+}
+
+/// Positional reads of a model's bytes: a local file, or an object in a store.
+pub(crate) trait ReadRanges {
+    /// Fills `dst` with the bytes at `offset`; an error names the source.
+    fn read_exact_at(&self, dst: &mut [u8], offset: u64) -> Result<()>;
+}
+
+/// A local file, read with `pread`.
+struct FileRanges<'f> {
+    file: &'f File,
+    path: &'f Path,
+}
+
+impl ReadRanges for FileRanges<'_> {
+    fn read_exact_at(&self, dst: &mut [u8], offset: u64) -> Result<()> {
+        self.file
+            .read_exact_at(dst, offset)
+            .map_err(|e| Error::io(e, Some(self.path)))
+    }
+}
+
+/// The walk's read-ahead bounds: a read after a skipped payload asks for `min` bytes,
+/// and each further read of structure doubles that, up to `max`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Blocks {
+    pub(crate) min: u64,
+    pub(crate) max: u64,
+}
+
+impl Blocks {
+    /// For files: each read is a system call, cheap enough to keep reads small.
+    pub(crate) const FILE: Blocks = Blocks {
+        min: MIN_BLOCK,
+        max: MAX_BLOCK,
+    };
+}
+
+/// [`read_structure`] from any source of positional reads, with its read-ahead bounds
+/// (larger for sources whose every read is a round trip).
+pub(crate) fn read_structure_from(
+    source: &dyn ReadRanges,
+    len: u64,
+    threshold: usize,
+    blocks: Blocks,
+) -> Result<AlignedBuffer> {
     let size = usize::try_from(len).map_err(|_| {
         Error::new(ErrorKind::ValueOutOfRange {
             what: "file larger than the address space",
@@ -60,11 +108,11 @@ pub(crate) fn read_structure(
     // reads into are ever touched.
     let mut buffer = AlignedBuffer::zeroed(size, 16)?;
     let mut walk = Walk {
-        file,
-        path,
+        source,
         buf: &mut buffer,
         loaded: 0,
-        ahead: MIN_BLOCK,
+        ahead: blocks.min,
+        blocks,
         threshold: threshold.max(1) as u64,
         descriptors: message_descriptors()
             .into_iter()
@@ -76,14 +124,14 @@ pub(crate) fn read_structure(
 }
 
 struct Walk<'w> {
-    file: &'w File,
-    path: &'w Path,
+    source: &'w dyn ReadRanges,
     buf: &'w mut [u8],
     /// Every byte before this offset that the walk needs is in `buf`. The walk only moves
     /// forward, so one offset is enough.
     loaded: u64,
     /// The next read-ahead.
     ahead: u64,
+    blocks: Blocks,
     threshold: u64,
     descriptors: HashMap<&'static str, &'static MessageDescriptor>,
 }
@@ -95,9 +143,7 @@ impl Walk<'_> {
         if from < to {
             // Both offsets are at most the file's length, which fits in a usize.
             let dst = &mut self.buf[from as usize..to as usize];
-            self.file
-                .read_exact_at(dst, from)
-                .map_err(|e| Error::io(e, Some(self.path)))?;
+            self.source.read_exact_at(dst, from)?;
             self.loaded = to;
         }
         Ok(())
@@ -110,7 +156,7 @@ impl Walk<'_> {
             return Ok(());
         }
         let ahead = at.max(self.loaded).saturating_add(self.ahead).min(end);
-        self.ahead = (self.ahead * 2).min(MAX_BLOCK);
+        self.ahead = (self.ahead * 2).min(self.blocks.max);
         self.read(at, want.max(ahead))
     }
 
@@ -189,7 +235,7 @@ impl Walk<'_> {
                         // The weights: left where they are. A payload the read-ahead did
                         // not reach is large: the next read starts small again.
                         if data_end > self.loaded {
-                            self.ahead = MIN_BLOCK;
+                            self.ahead = self.blocks.min;
                         }
                     }
                     Some(FieldKind::Message(name)) => {

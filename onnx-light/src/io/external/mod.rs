@@ -70,6 +70,8 @@ pub use crate::io::options::ExternalDataOptions;
 pub(crate) use load::{load_external, ExternalLoad, ExternalMode};
 pub use overlap::{overlapping_tensors, Overlap, Overlaps};
 pub use reference::ExternalDataRef;
+#[cfg(feature = "remote")]
+pub(crate) use resolve::check_range;
 pub(crate) use resolve::DataFile;
 pub use save::convert_model_to_external_data;
 pub(crate) use save::{plan, save_external};

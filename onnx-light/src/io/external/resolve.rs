@@ -191,28 +191,45 @@ pub(crate) fn resolve_tensor(
         r.location = over.to_string();
     }
     let file = resolver.open(name, &r.location)?;
-    if r.offset > file.size {
+    let len = check_range(t, &r, file.size)?;
+    Ok(ResolvedExternal {
+        file,
+        offset: r.offset,
+        len,
+        checksum: r.checksum,
+    })
+}
+
+/// Checks a tensor's reference `r` against the `size` of the data file it names: the
+/// range fits in the file, and its length matches the tensor's dims and data type. The
+/// payload's length (`length`, or the rest of the file).
+///
+/// # Errors
+/// `InvalidExternalData` naming the tensor, the location and the broken rule.
+pub(crate) fn check_range(t: &TensorProto<'_>, r: &ExternalDataRef, size: u64) -> Result<u64> {
+    let name = t.name();
+    if r.offset > size {
         return Err(invalid(
             name,
             Some(&r.location),
             ExternalDataRule::OutOfRange,
             format!(
                 "offset {} exceeds file size ({} bytes): past the end of the file",
-                r.offset, file.size
+                r.offset, size
             ),
         ));
     }
-    let len = r.length.unwrap_or(file.size - r.offset);
-    if r.offset.checked_add(len).is_none_or(|end| end > file.size) {
+    let len = r.length.unwrap_or(size - r.offset);
+    if r.offset.checked_add(len).is_none_or(|end| end > size) {
         return Err(invalid(
             name,
             Some(&r.location),
             ExternalDataRule::OutOfRange,
             format!(
                 "length {len} exceeds available data ({} bytes from offset {}): past the end of the {}-byte file",
-                file.size - r.offset,
+                size - r.offset,
                 r.offset,
-                file.size
+                size
             ),
         ));
     }
@@ -228,12 +245,7 @@ pub(crate) fn resolve_tensor(
             ));
         }
     }
-    Ok(ResolvedExternal {
-        file,
-        offset: r.offset,
-        len,
-        checksum: r.checksum,
-    })
+    Ok(len)
 }
 
 fn poisoned() -> Error {

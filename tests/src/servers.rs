@@ -1,0 +1,182 @@
+//! Local servers for the remote-load tests, started on 127.0.0.1 from the test venv and
+//! stopped when dropped: `tests/python/range_server.py` (HTTP with ranges, counting the
+//! bytes it sends) and moto's standalone S3 server (from `requirements.txt`).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::python::{python, python_dir, run_command};
+
+/// `tests/python/range_server.py` serving a directory.
+#[derive(Debug)]
+pub struct HttpServer {
+    child: Child,
+    // Closing it tells the server to exit.
+    _stdin: Option<ChildStdin>,
+    port: u16,
+}
+
+impl HttpServer {
+    /// Serves `root`; `args` are the server's options (`--no-ranges`, `--deny PREFIX`).
+    ///
+    /// # Panics
+    /// When the server does not start (test support).
+    pub fn start(root: &Path, args: &[&str]) -> HttpServer {
+        let mut child = Command::new(python())
+            .arg(python_dir().join("range_server.py"))
+            .arg(root)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start range_server.py");
+        let stdin = child.stdin.take();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("read the port");
+        let port = line
+            .trim()
+            .strip_prefix("PORT ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("range_server.py said {line:?}"));
+        HttpServer {
+            child,
+            _stdin: stdin,
+            port,
+        }
+    }
+
+    /// The URL of `name` on the server.
+    pub fn url(&self, name: &str) -> String {
+        format!("http://127.0.0.1:{}/{name}", self.port)
+    }
+
+    /// The body bytes sent since the start or the last reset.
+    pub fn bytes_sent(&self) -> u64 {
+        let body = request(self.port, "GET", "/_stats");
+        let at = body.find("\"bytes\": ").expect("stats") + 9;
+        body[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|n| n.parse().ok())
+            .expect("a byte count")
+    }
+
+    /// Sets the count of bytes sent to zero.
+    pub fn reset(&self) {
+        request(self.port, "POST", "/_reset");
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP/1.0 request to the local server; the response body.
+fn request(port: u16, method: &str, path: &str) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    write!(
+        s,
+        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n"
+    )
+    .expect("send");
+    let mut response = String::new();
+    s.read_to_string(&mut response).expect("receive");
+    response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+        .unwrap_or_default()
+}
+
+/// moto's standalone S3 server on a free port of 127.0.0.1.
+#[derive(Debug)]
+pub struct S3Server {
+    child: Child,
+    port: u16,
+}
+
+/// A free port of 127.0.0.1, as the system hands one out.
+fn free_port() -> u16 {
+    TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+impl S3Server {
+    /// Starts the server and waits until it accepts connections.
+    ///
+    /// # Panics
+    /// When it does not start within a minute (test support).
+    pub fn start() -> S3Server {
+        let port = free_port();
+        let child = Command::new(python())
+            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p"])
+            .arg(port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start moto.server");
+        let server = S3Server { child, port };
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "moto.server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        server
+    }
+
+    /// The endpoint, as `AWS_ENDPOINT` takes it.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The environment a client of this server needs (`AWS_ENDPOINT`,
+    /// `AWS_ALLOW_HTTP`, dummy credentials and a region).
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT", self.endpoint()),
+            ("AWS_ALLOW_HTTP", "true".to_string()),
+            ("AWS_ACCESS_KEY_ID", "testing".to_string()),
+            ("AWS_SECRET_ACCESS_KEY", "testing".to_string()),
+            ("AWS_REGION", "us-east-1".to_string()),
+        ]
+    }
+
+    /// Creates `bucket` (if needed) and uploads every file of `dir` under `prefix/`.
+    pub fn upload(&self, bucket: &str, prefix: &str, dir: &Path) {
+        let script = "import boto3, os, sys\n\
+            endpoint, bucket, prefix, root = sys.argv[1:5]\n\
+            s3 = boto3.client('s3', endpoint_url=endpoint, aws_access_key_id='testing',\n\
+                aws_secret_access_key='testing', region_name='us-east-1')\n\
+            try:\n    s3.create_bucket(Bucket=bucket)\nexcept s3.exceptions.BucketAlreadyOwnedByYou:\n    pass\n\
+            for name in sorted(os.listdir(root)):\n\
+            \x20   s3.upload_file(os.path.join(root, name), bucket, prefix + '/' + name)\n";
+        run_command(
+            Command::new(python())
+                .arg("-c")
+                .arg(script)
+                .arg(self.endpoint())
+                .arg(bucket)
+                .arg(prefix)
+                .arg(dir),
+        );
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,395 @@
+//! Models read from URLs (`onnx_light::remote`) against real servers on 127.0.0.1,
+//! started by the tests from the test venv: `tests/python/range_server.py` (HTTP with
+//! ranges, counting the bytes it sends) and moto's standalone S3 server. Loads from URLs
+//! equal loads of the same files from disk; structure-only loads fetch little; a lazy
+//! tensor fetches about its own bytes; errors are typed and name the URL.
+
+use std::path::Path;
+
+use onnx_light::io::external::ExternalDataOptions;
+use onnx_light::io::{self, ParseOptions, SerializeOptions};
+use onnx_light::onnx::*;
+use onnx_light::prelude::*;
+use onnx_light::remote::{self, RemoteOptions};
+use onnx_light::{ErrorKind, ExternalDataRule};
+use onnx_light_tests::scratch::Scratch;
+use onnx_light_tests::servers::{HttpServer, S3Server};
+
+const MIB: usize = 1 << 20;
+
+/// A model of `tensors` initializers of `size` bytes each (distinct contents), a node,
+/// and a small tensor under the payload threshold.
+fn model(tensors: usize, size: usize) -> Model {
+    let mut g = GraphProto::named("g");
+    for i in 0..tensors {
+        let bytes: Vec<u8> = (0..size).map(|j| (j * 7 + i * 13) as u8).collect();
+        g.initializer.push(TensorProto::from_raw(
+            format!("w{i}"),
+            DataType::Uint8,
+            [size as i64],
+            bytes,
+        ));
+    }
+    g.initializer.push(TensorProto::from_raw(
+        "small",
+        DataType::Uint8,
+        [8],
+        vec![3u8; 8],
+    ));
+    g.node.push(NodeProto::new("Relu", ["x"], ["y"]));
+    ModelProto::new(g, vec![])
+}
+
+/// Saves `m` as `model.onnx` in `dir`, with external data in `weights.bin` when asked.
+fn save(m: &Model, dir: &Path, external: Option<ExternalDataOptions>) {
+    let mut options = SerializeOptions::default();
+    if let Some(e) = external {
+        options = options.external_data(e);
+    }
+    io::save(m, dir.join("model.onnx"), &options).unwrap();
+}
+
+fn structure_only() -> RemoteOptions {
+    RemoteOptions::default().parse(ParseOptions::default().structure_only(true))
+}
+
+#[test]
+fn an_owned_load_over_http_equals_the_load_from_disk_byte_for_byte() {
+    let dir = Scratch::new("remote-owned");
+    let single = dir.path("single");
+    let split = dir.path("split");
+    std::fs::create_dir_all(&single).unwrap();
+    std::fs::create_dir_all(&split).unwrap();
+    let m = model(4, 3 * MIB + 5);
+    save(&m, &single, None);
+    save(&m, &split, Some(ExternalDataOptions::new("weights.bin")));
+    let server = HttpServer::start(dir.dir(), &[]);
+    for name in ["single", "split"] {
+        let local = io::load(dir.path(name).join("model.onnx")).unwrap();
+        let remote = remote::load(&server.url(&format!("{name}/model.onnx"))).unwrap();
+        assert_eq!(remote, local, "{name}");
+        assert_eq!(
+            remote.encode_to_vec().unwrap(),
+            local.encode_to_vec().unwrap(),
+            "{name}"
+        );
+        // Parallel parts of 8 MiB or less, concurrency 1 or many: the same bytes.
+        let one = RemoteOptions::default().concurrency(1);
+        let remote = remote::load_with(&server.url(&format!("{name}/model.onnx")), &one).unwrap();
+        assert_eq!(remote, local, "{name}, one request at a time");
+    }
+}
+
+#[test]
+fn a_structure_only_load_skips_the_payloads_and_a_lazy_tensor_fetches_its_own_bytes() {
+    let dir = Scratch::new("remote-lazy");
+    let m = model(8, 2 * MIB);
+    save(&m, dir.dir(), None);
+    let file_len = std::fs::metadata(dir.path("model.onnx")).unwrap().len();
+    let server = HttpServer::start(dir.dir(), &[]);
+    let url = server.url("model.onnx");
+    server.reset();
+    let lazy = remote::load_with(&url, &structure_only()).unwrap();
+    let structure_bytes = server.bytes_sent();
+    // Each payload costs at most the walk's read-ahead after it: far from the 16 MiB.
+    assert!(
+        structure_bytes < file_len / 8,
+        "the structure load fetched {structure_bytes} of {file_len} bytes"
+    );
+    let local = io::load(dir.path("model.onnx")).unwrap();
+    let g = lazy.graph.as_ref().unwrap();
+    assert_eq!(g.node, local.graph.as_ref().unwrap().node);
+    let w3 = &g.initializer[3];
+    assert!(w3.raw_data.is_none());
+    server.reset();
+    let bytes = w3.lazy_data.as_ref().unwrap().fetch().unwrap();
+    let fetched = server.bytes_sent();
+    assert_eq!(
+        &bytes[..],
+        local.graph.as_ref().unwrap().initializer[3]
+            .raw_data
+            .as_deref()
+            .unwrap()
+    );
+    assert_eq!(
+        fetched,
+        2 * MIB as u64,
+        "one tensor fetched {fetched} bytes"
+    );
+    // Fetched whole, the lazy model is the model.
+    let mut all = lazy.clone();
+    io::materialize_lazy_data(&mut all).unwrap();
+    assert_eq!(all, local);
+}
+
+#[test]
+fn external_data_left_lazy_fetches_one_tensor_at_a_time() {
+    let dir = Scratch::new("remote-lazy-external");
+    let m = model(6, MIB);
+    save(&m, dir.dir(), Some(ExternalDataOptions::new("weights.bin")));
+    let server = HttpServer::start(dir.dir(), &[]);
+    server.reset();
+    let lazy = remote::load_with(&server.url("model.onnx"), &structure_only()).unwrap();
+    // The model file (twice at most: its first bytes are sniffed first), no payload.
+    let model_len = std::fs::metadata(dir.path("model.onnx")).unwrap().len();
+    assert!(
+        server.bytes_sent() <= 2 * model_len,
+        "{} bytes fetched",
+        server.bytes_sent()
+    );
+    let t = &lazy.graph.as_ref().unwrap().initializer[2];
+    assert!(t.is_external(), "a lazy tensor keeps its external_data");
+    server.reset();
+    let bytes = t.lazy_data.as_ref().unwrap().fetch().unwrap();
+    assert_eq!(server.bytes_sent(), MIB as u64);
+    assert_eq!(
+        &bytes[..],
+        m.graph.as_ref().unwrap().initializer[2]
+            .raw_data
+            .as_deref()
+            .unwrap()
+    );
+}
+
+#[test]
+fn a_server_without_range_support_is_read_whole_and_gives_the_same_model() {
+    let dir = Scratch::new("remote-no-ranges");
+    let m = model(3, MIB);
+    save(&m, dir.dir(), Some(ExternalDataOptions::new("weights.bin")));
+    let server = HttpServer::start(dir.dir(), &["--no-ranges"]);
+    let local = io::load(dir.path("model.onnx")).unwrap();
+    assert_eq!(remote::load(&server.url("model.onnx")).unwrap(), local);
+    let mut lazy = remote::load_with(&server.url("model.onnx"), &structure_only()).unwrap();
+    io::materialize_lazy_data(&mut lazy).unwrap();
+    lazy.visit_tensors_mut(|_, t| {
+        t.data_location = None;
+        t.external_data.clear();
+    });
+    assert_eq!(lazy, local);
+}
+
+#[test]
+fn a_missing_object_is_not_found_and_a_refused_one_permission_denied_naming_the_url() {
+    let dir = Scratch::new("remote-errors");
+    let m = model(1, 4096);
+    std::fs::create_dir_all(dir.path("private")).unwrap();
+    std::fs::create_dir_all(dir.path("broken")).unwrap();
+    save(&m, &dir.path("private"), None);
+    // The model is there; its data file is not.
+    save(
+        &m,
+        &dir.path("broken"),
+        Some(ExternalDataOptions::new("weights.bin")),
+    );
+    std::fs::remove_file(dir.path("broken").join("weights.bin")).unwrap();
+    let server = HttpServer::start(dir.dir(), &["--deny", "private/"]);
+
+    let url = server.url("nothing/model.onnx");
+    let e = remote::load(&url).unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &ErrorKind::Io(std::io::ErrorKind::NotFound),
+        "{e}"
+    );
+    assert_eq!(e.file(), Some(Path::new(&url)));
+    assert!(e.to_string().contains(&url), "{e}");
+
+    let url = server.url("private/model.onnx");
+    let e = remote::load(&url).unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &ErrorKind::Io(std::io::ErrorKind::PermissionDenied),
+        "{e}"
+    );
+    assert_eq!(e.file(), Some(Path::new(&url)));
+
+    let e = remote::load(&server.url("broken/model.onnx")).unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &ErrorKind::Io(std::io::ErrorKind::NotFound),
+        "{e}"
+    );
+    assert_eq!(e.file(), Some(Path::new(&server.url("broken/weights.bin"))));
+
+    let e = remote::load("ftp://example/model.onnx").unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::InvalidOption { name: "url", .. }),
+        "{e}"
+    );
+}
+
+/// Sets `t`'s external-data `location` to `location`.
+fn relocate(m: &mut Model, location: &str) {
+    m.visit_tensors_mut(|_, t| {
+        for e in t.external_data.iter_mut() {
+            if e.key() == "location" {
+                *e = StringStringEntryProto::new("location", location.to_string());
+            }
+        }
+    });
+}
+
+#[test]
+fn no_location_leaves_the_model_prefix() {
+    let dir = Scratch::new("remote-escape");
+    std::fs::create_dir_all(dir.path("inner")).unwrap();
+    let m = model(1, 4096);
+    save(
+        &m,
+        &dir.path("inner"),
+        Some(ExternalDataOptions::new("weights.bin")),
+    );
+    // A copy of the data one level up, where `../weights.bin` would find it.
+    std::fs::copy(
+        dir.path("inner").join("weights.bin"),
+        dir.path("weights.bin"),
+    )
+    .unwrap();
+    let loaded = io::load_with(
+        dir.path("inner").join("model.onnx"),
+        &ParseOptions::default().load_external_data(false),
+    )
+    .unwrap();
+    let server = HttpServer::start(dir.dir(), &[]);
+    for bad in ["../weights.bin", "/weights.bin", "a/../../weights.bin"] {
+        let mut escaping = loaded.clone();
+        relocate(&mut escaping, bad);
+        server.reset();
+        let e = remote::load_external_data_for_model(
+            &mut escaping,
+            &server.url("inner/model.onnx"),
+            &RemoteOptions::default(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                e.kind(),
+                ErrorKind::InvalidExternalData {
+                    rule: ExternalDataRule::Location,
+                    ..
+                }
+            ),
+            "{bad}: {e}"
+        );
+        assert_eq!(server.bytes_sent(), 0, "{bad}: nothing is fetched");
+    }
+    // The same model resolves its own data beside it.
+    let mut ok = loaded.clone();
+    remote::load_external_data_for_model(
+        &mut ok,
+        &server.url("inner/model.onnx"),
+        &RemoteOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(ok, io::load(dir.path("inner").join("model.onnx")).unwrap());
+}
+
+/// Writes `checksum` into every external tensor of the model in `dir` (saved again).
+fn record_checksum(dir: &Path, checksum: &str) {
+    let path = dir.join("model.onnx");
+    let mut m = io::load_with(&path, &ParseOptions::default().load_external_data(false)).unwrap();
+    m.visit_tensors_mut(|_, t| {
+        if t.is_external() {
+            t.external_data.retain(|e| e.key() != "checksum");
+            t.external_data
+                .push(StringStringEntryProto::new("checksum", checksum));
+        }
+    });
+    let bytes = m.encode_to_vec().unwrap();
+    std::fs::write(&path, bytes).unwrap();
+}
+
+#[test]
+fn checksums_are_verified_by_default_and_the_check_can_be_turned_off() {
+    let dir = Scratch::new("remote-checksum");
+    let m = model(3, MIB);
+    save(&m, dir.dir(), Some(ExternalDataOptions::new("weights.bin")));
+    let data = std::fs::read(dir.path("weights.bin")).unwrap();
+    let sum = {
+        use sha1::{Digest, Sha1};
+        Sha1::digest(&data)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let server = HttpServer::start(dir.dir(), &[]);
+    let url = server.url("model.onnx");
+    record_checksum(dir.dir(), &sum);
+    let local = io::load(dir.path("model.onnx")).unwrap();
+    server.reset();
+    assert_eq!(remote::load(&url).unwrap(), local);
+    // The data file crossed the network once, for the hash and the tensors together.
+    let model_len = std::fs::metadata(dir.path("model.onnx")).unwrap().len();
+    assert_eq!(server.bytes_sent(), model_len + data.len() as u64);
+
+    let wrong = "0".repeat(40);
+    record_checksum(dir.dir(), &wrong);
+    let e = remote::load(&url).unwrap_err();
+    match e.kind() {
+        ErrorKind::ChecksumMismatch { expected, actual } => {
+            assert_eq!(
+                (expected.as_str(), actual.as_str()),
+                (wrong.as_str(), sum.as_str())
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(e.file(), Some(Path::new(&server.url("weights.bin"))));
+    let unchecked = RemoteOptions::default().verify_checksums(false);
+    let loaded = remote::load_with(&url, &unchecked).unwrap();
+    assert_eq!(loaded, io::load(dir.path("model.onnx")).unwrap());
+}
+
+#[test]
+fn models_in_a_local_s3_server_load_as_from_disk() {
+    let dir = Scratch::new("remote-s3");
+    let m = model(5, 3 * MIB);
+    let single = dir.path("single");
+    let split = dir.path("split");
+    std::fs::create_dir_all(&single).unwrap();
+    std::fs::create_dir_all(&split).unwrap();
+    save(&m, &single, None);
+    save(&m, &split, Some(ExternalDataOptions::new("weights.bin")));
+    let server = S3Server::start();
+    server.upload("models", "a/single", &single);
+    server.upload("models", "a/split", &split);
+    // The store reads its endpoint and credentials from the environment, as users
+    // configure it; no other test of this binary uses these variables.
+    for (k, v) in server.env() {
+        std::env::set_var(k, v);
+    }
+    for name in ["single", "split"] {
+        let local = io::load(dir.path(name).join("model.onnx")).unwrap();
+        let url = format!("s3://models/a/{name}/model.onnx");
+        let loaded = remote::load(&url).unwrap();
+        assert_eq!(
+            loaded.encode_to_vec().unwrap(),
+            local.encode_to_vec().unwrap()
+        );
+        let mut lazy = remote::load_with(&url, &structure_only()).unwrap();
+        io::materialize_lazy_data(&mut lazy).unwrap();
+        lazy.visit_tensors_mut(|_, t| {
+            t.data_location = None;
+            t.external_data.clear();
+        });
+        assert_eq!(lazy, local, "{name}");
+    }
+    let e = remote::load("s3://models/a/missing.onnx").unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &ErrorKind::Io(std::io::ErrorKind::NotFound),
+        "{e}"
+    );
+    assert_eq!(e.file(), Some(Path::new("s3://models/a/missing.onnx")));
+}
+
+#[test]
+fn file_urls_are_read_through_the_same_path() {
+    let dir = Scratch::new("remote-file");
+    let m = model(2, MIB);
+    save(&m, dir.dir(), Some(ExternalDataOptions::new("weights.bin")));
+    let path = std::fs::canonicalize(dir.path("model.onnx")).unwrap();
+    let url = format!("file://{}", path.display());
+    assert_eq!(remote::load(&url).unwrap(), io::load(&path).unwrap());
+    assert!(remote::is_url(&url) && remote::is_url("s3://b/k") && !remote::is_url("m.onnx"));
+}
