@@ -12,6 +12,7 @@ use onnx_light::io::external::{self, Verification, VerifyOptions};
 use onnx_light::io::{self, ParseOptions};
 use onnx_light::onnx::Model;
 use onnx_light::prelude::*;
+use onnx_light::remote::{self, RemoteOptions};
 use onnx_light::shape::{self, InferOptions};
 use onnx_light::wire::Sink;
 use onnx_light::ExternalDataRule;
@@ -456,6 +457,41 @@ impl Report {
     }
 }
 
+/// The external references of a model read from `url`, with the rules of a remote load:
+/// locations, ranges against each object's size, lengths (structure only: no payload is
+/// fetched); with `--checksums`, a full load that verifies them.
+fn check_remote_references(
+    url: &str,
+    model: &Model,
+    asked: &Asked,
+    load: &ParseOptions,
+    r: &mut Report,
+) {
+    let external = model.tensors().iter().filter(|t| t.is_external()).count();
+    if external == 0 {
+        return;
+    }
+    let options = RemoteOptions::default()
+        .verify_checksums(asked.checksums)
+        .parse(ParseOptions::clone(load).structure_only(!asked.checksums));
+    let mut refs = model.clone();
+    match remote::load_external_data_for_model(&mut refs, url, &options) {
+        Ok(()) => {
+            r.lines.push(format!(
+                "external data: {external} tensors checked (locations, bounds, lengths)"
+            ));
+            if asked.checksums {
+                r.lines
+                    .push("checksums: verified where the model records one".to_string());
+            }
+        }
+        Err(e) => r.problems.push(Listed::new(format!(
+            "external data: {}",
+            crate::failure::message(&e)
+        ))),
+    }
+}
+
 /// What `check` was asked to do beyond the default checks.
 pub struct Asked {
     /// Verify external data checksums.
@@ -474,31 +510,39 @@ pub fn run(path: &Path, asked: &Asked, load: &ParseOptions) -> Report {
     };
     // Read, not mapped: a file truncated while `check` runs gives an error, not SIGBUS.
     // External data is resolved separately below.
-    let mut model: Model =
-        match io::load_with(path, &ParseOptions::clone(load).load_external_data(false)) {
-            Ok(m) => m,
-            Err(e) => {
-                r.problems.push(Listed::new(format!(
-                    "cannot parse the model: {}",
-                    crate::failure::message(&e)
-                )));
-                r.hint = crate::hint(&e);
-                return r;
-            }
-        };
+    let mut model: Model = match crate::source::load_with(
+        path,
+        &ParseOptions::clone(load).load_external_data(false),
+    ) {
+        Ok(m) => m,
+        Err(e) => {
+            r.problems.push(Listed::new(format!(
+                "cannot parse the model: {}",
+                crate::failure::message(&e)
+            )));
+            r.hint = crate::hint(&e);
+            return r;
+        }
+    };
     let nodes = model.graph.as_ref().map_or(0, |g| g.node.len());
     r.lines.push(format!(
         "parsed: {nodes} nodes, {} tensors",
         model.tensors().len()
     ));
+    let url = crate::source::url(path);
 
     // Where the loader resolves external data: beside the file a link at `path` leads to.
     let dir = io::model_directory(path).unwrap_or_else(|_| Path::new(".").to_path_buf());
     let dir = dir.as_path();
 
-    // The rules of onnx.checker.check_model, with the model's directory for external data.
+    // The rules of onnx.checker.check_model, with the model's directory for external data
+    // (a URL's data objects are the store's: checked below, never looked for on disk).
     let schemas = checker::schema::all();
-    match checker::check_model_with(&model, &CheckOptions::default().model_dir(dir)) {
+    let rules = match url {
+        Some(_) => CheckOptions::default(),
+        None => CheckOptions::default().model_dir(dir),
+    };
+    match checker::check_model_with(&model, &rules) {
         Ok(()) => r.lines.push(format!(
             "onnx rules: passed (model IR version {}, operator schemas of onnx {})",
             model.ir_version(),
@@ -509,14 +553,21 @@ pub fn run(path: &Path, asked: &Asked, load: &ParseOptions) -> Report {
 
     // External references, with the rules of a load: paths, bounds, length vs shape,
     // checksums on request, overlapping ranges.
+    if let Some(url) = url {
+        check_remote_references(url, &model, asked, load, &mut r);
+    }
     let mut verify = VerifyOptions::default()
         .checksums(checksums)
         .allow_aliasing(load.allow_aliasing)
         .overlaps_listed(OVERLAPS_SHOWN);
     // Hashing data files for checksums is the long step: the same bar as the load.
     verify.progress = load.progress.clone();
-    match external::verify(&model, dir, &verify) {
-        Ok(v) => {
+    match url.map_or_else(
+        || external::verify(&model, dir, &verify).map(Some),
+        |_| Ok(None),
+    ) {
+        Ok(None) => {}
+        Ok(Some(v)) => {
             report_external(&v, &mut r.problems);
             if v.tensors > 0 {
                 r.lines.push(format!(
@@ -560,6 +611,10 @@ pub fn run(path: &Path, asked: &Asked, load: &ParseOptions) -> Report {
     // encoder (fields in another order, unpacked numbers, over-long varints, a field seen
     // twice) is valid and loads the same, so a difference is a note, not a problem.
     match File::open(path) {
+        // A URL's bytes are not kept after the load.
+        Err(_) if url.is_some() => r
+            .lines
+            .push("round trip: not compared for a model read from a URL".to_string()),
         Ok(f) => {
             let len = f.metadata().map(|m| m.len()).unwrap_or(0);
             let mut sink = CompareSink {

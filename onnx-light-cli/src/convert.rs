@@ -303,20 +303,24 @@ pub fn run(
     // The arguments first: a usage error is said before anything is read.
     let ext = external_data_options(c)?;
     crate::refuse_existing_output(output, c.force)?;
-    let probe = io::load_with(
+    let probe = crate::source::load_with(
         input,
         &ParseOptions::clone(&c.load)
             .structure_only(true)
             .load_external_data(false),
     )?;
-    let input_data = data_files(&probe, &io::model_directory(input)?);
+    // A model read from a URL has no data files here to protect.
+    let input_data = match crate::source::url(input) {
+        Some(_) => Vec::new(),
+        None => data_files(&probe, &io::model_directory(input)?),
+    };
     let input_has_external = has_external(&probe);
     // The probe is already the structure-only model of a single-file input: the copying
     // paths below use it instead of reading the structure again.
     let mut probe = (!input_has_external).then_some(probe);
     let mut load_structure = || match probe.take() {
         Some(model) => Ok(model),
-        None => io::load_with(
+        None => crate::source::load_with(
             input,
             &progress.load(
                 ParseOptions::clone(&c.load)
@@ -368,7 +372,7 @@ pub fn run(
     }
     if c.inline {
         let load = progress.load(ParseOptions::clone(&c.load).num_threads(c.threads));
-        let mut model = io::load_with(input, &load)?;
+        let mut model = crate::source::load_with(input, &load)?;
         let inferred = c.prepare(&mut model, progress)?;
         progress.step(format!("writing {}", output.display()));
         io::save(&model, output, &save)?;
@@ -376,7 +380,7 @@ pub fn run(
     }
     // Keep the external layout: external tensors go to files of the same names next to
     // the output, inline ones into the model file, all copied from their files.
-    let mut model = io::load_with(
+    let mut model = crate::source::load_with(
         input,
         &progress.load(
             ParseOptions::clone(&c.load)

@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self as stdio, BufWriter, Write};
 use std::path::Path;
 
-use onnx_light::io::{self, ParseOptions};
+use onnx_light::io::ParseOptions;
 use onnx_light::onnx::{
     DataType, DimensionValue, Model, TensorProto, TensorSite, TypeValue, ValueInfoProto,
 };
@@ -442,11 +442,11 @@ pub fn write(
 ) -> Result<(), Box<dyn std::error::Error>> {
     // Structure only, external references not followed: `info` describes even a model
     // whose data files are missing or refused (`check` reports those).
-    let model = io::load_with(
+    let model = crate::source::load_with(
         path,
         &load.clone().structure_only(true).load_external_data(false),
     )?;
-    let file_bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+    let file_bytes = crate::source::size(path);
     let f = facts(&model);
     if as_json {
         write_json(&model, file_bytes, &f, out)?;

@@ -12,6 +12,7 @@ mod sample;
 mod scratch;
 mod show;
 mod size;
+mod source;
 mod table;
 mod tour;
 

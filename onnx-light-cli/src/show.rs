@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use onnx_light::io::{self as olio, ParseOptions};
+use onnx_light::io::ParseOptions;
 use onnx_light::text::{self, PrintOptions};
 
 /// The values of each tensor that `show` prints without `--full`.
@@ -35,7 +35,7 @@ pub fn text(
     // Read, never mapped (the file may change while it prints), and external files left
     // alone: the printer shows where external weights are, not their values.
     let options = options.clone().load_external_data(false);
-    let model = olio::load_with(model, &options)?;
+    let model = crate::source::load_with(model, &options)?;
     let print = PrintOptions::default().max_tensor_values((!full).then_some(SHOWN_VALUES));
     let mut s = text::to_text_with(&model, &print)?;
     s.push('\n');

@@ -186,3 +186,13 @@ pub fn load_external_data_for_model(
         external::load_external(model, &base, options)
     })?
 }
+
+/// The size in bytes of the object at `url` (one `HEAD` request).
+///
+/// # Errors
+/// `InvalidOption` (option `url`) for a URL that is not one of a store; `Io(NotFound)` or
+/// `Io(PermissionDenied)` naming the URL.
+pub fn size(url: &str) -> Result<u64> {
+    let location = Location::parse(url)?;
+    Ok(block_on(RemoteObject::open(location))??.size)
+}
