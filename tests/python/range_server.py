@@ -120,6 +120,17 @@ def _handler(root, stats, ranges, deny):
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A client that closes its connection mid-body (it had what it wanted) is not
+        # an error of the server's.
+        if isinstance(sys.exc_info()[1], (ConnectionError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("root")
@@ -128,8 +139,7 @@ def main():
     p.add_argument("--port-file", default=None)
     a = p.parse_args()
     stats = _Stats()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(a.root, stats, not a.no_ranges, a.deny))
-    server.daemon_threads = True
+    server = _Server(("127.0.0.1", 0), _handler(a.root, stats, not a.no_ranges, a.deny))
     port = server.server_address[1]
     if a.port_file:
         with open(a.port_file + ".tmp", "w") as f:

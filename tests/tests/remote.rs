@@ -305,13 +305,7 @@ fn checksums_are_verified_by_default_and_the_check_can_be_turned_off() {
     let m = model(3, MIB);
     save(&m, dir.dir(), Some(ExternalDataOptions::new("weights.bin")));
     let data = std::fs::read(dir.path("weights.bin")).unwrap();
-    let sum = {
-        use sha1::{Digest, Sha1};
-        Sha1::digest(&data)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    };
+    let sum = sha1_hex(&data);
     let server = HttpServer::start(dir.dir(), &[]);
     let url = server.url("model.onnx");
     record_checksum(dir.dir(), &sum);
@@ -392,4 +386,57 @@ fn file_urls_are_read_through_the_same_path() {
     let url = format!("file://{}", path.display());
     assert_eq!(remote::load(&url).unwrap(), io::load(&path).unwrap());
     assert!(remote::is_url(&url) && remote::is_url("s3://b/k") && !remote::is_url("m.onnx"));
+}
+
+/// SHA-1 of `bytes`, hex, computed here without the library.
+fn sha1_hex(bytes: &[u8]) -> String {
+    use sha1::{Digest, Sha1};
+    Sha1::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn a_save_records_each_data_files_checksum_and_loads_verify_it() {
+    let dir = Scratch::new("remote-checksum-save");
+    let m = model(5, MIB);
+    let external = ExternalDataOptions::new("weights.bin")
+        .max_file_size(3 * MIB as u64)
+        .checksum(true);
+    save(&m, dir.dir(), Some(external));
+    let path = dir.path("model.onnx");
+    let raw = io::load_with(&path, &ParseOptions::default().load_external_data(false)).unwrap();
+    let mut recorded = 0;
+    raw.visit_tensors(|_, t| {
+        if !t.is_external() {
+            return;
+        }
+        let r = io::external::ExternalDataRef::from_tensor(t).unwrap();
+        let data = std::fs::read(dir.path(&r.location)).unwrap();
+        assert_eq!(
+            r.checksum.as_deref(),
+            Some(sha1_hex(&data).as_str()),
+            "{}",
+            t.name()
+        );
+        recorded += 1;
+    });
+    assert_eq!(recorded, 5);
+    // Loads verify the recorded sums: from disk when asked, from a URL by default.
+    let verified = io::load_with(&path, &ParseOptions::default().verify_checksums(true)).unwrap();
+    assert_eq!(verified, m);
+    let server = HttpServer::start(dir.dir(), &[]);
+    assert_eq!(remote::load(&server.url("model.onnx")).unwrap(), m);
+    // One flipped byte in the second file.
+    let second = dir.path("weights.bin.1");
+    let mut data = std::fs::read(&second).unwrap();
+    data[100] ^= 1;
+    std::fs::write(&second, data).unwrap();
+    let e = remote::load(&server.url("model.onnx")).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::ChecksumMismatch { .. }),
+        "{e}"
+    );
+    assert_eq!(e.file(), Some(Path::new(&server.url("weights.bin.1"))));
 }

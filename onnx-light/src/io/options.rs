@@ -262,6 +262,11 @@ pub struct ExternalDataOptions {
     pub one_file_per_tensor: bool,
     /// Also move attribute tensors (`Constant` values and the like); default false.
     pub convert_attributes: bool,
+    /// Record each data file's SHA-1 (lowercase hex) as the `checksum` entry of its
+    /// tensors, the key the ONNX spec defines for it (default false: the file is read
+    /// back once after it is written). Loads verify it with
+    /// [`ParseOptions::verify_checksums`](crate::io::ParseOptions), remote loads by default.
+    pub checksum: bool,
 }
 
 impl ExternalDataOptions {
@@ -274,6 +279,7 @@ impl ExternalDataOptions {
             max_file_size: None,
             one_file_per_tensor: false,
             convert_attributes: false,
+            checksum: false,
         }
     }
     /// Sets `size_threshold`.
@@ -299,6 +305,11 @@ impl ExternalDataOptions {
     /// Sets `convert_attributes`.
     pub fn convert_attributes(mut self, yes: bool) -> Self {
         self.convert_attributes = yes;
+        self
+    }
+    /// Sets `checksum`.
+    pub fn checksum(mut self, yes: bool) -> Self {
+        self.checksum = yes;
         self
     }
 

@@ -535,6 +535,32 @@ fn write_and_commit(
         targets.into_iter().for_each(AtomicTarget::abandon);
         return Err(e);
     }
+    // Each data file's SHA-1, read back from the file as written, recorded in its
+    // tensors (after `length`, as the spec lists the keys).
+    if options.external_data.as_ref().is_some_and(|e| e.checksum) {
+        let sums: Result<Vec<String>> = targets
+            .iter()
+            .zip(files)
+            .map(|(t, f)| sha1_of(&t.file).map_err(|e| Error::io(e, Some(&file_path(f)))))
+            .collect();
+        let sums = match sums {
+            Ok(s) => s,
+            Err(e) => {
+                targets.into_iter().for_each(AtomicTarget::abandon);
+                return Err(e);
+            }
+        };
+        let mut index = 0usize;
+        view.visit_tensors_mut(|_, t| {
+            if let Some(Some(p)) = plan.placements.get(index) {
+                t.external_data.push(StringStringEntryProto::new(
+                    "checksum",
+                    sums[p.file].clone(),
+                ));
+            }
+            index += 1;
+        });
+    }
 
     // Then the model file, also under a temporary name.
     let mut model_target = match AtomicTarget::in_dir(dir, model_name, hook) {
@@ -630,6 +656,28 @@ fn write_and_commit(
             .map(|(f, len)| SavedFile::new(file_path(f), f.location.clone(), len))
             .collect(),
     ))
+}
+
+/// The SHA-1 of a whole file, lowercase hex.
+fn sha1_of(file: &std::fs::File) -> std::io::Result<String> {
+    use sha1::{Digest, Sha1};
+    use std::fmt::Write as _;
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    let mut hasher = Sha1::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = 0u64;
+    while at < len {
+        let n = ((len - at) as usize).min(buf.len());
+        file.read_exact_at(&mut buf[..n], at)?;
+        hasher.update(&buf[..n]);
+        at += n as u64;
+    }
+    let mut hex = String::with_capacity(40);
+    for b in hasher.finalize() {
+        let _ = write!(hex, "{b:02x}");
+    }
+    Ok(hex)
 }
 
 /// After a successful save: removes the data files under a generation name (`w.bin~1`)
