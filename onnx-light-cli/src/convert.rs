@@ -23,6 +23,8 @@ pub struct Convert {
     pub size_threshold: Option<u64>,
     pub align: Option<u64>,
     pub max_file_size: Option<u64>,
+    /// `--checksum`: record each data file's SHA-1.
+    pub checksum: bool,
     pub inline: bool,
     pub sync: bool,
     pub threads: usize,
@@ -272,14 +274,18 @@ fn report(output: &Path, in_place: bool, old_data: &[(FileId, String)]) -> Strin
 /// the save will check them (a bad value is a usage error, said with its flag).
 fn external_data_options(c: &Convert) -> Result<Option<ExternalDataOptions>, Failure> {
     let Some(name) = &c.external_data else {
-        if c.size_threshold.is_some() || c.align.is_some() || c.max_file_size.is_some() {
+        if c.size_threshold.is_some()
+            || c.align.is_some()
+            || c.max_file_size.is_some()
+            || c.checksum
+        {
             return Err(usage(
-                "--size-threshold, --align and --max-file-size need --external-data NAME",
+                "--size-threshold, --align, --max-file-size and --checksum need --external-data NAME",
             ));
         }
         return Ok(None);
     };
-    let mut ext = ExternalDataOptions::new(name.clone());
+    let mut ext = ExternalDataOptions::new(name.clone()).checksum(c.checksum);
     if let Some(t) = c.size_threshold {
         let t = usize::try_from(t).map_err(|_| usage("--size-threshold is too large"))?;
         ext = ext.size_threshold(t);

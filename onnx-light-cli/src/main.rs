@@ -110,6 +110,10 @@ enum Command {
         /// Split external data into files of at most this size (NAME, NAME.1, ...).
         #[arg(long, value_name = "BYTES", value_parser = size::parse)]
         max_file_size: Option<u64>,
+        /// Record each data file's SHA-1 as its tensors' `checksum` (verified by
+        /// `check --checksums` and by loads from URLs).
+        #[arg(long)]
+        checksum: bool,
         /// Bring every external tensor back into the model file.
         #[arg(long)]
         inline: bool,
@@ -387,6 +391,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             size_threshold,
             align,
             max_file_size,
+            checksum,
             inline,
             opset,
             no_sync,
@@ -401,6 +406,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 size_threshold,
                 align,
                 max_file_size,
+                checksum,
                 inline,
                 sync: !no_sync,
                 threads: usize::from(threads),
@@ -430,6 +436,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 size_threshold: None,
                 align: None,
                 max_file_size: None,
+                checksum: false,
                 inline: false,
                 sync: !no_sync,
                 threads: 0,

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use onnx_light::io::external::ExternalDataOptions;
-use onnx_light::io::{self, SerializeOptions};
+use onnx_light::io::{self, ParseOptions, SerializeOptions};
 use onnx_light::onnx::*;
 use onnx_light_tests::scratch::Scratch;
 use onnx_light_tests::servers::{HttpServer, S3Server};
@@ -157,6 +157,32 @@ fn convert_writes_the_model_read_from_a_url_as_from_the_file() {
             .assert()
             .success();
         assert_eq!(io::load(&split).unwrap(), local, "{name}");
+        // With each data file's checksum recorded, which a verifying load checks.
+        let summed = out.join(format!("{name}-summed.onnx"));
+        tool()
+            .args([
+                "-q",
+                "convert",
+                "--external-data",
+                &format!("{name}-s.bin"),
+                "--checksum",
+                &url,
+            ])
+            .arg(&summed)
+            .assert()
+            .success();
+        let raw =
+            io::load_with(&summed, &ParseOptions::default().load_external_data(false)).unwrap();
+        assert!(raw
+            .graph
+            .as_ref()
+            .unwrap()
+            .initializer
+            .iter()
+            .all(|t| t.external_data.iter().any(|e| e.key() == "checksum")));
+        let verified =
+            io::load_with(&summed, &ParseOptions::default().verify_checksums(true)).unwrap();
+        assert_eq!(verified, local, "{name}");
     }
 }
 

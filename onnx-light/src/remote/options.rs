@@ -12,7 +12,8 @@ pub const DEFAULT_CONCURRENCY: usize = 16;
 #[non_exhaustive]
 pub struct RemoteOptions {
     /// The load's options. `verify_checksums` there is ignored: see
-    /// [`verify_checksums`](Self::verify_checksums).
+    /// [`verify_checksums`](Self::verify_checksums); `external_data_dir`, when set, is
+    /// the URL of the directory the data objects are in (default: beside the model).
     pub parse: ParseOptions,
     /// Verify the external-data `checksum` of each object whose tensors record one
     /// (default true; owned loads only).
