@@ -10,6 +10,7 @@ use onnx_light::crypto::{self, DecryptOptions, EncryptOptions, EncryptionFormat,
 use onnx_light::io::external::{self, ExternalDataOptions, VerifyOptions};
 use onnx_light::io::{self, ParseOptions, SerializeOptions, TensorBufferOptions};
 use onnx_light::onnx::{DataLocation, Model, ModelProto};
+use onnx_light::remote::{self, RemoteOptions};
 use onnx_light::{ByteOwner, SharedOwner};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -273,6 +274,46 @@ pub fn load_path(py: Python<'_>, path: PathBuf, options: &Bound<'_, PyAny>) -> P
     model_object(py, model)
 }
 
+/// True when `text` is a URL that `load_url` reads (`s3://`, `gs://`, `az://`,
+/// `abfs://`, `http(s)://`, `file://`, ...), not a local path.
+#[pyfunction]
+pub fn is_url(text: &str) -> bool {
+    remote::is_url(text)
+}
+
+/// Loads the model at `url` through the library's `remote` module: as `load_path` does
+/// a file (structure only: payloads fetched on first access), the external data beside
+/// it in the store, its `checksum`s verified unless `verify_checksums` is false.
+#[pyfunction]
+#[pyo3(signature = (url, options, verify_checksums))]
+pub fn load_url(
+    py: Python<'_>,
+    url: String,
+    options: dataclass::ParseOptions,
+    verify_checksums: bool,
+) -> PyResult<Py<PyAny>> {
+    if options.no_copy {
+        return Err(PyValueError::new_err(
+            "no_copy maps files: a model read from a URL is copied (or left on the server with structure_only)",
+        ));
+    }
+    let structure_only = options.skip_raw_data;
+    let o = RemoteOptions::default()
+        .parse(options.parse_options(None)?)
+        .verify_checksums(verify_checksums);
+    let model = py
+        .detach(|| {
+            let mut model = remote::load_with(&url, &o)?;
+            mark_loaded_inline(&mut model);
+            Ok(model)
+        })
+        .map_err(to_py_err)?;
+    if structure_only {
+        return wrap(py, PyMessage::from_structure_only(model));
+    }
+    model_object(py, model)
+}
+
 /// The bytes of a Python `bytes` object, kept alive (and unchanged: `bytes` is
 /// immutable) for as long as a model shares them.
 struct PythonBytes(PyBackedBytes);
@@ -486,8 +527,20 @@ pub fn load_external_data_for_model(
     let o = ParseOptions::default()
         .num_threads(threads(num_threads)?)
         .keep_external_metadata(true);
+    // A URL is a directory of the store: the data objects are in it.
+    let url = base_dir
+        .to_str()
+        .filter(|s| remote::is_url(s))
+        .map(|s| format!("{}/", s.trim_end_matches('/')));
     with_model(py, model, |m| {
-        io::load_external_data_for_model(m, &base_dir, &o)?;
+        match &url {
+            Some(url) => remote::load_external_data_for_model(
+                m,
+                url,
+                &RemoteOptions::default().parse(o.clone()),
+            )?,
+            None => io::load_external_data_for_model(m, &base_dir, &o)?,
+        }
         mark_loaded_inline(m);
         Ok(())
     })

@@ -76,6 +76,8 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("IR_VERSION", onnx_light::onnx::IR_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(api::load_path, m)?)?;
+    m.add_function(wrap_pyfunction!(api::load_url, m)?)?;
+    m.add_function(wrap_pyfunction!(api::is_url, m)?)?;
     m.add_function(wrap_pyfunction!(api::load_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(api::save_path, m)?)?;
     m.add_function(wrap_pyfunction!(api::mark_external_data, m)?)?;

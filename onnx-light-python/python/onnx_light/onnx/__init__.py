@@ -302,8 +302,19 @@ def load_model(
     max_memory: Optional[int] = _UNSET,
     allow_aliasing: bool = _UNSET,
     options: Optional[ParseOptions] = None,
+    verify_checksums: bool = True,
 ) -> Any:
-    """Loads a model from a path, ``bytes`` or a binary file object.
+    """Loads a model from a path, a URL, ``bytes`` or a binary file object.
+
+    A URL (``s3://``, ``gs://``, ``az://``, ``abfs://``, ``http(s)://``, ``file://``)
+    is read through the object store's client, configured from the environment
+    (``AWS_ENDPOINT``, ``AWS_ALLOW_HTTP``, ``AWS_ACCESS_KEY_ID``, ...): the model with
+    parallel ranged requests, its external data from beside it (locations checked as on
+    disk: nothing outside the model's prefix), or with ``structure_only`` the structure
+    only, each payload fetched on first access. ``verify_checksums`` (URLs only, default
+    true): check each external data file against the ``checksum`` its tensors record. A
+    missing object raises ``FileNotFoundError``, a refused one ``PermissionError``, each
+    with the URL as ``filename``.
 
     ``no_copy``: map the file (and its external data files) and share their bytes (no
     copy); for ``bytes`` (or the bytes read from a file object), share that object,
@@ -375,6 +386,8 @@ def load_model(
             allow_aliasing=allow_aliasing,
         ),
     )
+    if isinstance(f, str) and _native.is_url(f):
+        return _native.load_url(f, o, bool(verify_checksums))
     path, data = _read_source(f)
     if data is not None:
         base_dir = None

@@ -504,6 +504,7 @@ def load_model(
     max_memory: Optional[int] = ...,
     allow_aliasing: bool = ...,
     options: Optional[ParseOptions] = ...,
+    verify_checksums: bool = ...,
 ) -> ModelProto: ...
 
 load = load_model

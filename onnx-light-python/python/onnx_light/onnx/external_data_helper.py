@@ -275,7 +275,9 @@ def convert_model_from_external_data(model: Any) -> None:
 
 def load_external_data_for_model(model: Any, base_dir: str) -> None:
     """Reads the external data of every tensor of ``model`` from files in ``base_dir``
-    (paths are checked: no absolute paths, ``..`` or links out of the directory); each
+    (paths are checked: no absolute paths, ``..`` or links out of the directory), or
+    from the objects under ``base_dir`` when it is a URL (``s3://bucket/models/``,
+    ``https://host/dir``: fetched in parallel, ``checksum``s verified); each
     such tensor then has ``data_location`` ``DEFAULT`` and no ``external_data``, as with
     ``onnx``. A refused location raises ``ExternalDataError``, a
     ``checker.ValidationError``."""

@@ -169,7 +169,8 @@ def to_array(tensor: Any, base_dir: str = "") -> np.ndarray:
     and keeps them alive; assigning the tensor new data later leaves the array as it
     was. The data of a tensor whose data is in an external file that was not loaded is
     read from that file in ``base_dir`` (the current directory by default, as in
-    ``onnx``), without changing the tensor."""
+    ``onnx``; a URL such as ``s3://bucket/models/`` reads the object there), without
+    changing the tensor."""
     from . import _adopt
     from .external_data_helper import load_external_data_for_tensor
 
