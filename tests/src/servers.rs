@@ -57,13 +57,23 @@ impl HttpServer {
 
     /// The body bytes sent since the start or the last reset.
     pub fn bytes_sent(&self) -> u64 {
+        self.stat("bytes")
+    }
+
+    /// The GETs served since the start or the last reset.
+    pub fn requests_served(&self) -> u64 {
+        self.stat("requests")
+    }
+
+    fn stat(&self, key: &str) -> u64 {
         let body = request(self.port, "GET", "/_stats");
-        let at = body.find("\"bytes\": ").expect("stats") + 9;
+        let label = format!("\"{key}\": ");
+        let at = body.find(&label).expect("stats") + label.len();
         body[at..]
             .split(|c: char| !c.is_ascii_digit())
             .next()
             .and_then(|n| n.parse().ok())
-            .expect("a byte count")
+            .expect("a count")
     }
 
     /// Sets the count of bytes sent to zero.

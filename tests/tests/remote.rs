@@ -81,6 +81,23 @@ fn an_owned_load_over_http_equals_the_load_from_disk_byte_for_byte() {
 }
 
 #[test]
+fn adjacent_external_tensors_are_fetched_in_few_requests() {
+    let dir = Scratch::new("remote-coalesce");
+    // Twelve 1 MiB tensors, 4096-aligned in one 12 MiB file: two parts of at most 8 MiB.
+    let m = model(12, MIB);
+    save(&m, dir.dir(), Some(ExternalDataOptions::new("weights.bin")));
+    let server = HttpServer::start(dir.dir(), &[]);
+    server.reset();
+    let loaded = remote::load(&server.url("model.onnx")).unwrap();
+    assert_eq!(loaded, m);
+    // The model file, then the data in two ranged GETs.
+    assert_eq!(server.requests_served(), 3);
+    let data_len = std::fs::metadata(dir.path("weights.bin")).unwrap().len();
+    let model_len = std::fs::metadata(dir.path("model.onnx")).unwrap().len();
+    assert!(server.bytes_sent() <= model_len + data_len);
+}
+
+#[test]
 fn a_structure_only_load_skips_the_payloads_and_a_lazy_tensor_fetches_its_own_bytes() {
     let dir = Scratch::new("remote-lazy");
     let m = model(8, 2 * MIB);

@@ -3,19 +3,20 @@
 //! size, then the payloads fetched in parallel (or left lazy), checksums verified.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt, TryStreamExt};
 
-use super::object::{block_on, Location, RemoteObject};
+use super::object::{block_on, Location, RemoteObject, PART};
 use super::options::RemoteOptions;
 use crate::error::{Error, ErrorKind, ExternalDataRule, Limit, Result};
 use crate::field::{Bytes, LazyPayload, PayloadSource, SharedBytes};
 use crate::io::buffer::align_up;
 use crate::io::external::{check_range, validate_location, ExternalDataRef};
-use crate::io::progress;
+use crate::io::progress::{self, SharedProgress};
 use crate::io::{LoadMode, PayloadBuffer};
 use crate::onnx::ModelProto;
 
@@ -211,7 +212,14 @@ fn fetch_all(jobs: &[Job], options: &RemoteOptions) -> Result<Vec<Option<Bytes<'
     let total = usize::try_from(cursor).map_err(|_| too_big())?;
     let mut buffer = PayloadBuffer::new(total)?;
     let progress = options.parse.progress.as_ref();
-    progress::expect(progress, cursor);
+    progress::expect(
+        progress,
+        jobs.iter()
+            .filter(|j| !hashed(j))
+            .map(|j| j.len)
+            .sum::<u64>()
+            + whole.iter().map(|o| o.size).sum::<u64>(),
+    );
     {
         // Carve the buffer into each fetch's destination, in offset order.
         let mut fills: Vec<(u64, u64, usize)> = Vec::new(); // (buffer offset, length, fetch)
@@ -238,20 +246,7 @@ fn fetch_all(jobs: &[Job], options: &RemoteOptions) -> Result<Vec<Option<Bytes<'
             };
             work.push((object, dst, from));
         }
-        // Every part of every payload in one bounded pool of requests, boxed before
-        // the stream is made so that its type holds no closure.
-        let mut requests: Vec<BoxFuture<'_, Result<()>>> = Vec::new();
-        for (object, dst, from) in work {
-            let mut at = from;
-            for chunk in dst.chunks_mut(super::object::PART as usize) {
-                let start = at;
-                at += chunk.len() as u64;
-                let object = object.clone();
-                requests.push(
-                    async move { object.fill(vec![(chunk, start)], 1, progress).await }.boxed(),
-                );
-            }
-        }
+        let requests = coalesced_requests(work, progress);
         block_on(
             futures_util::stream::iter(requests)
                 .buffer_unordered(options.concurrency.max(1))
@@ -291,6 +286,81 @@ fn fetch_all(jobs: &[Job], options: &RemoteOptions) -> Result<Vec<Option<Bytes<'
             } as usize;
             SharedBytes::new(owner.clone(), start..start + job.len as usize)
                 .map(|s| Some(Bytes::Shared(s)))
+        })
+        .collect()
+}
+
+/// Ranges of one object closer than this are fetched as one: the bytes between them
+/// (alignment padding, a small inline tensor) cost less than another request.
+const MAX_GAP: u64 = 256 << 10;
+
+/// One ranged GET: the object's `range`, and where each piece of it goes (offset in the
+/// range, destination).
+type Part<'b> = (Arc<RemoteObject>, Range<u64>, Pieces<'b>);
+
+/// Destinations, each with its offset (in the object or in a part).
+type Pieces<'b> = Vec<(u64, &'b mut [u8])>;
+
+/// The requests that fill every `(object, destination, offset)`: per object, ranges
+/// sorted by offset and merged into runs across gaps of at most [`MAX_GAP`], each run
+/// cut into parts of at most [`PART`] bytes, each destination split at part boundaries.
+/// Adjacent tensors of a data file so cost one request per part, not one each. Boxed
+/// before the stream is made, so that its type holds no closure.
+fn coalesced_requests<'b>(
+    mut work: Vec<(Arc<RemoteObject>, &'b mut [u8], u64)>,
+    progress: Option<&'b SharedProgress>,
+) -> Vec<BoxFuture<'b, Result<()>>> {
+    work.sort_by(|a, b| (Arc::as_ptr(&a.0) as usize, a.2).cmp(&(Arc::as_ptr(&b.0) as usize, b.2)));
+    // Runs: (object, start, end, members).
+    let mut runs: Vec<(Arc<RemoteObject>, u64, u64, Pieces<'b>)> = Vec::new();
+    for (object, dst, from) in work {
+        let end = from + dst.len() as u64;
+        match runs.last_mut() {
+            Some(run)
+                if Arc::ptr_eq(&run.0, &object)
+                    && from >= run.1
+                    && from <= run.2.saturating_add(MAX_GAP) =>
+            {
+                run.2 = run.2.max(end);
+                run.3.push((from, dst));
+            }
+            _ => runs.push((object, from, end, vec![(from, dst)])),
+        }
+    }
+    let mut parts: Vec<Part<'b>> = Vec::new();
+    for (object, start, end, members) in runs {
+        let first = parts.len();
+        let mut at = start;
+        while at < end {
+            let stop = (at + PART).min(end);
+            parts.push((object.clone(), at..stop, Vec::new()));
+            at = stop;
+        }
+        for (mut from, mut dst) in members {
+            while !dst.is_empty() {
+                let index = first + ((from - start) / PART) as usize;
+                let part = &mut parts[index];
+                let n = ((part.1.end - from) as usize).min(dst.len());
+                let (head, tail) = std::mem::take(&mut dst).split_at_mut(n);
+                part.2.push((from - part.1.start, head));
+                from += n as u64;
+                dst = tail;
+            }
+        }
+    }
+    parts
+        .into_iter()
+        .map(|(object, range, pieces)| {
+            async move {
+                let got = object.get(range).await?;
+                for (at, dst) in pieces {
+                    let at = at as usize;
+                    dst.copy_from_slice(&got[at..at + dst.len()]);
+                    progress::advance(progress, dst.len() as u64);
+                }
+                Ok(())
+            }
+            .boxed()
         })
         .collect()
 }
