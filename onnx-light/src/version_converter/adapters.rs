@@ -157,6 +157,38 @@ fn node_before<'a>(
     out
 }
 
+/// Moves the ints attribute `name` into a new constant input (a 1-D int64 tensor made
+/// just before the node), as the adapters that turn an attribute into an input do.
+fn ints_attr_to_input<'a>(
+    g: &mut Graph<'a>,
+    around: &mut Around<'_, 'a>,
+    node: &mut Node<'a>,
+    name: &str,
+) -> Result<(), Refusal> {
+    let v = ints(node, name)?;
+    let c = constant_before(g, around, int64_tensor(vec![v.len() as i64], v));
+    node.inputs.push(c);
+    node.remove_attr(name);
+    Ok(())
+}
+
+/// Moves the constant second input of the node, when it has one, into the ints
+/// attribute `name`; `onnx`'s refusal when that input is not a constant.
+fn input_to_ints_attr(
+    g: &mut Graph<'_>,
+    around: &mut Around<'_, '_>,
+    node: &mut Node<'_>,
+    name: &'static str,
+) -> Result<(), Refusal> {
+    if node.inputs.len() > 1 {
+        match take_constant_input(g, around, node, 1, true)? {
+            Some(v) => node.set_attr(name, AttrValue::Is(v)),
+            None => return Err("No initializer or constant input to node found".into()),
+        }
+    }
+    Ok(())
+}
+
 fn ints(node: &Node<'_>, name: &str) -> Result<Vec<i64>, Refusal> {
     match node.attr(name) {
         Some(AttrValue::Is(v)) => Ok(v.clone()),
@@ -380,19 +412,11 @@ pub(super) fn adapt<'a>(
         }
         Adapter::AxesToInput => {
             if node.has_attr("axes") {
-                let axes = ints(node, "axes")?;
-                let c = constant_before(g, around, int64_tensor(vec![axes.len() as i64], axes));
-                node.inputs.push(c);
-                node.remove_attr("axes");
+                ints_attr_to_input(g, around, node, "axes")?;
             }
         }
         Adapter::AxesToAttribute => {
-            if node.inputs.len() > 1 {
-                match take_constant_input(g, around, node, 1, true)? {
-                    Some(axes) => node.set_attr("axes", AttrValue::Is(axes)),
-                    None => return Err("No initializer or constant input to node found".into()),
-                }
-            }
+            input_to_ints_attr(g, around, node, "axes")?;
         }
         Adapter::AxisToInput(index, default) => {
             let axis = if node.has_attr("axis") {
@@ -544,20 +568,10 @@ fn special<'a>(
         }
         Special::Split12To13 => {
             if node.has_attr("split") {
-                let split = ints(node, "split")?;
-                let c = constant_before(g, around, int64_tensor(vec![split.len() as i64], split));
-                node.inputs.push(c);
-                node.remove_attr("split");
+                ints_attr_to_input(g, around, node, "split")?;
             }
         }
-        Special::Split13To12 => {
-            if node.inputs.len() > 1 {
-                match take_constant_input(g, around, node, 1, true)? {
-                    Some(split) => node.set_attr("split", AttrValue::Is(split)),
-                    None => return Err("No initializer or constant input to node found".into()),
-                }
-            }
-        }
+        Special::Split13To12 => input_to_ints_attr(g, around, node, "split")?,
         Special::Split17To18 => {
             if !node.has_attr("num_outputs") && node.inputs.len() != 2 {
                 node.set_attr("num_outputs", AttrValue::I(node.outputs.len() as i64));
@@ -602,16 +616,10 @@ fn special<'a>(
         }
         Special::Slice9To10 => {
             for name in ["starts", "ends"] {
-                let v = ints(node, name)?;
-                let c = constant_before(g, around, int64_tensor(vec![v.len() as i64], v));
-                node.inputs.push(c);
-                node.remove_attr(name);
+                ints_attr_to_input(g, around, node, name)?;
             }
             if node.has_attr("axes") {
-                let v = ints(node, "axes")?;
-                let c = constant_before(g, around, int64_tensor(vec![v.len() as i64], v));
-                node.inputs.push(c);
-                node.remove_attr("axes");
+                ints_attr_to_input(g, around, node, "axes")?;
             }
         }
         Special::Pad10To11 => {
