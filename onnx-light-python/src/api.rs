@@ -268,10 +268,7 @@ pub fn load_path(py: Python<'_>, path: PathBuf, options: &Bound<'_, PyAny>) -> P
             Ok(model)
         })
         .map_err(to_py_err)?;
-    if structure_only {
-        return wrap(py, PyMessage::from_structure_only(model));
-    }
-    model_object(py, model)
+    loaded(py, model, structure_only)
 }
 
 /// True when `text` is a URL that `load_url` reads (`s3://`, `gs://`, `az://`,
@@ -289,17 +286,17 @@ pub fn is_url(text: &str) -> bool {
 pub fn load_url(
     py: Python<'_>,
     url: String,
-    options: dataclass::ParseOptions,
+    options: &Bound<'_, PyAny>,
     verify_checksums: bool,
 ) -> PyResult<Py<PyAny>> {
-    if options.no_copy {
+    let request = LoadRequest::from_python(options, None)?;
+    if request.no_copy {
         return Err(PyValueError::new_err(
             "no_copy maps files: a model read from a URL is copied (or left on the server with structure_only)",
         ));
     }
-    let structure_only = options.skip_raw_data;
     let o = RemoteOptions::default()
-        .parse(options.parse_options(None)?)
+        .parse(request.options)
         .verify_checksums(verify_checksums);
     let model = py
         .detach(|| {
@@ -308,6 +305,12 @@ pub fn load_url(
             Ok(model)
         })
         .map_err(to_py_err)?;
+    loaded(py, model, request.structure_only)
+}
+
+/// The Python object for a model just loaded: a structure-only one fetches its weights
+/// at the first operation that needs them.
+fn loaded(py: Python<'_>, model: Model, structure_only: bool) -> PyResult<Py<PyAny>> {
     if structure_only {
         return wrap(py, PyMessage::from_structure_only(model));
     }
