@@ -16,9 +16,7 @@ use crate::shape::copy_of;
 fn to_py_err(error: InlineError) -> PyErr {
     let class = match error {
         InlineError::InvalidFunctions { .. } => "ValidationError",
-        InlineError::VersionConversion { .. } | InlineError::ContextDependentFunction { .. } => {
-            "InlineNotImplementedError"
-        }
+        InlineError::ContextDependentFunction { .. } => "InlineNotImplementedError",
         _ => "InlineError",
     };
     let message = error.to_string();

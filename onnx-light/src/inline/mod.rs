@@ -72,18 +72,34 @@
 //! selected call of one fails with [`InlineError::ContextDependentFunction`]. Each
 //! such call clones the model to run inference on it.
 //!
-//! # What is not done
+//! # Converting a function to the model's opset version
 //!
-//! `onnx` can convert a function's nodes from the function's opset version of the ONNX
-//! domain to the model's (`convert_version`), with its version converter. That does not
-//! exist here: a call that would need it fails with [`InlineError::VersionConversion`].
+//! With `convert_version`, [`inline_local_functions`] also inlines a function whose
+//! imports differ from the model's only in the version of the ONNX domain, converting
+//! its nodes at each call as `onnx` does. After the call's attributes are bound and its
+//! names renamed, shape inference runs over the main graph as built so far (its
+//! findings stay, as for context-dependent functions), and a model is made of: as
+//! inputs, the values the call reads (its inputs, then what its subgraphs read from
+//! outside, repeats kept), typed from the main graph's `value_info`, inputs or outputs;
+//! copies of the main graph's `Constant` nodes that make those values; the function's
+//! nodes; and the call's outputs, typed the same way. A value with no type there is
+//! refused with [`InlineError::TypeUnknown`], as `onnx` refuses it (a call output that
+//! is neither a graph output nor in `value_info` is one). The model, with the function's
+//! `opset_import` and the main model's `ir_version`, goes through
+//! [`crate::version_converter::convert_version_owned`]; its nodes (the copied constants
+//! included, as the converter leaves them) replace the function's, and the initializers
+//! the converter added are appended to the main graph's, even when the call sits in a
+//! subgraph. Nested calls are converted when they are reached. The converter's refusal
+//! is [`InlineError::VersionConversion`].
+//!
 //! On any error the model is left unchanged.
 
 use std::collections::{HashMap, HashSet};
 
 use crate::checker::schema;
 use crate::onnx::{
-    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TypeProto, ValueInfoProto,
+    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeProto,
+    ValueInfoProto,
 };
 use crate::shape;
 
@@ -124,9 +140,10 @@ pub enum InlineError {
         /// How many the function declares.
         formal: usize,
     },
-    /// Inlining this call needs the function's nodes converted to another opset version
-    /// of the ONNX domain (`convert_version`), which is not implemented.
-    #[error("inlining a call of '{callee}' needs its nodes converted from opset version {from} of the ONNX domain to the model's version {to} (convert_version=True); converting between opset versions is not implemented")]
+    /// Inlining this call needs the function's nodes converted from its opset version
+    /// of the ONNX domain to the model's (`convert_version`), and the version converter
+    /// refused them (`onnx` refuses the same call).
+    #[error("converting the nodes of '{callee}' from opset version {from} of the ONNX domain to the model's version {to} failed: {source}")]
     VersionConversion {
         /// The callee's id.
         callee: String,
@@ -134,6 +151,8 @@ pub enum InlineError {
         from: i64,
         /// The version the model imports.
         to: i64,
+        /// The converter's error.
+        source: Box<crate::version_converter::VersionConvertError>,
     },
     /// The operator's function body is built per node (a context-dependent function)
     /// by code not implemented here (see the module documentation for those that are).
@@ -146,15 +165,17 @@ pub enum InlineError {
         /// The model's opset version of that domain.
         version: i64,
     },
-    /// A context-dependent function needs the type of a value that shape inference of
-    /// the main graph does not give (`onnx` fails the same way).
+    /// A context-dependent function, or a call whose nodes are converted to the model's
+    /// opset version, needs the type of a value that shape inference of the main graph
+    /// does not give (`onnx` fails the same way).
     #[error("Type unknown for {name}")]
     TypeUnknown {
         /// The value.
         name: String,
     },
-    /// Shape inference, run to build a context-dependent function, failed.
-    #[error("shape inference for a context-dependent function failed: {reason}")]
+    /// Shape inference, run to build a context-dependent function or to convert a
+    /// call's nodes, failed.
+    #[error("shape inference of the main graph while inlining failed: {reason}")]
     Inference {
         /// Its error.
         reason: String,
@@ -219,17 +240,16 @@ impl FunctionSelection {
 /// Inlines every call of a local function whose opset imports agree with the model's
 /// (recursively), and removes those functions from the model; the others stay as they
 /// are. `convert_version`: a function that disagrees with the model only in its
-/// version of the ONNX domain would have its nodes converted to the model's version
-/// (as `onnx.inliner.inline_local_functions(model, convert_version=True)` does); that is
-/// not implemented, so calling such a function fails with
-/// [`InlineError::VersionConversion`] (a function no node calls is removed without
-/// conversion).
+/// version of the ONNX domain is inlined too, its nodes converted to the model's
+/// version at each call (as `onnx.inliner.inline_local_functions(model,
+/// convert_version=True)` does; see the module documentation).
 ///
 /// # Errors
 ///
 /// [`InlineError`]: a cycle of calls or a duplicated function id, a call with more
-/// actual parameters than formal ones, a needed version conversion, graphs nested
-/// deeper than [`MAX_GRAPH_DEPTH`]. The model is unchanged on error.
+/// actual parameters than formal ones, a conversion the version converter refuses or
+/// a value of a converted call with no known type, graphs nested deeper than
+/// [`MAX_GRAPH_DEPTH`]. The model is unchanged on error.
 pub fn inline_local_functions(
     model: &mut ModelProto<'_>,
     convert_version: bool,
@@ -619,6 +639,43 @@ fn bind_attributes<'a>(call: &NodeProto<'a>, callee: &mut FunctionProto<'a>) {
     }
 }
 
+/// The names `call` reads from the scope it is in, in order and with repeats, as `onnx`
+/// lists them for version conversion: its inputs, then the names its subgraphs read
+/// without defining them.
+fn used_values(call: &NodeProto<'_>) -> Vec<String> {
+    fn node(n: &NodeProto<'_>, scopes: &mut Vec<HashSet<String>>, out: &mut Vec<String>) {
+        for input in &n.input {
+            let local = scopes.iter().any(|s| s.contains(input.as_str()));
+            if !input.is_empty() && !local {
+                out.push(input.to_string());
+            }
+        }
+        if let Some(scope) = scopes.last_mut() {
+            scope.extend(
+                n.output
+                    .iter()
+                    .filter(|o| !o.is_empty())
+                    .map(|o| o.to_string()),
+            );
+        }
+        for a in &n.attribute {
+            for g in a.g.as_deref().into_iter().chain(&a.graphs) {
+                let mut scope: HashSet<String> =
+                    g.input.iter().map(|v| v.name().to_owned()).collect();
+                scope.extend(g.initializer.iter().map(|t| t.name().to_owned()));
+                scopes.push(scope);
+                for inner in &g.node {
+                    crate::onnx::deep::guarded(|| node(inner, scopes, out));
+                }
+                scopes.pop();
+            }
+        }
+    }
+    let mut out = Vec::new();
+    node(call, &mut Vec::new(), &mut out);
+    out
+}
+
 /// The graphs in `node`'s attributes.
 fn subgraphs<'x, 'a>(node: &'x mut NodeProto<'a>) -> impl Iterator<Item = &'x mut GraphProto<'a>> {
     node.attribute
@@ -634,6 +691,8 @@ struct Body<'a> {
     /// The main graph's outputs, once shape inference has run on it (it may type
     /// outputs declared without one).
     output: Option<Vec<ValueInfoProto<'a>>>,
+    /// Initializers the version converter added, to append to the main graph's.
+    added_initializer: Vec<TensorProto<'a>>,
 }
 
 impl<'a> Body<'a> {
@@ -646,6 +705,7 @@ impl<'a> Body<'a> {
         if let Some(output) = self.output {
             graph.output = output;
         }
+        graph.initializer.extend(self.added_initializer);
     }
 }
 
@@ -794,6 +854,9 @@ impl<'a, 's, 'm> Inliner<'a, 's, 'm> {
         if let Some(output) = self.main.output.take() {
             graph.output = output;
         }
+        graph
+            .initializer
+            .extend(self.main.added_initializer.iter().cloned());
         let result = shape::infer_shapes(&mut model, &shape::InferOptions::default());
         // What inference records stays, in the graph and in its nodes' subgraphs.
         let graph = model.graph.unwrap_or_default();
@@ -821,6 +884,65 @@ impl<'a, 's, 'm> Inliner<'a, 's, 'm> {
             .chain(outputs)
             .find(|v| v.name() == name)?;
         Some(found.r#type.clone().unwrap_or_default())
+    }
+
+    /// Converts the nodes of `callee` (renamed for `call`) from version `from` of the
+    /// ONNX domain to `to`, as `onnx` does: shape inference runs over the main graph as
+    /// built so far, then a model is made of the call's used values as typed inputs,
+    /// copies of the main graph's `Constant` nodes that make them, the callee's nodes
+    /// and the call's outputs as typed outputs. Its converted nodes become the callee's
+    /// (the copied constants with them), and the initializers the converter added go to
+    /// the main graph.
+    fn convert_callee(
+        &mut self,
+        call: &NodeProto<'a>,
+        callee: &mut FunctionProto<'a>,
+        id: &str,
+        (from, to): (i64, i64),
+    ) -> Result<(), InlineError> {
+        self.infer_main()?;
+        let typed = |name: &str, ty: Option<TypeProto<'a>>| match ty {
+            Some(ty) => Ok(ValueInfoProto {
+                name: Some(name.to_owned().into()),
+                r#type: Some(ty),
+                ..ValueInfoProto::default()
+            }),
+            None => Err(InlineError::TypeUnknown {
+                name: name.to_owned(),
+            }),
+        };
+        let mut graph = GraphProto::default();
+        for var in used_values(call) {
+            graph.input.push(typed(&var, self.main_type(&var))?);
+            // The last Constant node of the main graph (so far) that makes `var`.
+            let constant = self.main.node.iter().rev().find(|n| {
+                normalize_domain(n.domain()).is_empty()
+                    && n.op_type() == "Constant"
+                    && n.output.first().is_some_and(|o| o.as_str() == var)
+            });
+            graph.node.extend(constant.cloned());
+        }
+        for var in call.output.iter().filter(|o| !o.is_empty()) {
+            graph.output.push(typed(var, self.main_type(var))?);
+        }
+        graph.node.append(&mut callee.node);
+        let function_as_model = ModelProto {
+            ir_version: Some(self.model.ir_version.unwrap_or(0)),
+            opset_import: callee.opset_import.clone(),
+            graph: Some(graph),
+            ..ModelProto::default()
+        };
+        let converted = crate::version_converter::convert_version_owned(function_as_model, to)
+            .map_err(|source| InlineError::VersionConversion {
+                callee: id.to_owned(),
+                from,
+                to,
+                source: Box::new(source),
+            })?;
+        let graph = converted.graph.unwrap_or_default();
+        callee.node = graph.node;
+        self.main.added_initializer.extend(graph.initializer);
+        Ok(())
     }
 
     fn process_graph(
@@ -875,11 +997,7 @@ impl<'a, 's, 'm> Inliner<'a, 's, 'm> {
             self.count += 1;
             rename_callee(&node, &mut callee, self.count, &mut self.names, &id)?;
             if let Some((from, to)) = conversion {
-                return Err(InlineError::VersionConversion {
-                    callee: id,
-                    from,
-                    to,
-                });
+                self.convert_callee(&node, &mut callee, &id, (from, to))?;
             }
             let actuals: HashSet<&str> = node
                 .input
@@ -1017,18 +1135,6 @@ mod tests {
         let mut m = model(vec![call("f", "X", "Y")], vec![f]);
         let err = inline_selected_functions(&mut m, &FunctionSelection::all(), false).unwrap_err();
         assert_eq!(err, InlineError::IncompatibleOpsets);
-        let err = inline_local_functions(&mut m, true).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                InlineError::VersionConversion {
-                    from: 17,
-                    to: 18,
-                    ..
-                }
-            ),
-            "{err}"
-        );
         inline_local_functions(&mut m, false).unwrap();
         assert_eq!(m.functions.len(), 1, "a function with other imports stays");
     }
@@ -1071,5 +1177,124 @@ mod tests {
         assert_eq!(m.functions.len(), 1);
         assert_eq!(m.functions[0].node[0].op_type(), "Mul");
         assert_eq!(m.graph.as_ref().unwrap().node[0].op_type(), "outer");
+    }
+
+    fn parsed(text: &str) -> ModelProto<'static> {
+        crate::text::parse_model(text).unwrap()
+    }
+
+    #[test]
+    fn converted_calls_take_the_adapters_nodes_and_constants() {
+        // ReduceSum's axes go from attribute (opset 11) to input (opset 18).
+        let mut m = parsed(
+            r#"<ir_version: 8, opset_import: [ "" : 18, "local" : 1 ]>
+            g (float[N, 3] X) => (float[N] Y) { T = Relu (X) Y = local.f (T) }
+            <opset_import: [ "" : 11], domain: "local">
+            f (x) => (y) { y = ReduceSum <axes = [1], keepdims = 0> (x) }"#,
+        );
+        inline_local_functions(&mut m, true).unwrap();
+        assert!(m.functions.is_empty());
+        let g = m.graph.as_ref().unwrap();
+        let ops: Vec<&str> = g.node.iter().map(|n| n.op_type()).collect();
+        assert_eq!(ops, ["Relu", "Constant", "ReduceSum"]);
+        let reduce = &g.node[2];
+        assert_eq!(reduce.input[0].as_str(), "T");
+        assert_eq!(reduce.input[1].as_str(), g.node[1].output[0].as_str());
+        assert!(reduce.attribute.iter().all(|a| a.name() != "axes"));
+        // Shape inference ran over the main graph before converting: T is typed.
+        assert_eq!(g.value_info[0].name(), "T");
+    }
+
+    #[test]
+    fn initializers_the_converter_adds_go_to_the_main_graph() {
+        // Pad's pads become an initializer going from opset 10 to 11.
+        let mut m = parsed(
+            r#"<ir_version: 8, opset_import: [ "" : 11, "local" : 1 ]>
+            g (float[2, 3] X) => (float[4, 7] Y) { Y = local.f (X) }
+            <opset_import: [ "" : 10], domain: "local">
+            f (x) => (y) { y = Pad <pads = [1, 2, 1, 2]> (x) }"#,
+        );
+        inline_local_functions(&mut m, true).unwrap();
+        let g = m.graph.as_ref().unwrap();
+        assert_eq!(g.initializer.len(), 1);
+        let pad = g.node.iter().find(|n| n.op_type() == "Pad").unwrap();
+        assert_eq!(pad.input[1].as_str(), g.initializer[0].name());
+        assert_eq!(g.initializer[0].int64_data, [1, 2, 1, 2]);
+    }
+
+    #[test]
+    fn constants_feeding_the_call_are_seen_by_the_converter() {
+        // Going down from 18 to 11 the axes input must be a constant to become an
+        // attribute: a Constant node of the main graph is, a graph input is not.
+        let with_constant = r#"<ir_version: 8, opset_import: [ "" : 11, "local" : 1 ]>
+            g (float[N, 3] X) => (float[N] Y) {
+                A = Constant <value = int64[1] {1}> () Y = local.f (X, A) }
+            <opset_import: [ "" : 18], domain: "local">
+            f (x, a) => (y) { y = ReduceSum <keepdims = 0> (x, a) }"#;
+        let mut m = parsed(with_constant);
+        inline_local_functions(&mut m, true).unwrap();
+        let g = m.graph.as_ref().unwrap();
+        let reduce = g.node.last().unwrap();
+        assert_eq!(reduce.input.len(), 1);
+        let axes = reduce.attribute.iter().find(|a| a.name() == "axes");
+        assert_eq!(axes.unwrap().ints, [1]);
+
+        let mut m = parsed(
+            r#"<ir_version: 8, opset_import: [ "" : 11, "local" : 1 ]>
+            g (float[N, 3] X, int64[1] A) => (float[N] Y) { Y = local.f (X, A) }
+            <opset_import: [ "" : 18], domain: "local">
+            f (x, a) => (y) { y = ReduceSum <keepdims = 0> (x, a) }"#,
+        );
+        let before = m.clone();
+        let err = inline_local_functions(&mut m, true).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                InlineError::VersionConversion {
+                    from: 18,
+                    to: 11,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("No initializer or constant input"));
+        assert_eq!(m, before);
+        inline_local_functions(&mut m, false).unwrap();
+        assert_eq!(m.functions.len(), 1, "a function with other imports stays");
+    }
+
+    #[test]
+    fn call_values_without_a_type_are_refused_as_onnx_refuses_them() {
+        // The call's output T is typed nowhere before the call is inlined.
+        let mut m = parsed(
+            r#"<ir_version: 8, opset_import: [ "" : 18, "local" : 1 ]>
+            g (float[N, 3] X) => (float[N] Y) { T = local.f (X) Y = Relu (T) }
+            <opset_import: [ "" : 11], domain: "local">
+            f (x) => (y) { y = ReduceSum <axes = [1], keepdims = 0> (x) }"#,
+        );
+        assert_eq!(
+            inline_local_functions(&mut m, true),
+            Err(InlineError::TypeUnknown { name: "T".into() })
+        );
+    }
+
+    #[test]
+    fn used_values_include_what_subgraphs_read_from_outside() {
+        let mut body = GraphProto::named("body");
+        body.input.push(ValueInfoProto {
+            name: Some("i".into()),
+            ..ValueInfoProto::default()
+        });
+        body.node.push(NodeProto::new("Add", ["i", "outer"], ["s"]));
+        body.node.push(NodeProto::new("Mul", ["s", "X"], ["o"]));
+        let mut call = NodeProto::new("f", ["X", "", "X"], ["Y"]);
+        call.attribute.push(AttributeProto {
+            name: Some("g".into()),
+            g: Some(Box::new(body)),
+            r#type: Some(AttributeType::Graph.into()),
+            ..AttributeProto::default()
+        });
+        assert_eq!(used_values(&call), ["X", "X", "outer", "X"]);
     }
 }

@@ -16,12 +16,22 @@ With ``inline_schema_functions=True``, the bodies ``CastLike``, ``Clip``, ``Gelu
 inference runs over the main graph built so far (what it finds stays in the graph) and
 the node's input types are read from there.
 
-Not implemented: ``convert_version=True`` for a called function that imports another
-version of the ONNX domain than the model (``onnx`` converts its nodes with its version
-converter), and the bodies other operators build per node (context-dependent functions
-such as ``Attention``, ``SoftmaxCrossEntropyLoss``, ``NegativeLogLikelihoodLoss``). Both raise
-``InlineNotImplementedError`` (a ``NotImplementedError``) naming the function or
-operator. The input model is never changed."""
+With ``convert_version=True``, a local function that imports another version of the
+ONNX domain than the model (and agrees with it on the other domains) is inlined too,
+its nodes converted to the model's version at each call as ``onnx`` converts them:
+shape inference runs over the main graph built so far (what it finds stays in the
+graph), the function's nodes, with copies of the ``Constant`` nodes that make the
+values the call reads, go through the version converter
+(``onnx_light.onnx.version_converter``), and the initializers it adds are appended to
+the main graph. As in ``onnx``, every value the call reads or writes must have a type
+in the main graph's ``value_info``, inputs or outputs after that inference, else
+``InlineError`` ("Type unknown for ..."); a conversion the converter refuses raises
+``InlineError`` with the converter's reason.
+
+Not implemented: the bodies other operators build per node (context-dependent
+functions such as ``Attention``, ``SoftmaxCrossEntropyLoss``,
+``NegativeLogLikelihoodLoss``). They raise ``InlineNotImplementedError`` (a
+``NotImplementedError``) naming the operator. The input model is never changed."""
 
 from __future__ import annotations
 
@@ -52,12 +62,14 @@ def inline_local_functions(model: Any, convert_version: bool = False) -> Any:
     (recursively), and those functions removed from ``model.functions``. A function
     that imports another version of a domain than the model is neither inlined nor
     removed, unless ``convert_version`` is true and the domain is the ONNX domain:
-    ``onnx`` then converts the function's nodes to the model's version, which is not
-    implemented here (``InlineNotImplementedError`` when such a function is called).
+    its nodes are then converted to the model's version at each call, as ``onnx``
+    converts them (see the module documentation).
 
     Raises ``checker.ValidationError`` when local functions call each other in a cycle
     or share a domain, name and overload, and ``InlineError`` (a ``RuntimeError``) when
-    a call passes more inputs or outputs than its function declares."""
+    a call passes more inputs or outputs than its function declares, when the version
+    converter refuses a function's nodes, or when a value a converted call reads or
+    writes has no known type."""
     return _native.inline_local_functions(_model(model), bool(convert_version))
 
 
