@@ -341,6 +341,36 @@ def test_conversions_onnx_refuses_are_refused(name):
     assert isinstance(ours, inliner.InlineError) and reason in str(ours), ours
 
 
+def test_constants_without_outputs_are_not_copied_for_conversion():
+    function = helper.make_function(
+        "local", "f", ["x", "a"], ["y"],
+        [helper.make_node("Unsqueeze", ["x", "a"], ["y"])],
+        opset_imports=[helper.make_opsetid("", 13)],
+    )
+    axes = helper.make_tensor("v", TensorProto.INT64, [1], [0])
+    graph = helper.make_graph(
+        [
+            helper.make_node("Constant", [], []),
+            helper.make_node("Constant", [], ["A"], value=axes),
+            helper.make_node("f", ["X", "A"], ["Y"], domain="local"),
+        ],
+        "g",
+        [V("X", TensorProto.FLOAT, [3])],
+        [V("Y", TensorProto.FLOAT, [1, 3])],
+    )
+    model = helper.make_model(
+        graph, functions=[function], ir_version=8,
+        opset_imports=[helper.make_opsetid("", 11), helper.make_opsetid("local", 1)],
+    )
+    theirs, ours = both("inline_local_functions", model, True)
+    assert isinstance(theirs, bytes), theirs
+    assert ours == theirs
+    # Unsqueeze's axes went back to an attribute, read from the copied constant.
+    out = onnx.load_from_string(ours)
+    assert [n.op_type for n in out.graph.node] == ["Constant", "Constant", "Unsqueeze"]
+    assert out.graph.node[-1].attribute[0].ints == [0]
+
+
 def random_converted_model(rng):
     """A model whose local functions import random other versions of the ONNX domain,
     built from operators whose nodes change across versions; some take an axes
@@ -613,6 +643,7 @@ def shipped_models():
 def test_shipped_models_inline_as_onnx_does(path):
     model = onnx.load(path, load_external_data=False)
     assert_same("inline_local_functions", model)
+    assert_same("inline_local_functions", model, True)
     theirs, ours = both("inline_selected_functions", model, [], True, True)
     if isinstance(ours, NotImplementedError):
         pytest.skip(str(ours))
