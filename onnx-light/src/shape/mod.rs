@@ -628,12 +628,6 @@ fn infer_graph<'a>(
                 continue;
             }
         };
-        let node = &graph.node[index];
-        if let Some(constant) = rules::constant_values(node, version) {
-            if let Some(out) = node.output.first() {
-                known.constants.insert(out.to_string(), constant);
-            }
-        }
         // The output names are taken out of the node while their types are recorded
         // (which changes the graph), and put back after.
         let names = std::mem::take(&mut graph.node[index].output);
@@ -658,6 +652,17 @@ fn infer_graph<'a>(
             }
         }
         graph.node[index].output = names;
+        // As in `onnx`, a constant's values are recorded only once its output's type
+        // merged: a `Constant` redefining a name with another shape leaves the earlier
+        // values in place.
+        if propagate {
+            let node = &graph.node[index];
+            if let Some(constant) = rules::constant_values(node, version) {
+                if let Some(out) = node.output.first() {
+                    known.constants.insert(out.to_string(), constant);
+                }
+            }
+        }
         if let (Some(propagation), true) = (walk.propagation.as_deref_mut(), propagate) {
             let node = &graph.node[index];
             let input_types: Vec<_> = node

@@ -524,3 +524,28 @@ fn fresh_dimension_names_are_written_as_onnx_writes_them() {
     assert_eq!(text.of(7), "unk__7");
     assert_eq!(text.of(u64::MAX), format!("unk__{}", u64::MAX));
 }
+
+#[test]
+fn a_constant_whose_type_conflicts_keeps_the_earlier_values() {
+    let constant = |values: Vec<i64>| {
+        let len = values.len() as i64;
+        NodeProto::new("Constant", Vec::<String>::new(), ["c"]).with_attribute(
+            crate::onnx::AttributeProto::tensor(
+                "value",
+                TensorProto::from_vec("", [len], values).unwrap(),
+            ),
+        )
+    };
+    let mut m = model(
+        vec![
+            constant(vec![4]),
+            constant(vec![2, 2]),
+            NodeProto::new("Split", ["x", "c"], ["p", "q"]),
+        ],
+        vec![ValueInfoProto::tensor("x", DataType::Float, [4])],
+    );
+    infer_shapes(&mut m, &InferOptions::default()).unwrap();
+    // As in onnx, the second Constant's int64[2] conflicts with int64[1], so Split
+    // still sees one split of 4 for two outputs and types neither.
+    assert_eq!(types(&m), ["c: int64[1]"]);
+}
