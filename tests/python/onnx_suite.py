@@ -41,6 +41,9 @@ IN_SCOPE = [
     "compose_test.py",
     "utils_test.py",
     "inliner_test.py",
+    "version_converter_test.py",
+    "version_converter/automatic_upgrade_test.py",
+    "version_converter/automatic_downgrade_test.py",
 ]
 
 _PLUGIN = r"""
