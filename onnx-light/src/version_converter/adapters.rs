@@ -805,17 +805,8 @@ fn special<'a>(
             }
         }
         Special::Gemm7To6 => {
-            let sizes = int_sizes(g, node, op, 3)?;
-            let (a, b, c) = (&sizes[0], &sizes[1], &sizes[2]);
-            if a.len() != 2 {
-                return Err("Gemm input A must have exactly 2 dimensions".into());
-            }
-            if b.len() != 2 {
-                return Err("Gemm input B must have exactly 2 dimensions".into());
-            }
-            let trans = |name: &str| matches!(node.attr(name), Some(AttrValue::I(1)));
-            let m = if trans("transA") { a[1] } else { a[0] };
-            let n = if trans("transB") { b[0] } else { b[1] };
+            let (m, n, c) = gemm_sizes(g, node, op)?;
+            let c = &c;
             match old_broadcast(&[m, n], c) {
                 None => {
                     return Err(
@@ -934,23 +925,11 @@ fn special<'a>(
         }
         Special::Reshape4To5 => {
             node.remove_attr("consumed_inputs");
-            let shape = ints(node, "shape")?;
-            let c = constant_before(g, around, int64_tensor(vec![shape.len() as i64], shape));
-            node.inputs.push(c);
-            node.remove_attr("shape");
+            ints_attr_to_input(g, around, node, "shape")?;
         }
         Special::Gemm6To7 => {
-            let sizes = int_sizes(g, node, op, 3)?;
-            let (a, b, c) = (&sizes[0], &sizes[1], &sizes[2]);
-            if a.len() != 2 {
-                return Err("Gemm input A must have exactly 2 dimensions".into());
-            }
-            if b.len() != 2 {
-                return Err("Gemm input B must have exactly 2 dimensions".into());
-            }
-            let trans = |name: &str| matches!(node.attr(name), Some(AttrValue::I(1)));
-            let m = if trans("transA") { a[1] } else { a[0] };
-            let n = if trans("transB") { b[0] } else { b[1] };
+            let (m, n, c) = gemm_sizes(g, node, op)?;
+            let c = &c;
             if !unidirectional_broadcast(&[m, n], c) {
                 return Err(
                     "Gemm being converted from 6 to 7 does not have broadcastable inputs.".into(),
@@ -1190,6 +1169,24 @@ fn softmax_13_12<'a>(
         }
     }
     Ok(())
+}
+
+/// A Gemm's output sizes `M` and `N` (its transposes applied) and the sizes of its
+/// input C, which the old-broadcasting adapters check against them.
+fn gemm_sizes(g: &Graph<'_>, node: &Node<'_>, op: &str) -> Result<(i64, i64, Vec<i64>), Refusal> {
+    let mut sizes = int_sizes(g, node, op, 3)?;
+    let c = sizes.pop().expect("three inputs");
+    let (a, b) = (&sizes[0], &sizes[1]);
+    if a.len() != 2 {
+        return Err("Gemm input A must have exactly 2 dimensions".into());
+    }
+    if b.len() != 2 {
+        return Err("Gemm input B must have exactly 2 dimensions".into());
+    }
+    let trans = |name: &str| matches!(node.attr(name), Some(AttrValue::I(1)));
+    let m = if trans("transA") { a[1] } else { a[0] };
+    let n = if trans("transB") { b[0] } else { b[1] };
+    Ok((m, n, c))
 }
 
 /// The integer dimensions of the node's first `count` inputs, which must be exactly
