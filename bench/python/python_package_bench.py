@@ -6,13 +6,15 @@ target/python-package/site):
 
     PYTHONPATH=target/python-package/site target/interop-venv/bin/python \\
         bench/python/python_package_bench.py [--size-mib 1024] [--nodes 200000] [--rounds 3]
-        [--only walks] [--walk-processes 3]
+        [--only walks|fresh] [--walk-processes 3]
 
 Every measurement runs in a fresh process (cold Python heap, warm page cache), so a load
 is timed from nothing to a usable model, and the peak RSS is that process's own. Prints a
 table of medians over the rounds, and ratios ("onnx / onnx_light" > 1: onnx_light faster).
 The walks (a script's loops over a loaded model's nodes) are timed inside long-lived
-processes, one per library, alternating.
+processes, one per library, alternating. The fresh-process table times whole commands
+(`python -c "import ...; load(PATH)"`), spawn to exit, interpreter start-up and imports
+included, alternating between the libraries.
 """
 
 from __future__ import annotations
@@ -28,13 +30,13 @@ import tempfile
 import time
 
 
-def build_models(workdir: str, size_mib: int, nodes: int) -> tuple[str, str]:
+def build_models(workdir: str, size_mib: int, nodes: int, with_big: bool = True) -> tuple[str, str]:
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     big = os.path.join(workdir, "big.onnx")
-    if not os.path.exists(big):
+    if with_big and not os.path.exists(big):
         count = 64
         per = size_mib * (1 << 20) // count // 4
         inits = [
@@ -219,7 +221,6 @@ def worker(op: str, lib: str, path: str, out_dir: str) -> None:
         import onnx as m
     else:
         import onnx_light.onnx as m
-    numpy_helper = m.numpy_helper
     t0 = time.perf_counter()
     extra = {}
     if op == "load":
@@ -229,7 +230,7 @@ def worker(op: str, lib: str, path: str, out_dir: str) -> None:
     elif op == "load_to_array":
         model = m.load(path, no_copy=True) if lib == "onnx_light" else m.load(path)
         t1 = time.perf_counter()
-        arrays = [numpy_helper.to_array(t) for t in model.graph.initializer]
+        arrays = [m.numpy_helper.to_array(t) for t in model.graph.initializer]
         extra["to_array_s"] = time.perf_counter() - t1
         extra["arrays"] = len(arrays)
     elif op in ("save", "save_nosync"):
@@ -265,13 +266,42 @@ def measure(op: str, lib: str, path: str, out_dir: str, rounds: int) -> dict:
     return {k: statistics.median(r[k] for r in runs) for k in keys}
 
 
+def fresh_table(models: list, rounds: int) -> None:
+    """Whole processes that import a library and load a model, spawn to exit, alternating
+    between the libraries; medians (and ranges) over `rounds`."""
+    commands = {
+        "python": "pass",
+        "onnx": "import onnx; onnx.load({path!r})",
+        "onnx_light": "import onnx_light.onnx as o; o.load({path!r})",
+    }
+    print(f"\nfresh processes, spawn to exit; {rounds} rounds alternating, medians (min-max)")
+    print(f"{'command':44} {'onnx':>20} {'onnx_light':>20} {'ratio':>7}")
+    for label, path in models:
+        times = {lib: [] for lib in commands}
+        for _ in range(rounds):
+            for lib, code in commands.items():
+                t0 = time.perf_counter()
+                subprocess.run([sys.executable, "-c", code.format(path=path)], check=True)
+                times[lib].append(time.perf_counter() - t0)
+
+        def cell(lib: str) -> str:
+            t = times[lib]
+            return f"{statistics.median(t):.3f} ({min(t):.2f}-{max(t):.2f})"
+
+        ratio = statistics.median(times["onnx"]) / statistics.median(times["onnx_light"])
+        print(f"{'import + load, ' + label:44} {cell('onnx'):>20} {cell('onnx_light'):>20} {ratio:6.2f}x")
+        per_round = [a / b for a, b in zip(times["onnx"], times["onnx_light"])]
+        print(f"{'  per round':44} {', '.join(f'{r:.2f}x' for r in per_round)}")
+    print(f"{'python -c pass':44} {cell('python'):>20}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--size-mib", type=int, default=1024)
     p.add_argument("--nodes", type=int, default=200_000)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--dir", default=None, help="where the models are generated (kept)")
-    p.add_argument("--only", choices=["walks"], help="run only the walks table")
+    p.add_argument("--only", choices=["walks", "fresh"], help="run only one table")
     p.add_argument("--walk-processes", type=int, default=3)
     p.add_argument("--worker", nargs=4, metavar=("OP", "LIB", "PATH", "OUT"))
     p.add_argument("--walks-worker", nargs=3, metavar=("LIB", "PATH", "ROUNDS"))
@@ -289,7 +319,11 @@ def main() -> None:
     if a.only == "walks":
         walks_table(walk_model, max(a.rounds, 5), a.walk_processes)
         return
-    big, many = build_models(workdir, a.size_mib, a.nodes)
+    big, many = build_models(workdir, a.size_mib, a.nodes, with_big=a.only != "fresh")
+    fresh_models = [(f"{a.nodes} Relu nodes", many), (f"{a.nodes} mixed nodes", walk_model)]
+    if a.only == "fresh":
+        fresh_table(fresh_models, max(a.rounds, 5))
+        return
     big_ext = build_aligned_external(workdir, big)
     size = os.path.getsize(big)
     print(f"big model: {size / (1 << 20):.0f} MiB, {a.nodes}-node model; {a.rounds} rounds, medians")
@@ -315,6 +349,7 @@ def main() -> None:
         if "to_array_s" in r_light:
             print(f"{'  of which to_array':38} {r_onnx['to_array_s']:9.3f} {r_light['to_array_s']:13.3f}")
     walks_table(walk_model, max(a.rounds, 5), a.walk_processes)
+    fresh_table(fresh_models, max(a.rounds, 5))
 
 
 if __name__ == "__main__":

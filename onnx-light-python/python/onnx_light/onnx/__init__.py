@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from typing import IO, Any, NamedTuple, Optional, Union
 
@@ -631,6 +630,8 @@ def _save_in_format(model: Any, path: str, serializer: Any, o: SerializeOptions)
             fh.write(serializer.serialize_proto(model))
         return
     directory = os.path.dirname(os.path.abspath(path))
+    import tempfile
+
     fd, temporary = tempfile.mkstemp(prefix=".save-", suffix=".onnx", dir=directory)
     os.close(fd)
     try:
@@ -789,7 +790,32 @@ def raw_data_view(tensor: Any) -> Optional[memoryview]:
     return memoryview(np.asarray(payload))
 
 
+# Submodules that import on first use: `import onnx_light.onnx` stays quick for a script
+# that only loads, edits and saves (numpy, for one, comes in with `helper` and
+# `numpy_helper` only). `onnx_light.onnx.helper` and `from onnx_light.onnx import helper`
+# work as for any submodule.
+_LAZY_SUBMODULES = frozenset(
+    {
+        "checker",
+        "compose",
+        "defs",
+        "helper",
+        "inliner",
+        "numpy_helper",
+        "parser",
+        "printer",
+        "shape_inference",
+        "utils",
+        "version_converter",
+    }
+)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
     # The parse errors of the text formats, made on first use (see `_errors`).
     if name in ("TextProtoParseError", "JsonParseError"):
         from . import _errors
@@ -798,21 +824,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def __dir__() -> list:
+    return sorted(set(globals()) | _LAZY_SUBMODULES)
+
+
 from . import serialization  # noqa: E402 (the load and save functions above use it)
-from . import (  # noqa: E402
-    checker,
-    compose,
-    defs,
-    external_data_helper,
-    helper,
-    numpy_helper,
-    parser,
-    printer,
-    shape_inference,
-    utils,
-    version_converter,
-)
-from . import _tensor_protocol  # noqa: E402 (it needs numpy_helper)
+from . import external_data_helper  # noqa: E402
+from . import _tensor_protocol  # noqa: E402 (it needs TensorProto)
 
 _tensor_protocol.install(TensorProto)
 

@@ -14,13 +14,13 @@ model. ``numpy_helper.to_array`` gives the same arrays.
 
 from __future__ import annotations
 
-from typing import Any, Optional
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Optional
 
 from . import _native
 from ._errors import ExternalDataError
-from .numpy_helper import _values
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # DLPack's device type of CPU memory (``kDLCPU``), with device id 0.
 _DLPACK_CPU = (1, 0)
@@ -29,6 +29,8 @@ _DLPACK_CPU = (1, 0)
 def _array(tensor: Any) -> tuple[np.ndarray, bool]:
     """``numpy_helper._values``, with an error for external data that was never loaded
     (the tensor does not know the directory of its file)."""
+    from .numpy_helper import _values  # numpy loads with the first array
+
     arr, shared = _values(tensor)
     if arr is None:
         location = next((e.value for e in tensor.external_data if e.key == "location"), "")
@@ -61,6 +63,8 @@ def __array__(  # noqa: N807
     ``ValueError`` when a copy is needed (values in a typed field or unpacked from a
     sub-byte type, a payload read from a file for the call, a conversion to ``dtype``)."""
     arr, shared = _array(self)
+    import numpy as np
+
     target = None if dtype is None else np.dtype(dtype)
     converts = target is not None and target != arr.dtype
     if copy is False:

@@ -12,8 +12,6 @@ import uuid
 import warnings
 from typing import Any, Iterator, NamedTuple, Optional
 
-import numpy as np
-
 from . import _UNSET, AttributeProto, ModelProto, TensorProto, _as_model, _native
 from ._errors import ValidationError
 
@@ -172,7 +170,12 @@ def save_external_data(tensor: Any, base_path: str) -> None:
         # One of our tensors' payload is written from its own memory, without a copy;
         # an onnx package's tensor gives its bytes.
         payload = _native.tensor_payload(tensor) if isinstance(tensor, _native.Message) else None
-        data_file.write(np.asarray(payload) if payload is not None else tensor.raw_data)
+        if payload is not None:
+            import numpy as np
+
+            data_file.write(np.asarray(payload))
+        else:
+            data_file.write(tensor.raw_data)
         set_external_data(tensor, info.location, start, data_file.tell() - start)
 
 
