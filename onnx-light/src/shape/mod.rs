@@ -470,6 +470,9 @@ fn infer_graph<'a>(
     }
 
     let mut errors = Vec::new();
+    // Only strict mode reports the errors of a graph's nodes (every caller drops them
+    // otherwise): in lax mode they are not built.
+    let keep_errors = walk.options.strict_mode;
     let mut unsupported = false;
     // The default domain, which most nodes use, looked up once.
     let default_version = walk
@@ -550,7 +553,7 @@ fn infer_graph<'a>(
         let outcome = {
             let graph: &GraphProto<'_> = graph;
             let node = &graph.node[index];
-            let inputs: Vec<Option<&TypeProto<'_>>> = node
+            let inputs: smallvec::SmallVec<[Option<&TypeProto<'_>>; 4]> = node
                 .input
                 .iter()
                 .map(|name| {
@@ -622,7 +625,7 @@ fn infer_graph<'a>(
             Ok(None) => continue,
             Err(reason) if out_of_bounds(&reason) => return Err(error(graph, reason)),
             Err(reason) => {
-                if !unsupported {
+                if keep_errors && !unsupported {
                     errors.push(error(graph, reason));
                 }
                 continue;
@@ -644,7 +647,7 @@ fn infer_graph<'a>(
             walk.symbols.materialize(&mut inferred);
             // As in `onnx`, a conflict ends the node: its later outputs are not merged.
             if let Err(reason) = update_type(graph, &mut known, name, inferred) {
-                if !unsupported {
+                if keep_errors && !unsupported {
                     errors.push(error(graph, reason));
                 }
                 propagate = false;
@@ -671,7 +674,7 @@ fn infer_graph<'a>(
                 .map(|name| type_of(graph, &known, outer, name).filter(|t| !is_unset(t)))
                 .collect();
             match propagation.run(node, version, &input_types, &known.constants) {
-                Err(data_prop::Failure::Node(reason)) if !unsupported => {
+                Err(data_prop::Failure::Node(reason)) if keep_errors && !unsupported => {
                     errors.push(error(graph, reason))
                 }
                 Err(data_prop::Failure::Model(reason)) => return Err(error(graph, reason)),
@@ -1070,7 +1073,7 @@ fn update_type(
             // not copied.
             let i = graph.value_info.len();
             graph.value_info.push(ValueInfoProto {
-                name: Some(name.to_string().into()),
+                name: Some(crate::field::Str::copied(name)),
                 r#type: Some(inferred),
                 ..ValueInfoProto::default()
             });
@@ -1354,12 +1357,12 @@ impl Symbols {
         for d in &mut shape.dim {
             if d.value.is_none() {
                 // `next` only grows, so a fresh name is never made twice: only the
-                // names the model uses need checking.
+                // `unk__N` names the model uses need checking.
                 let mut text = FreshName::default();
                 let n = loop {
                     let n = self.next;
                     self.next += 1;
-                    if !self.used.contains(text.of(n)) {
+                    if !self.used.contains(&n) {
                         break n;
                     }
                 };
@@ -1369,8 +1372,19 @@ impl Symbols {
     }
 }
 
-/// Dimension names used in a model (a fast hash, as for value names).
-type NameSet = HashSet<String, BuildHasherDefault<NameHasher>>;
+/// The numbers `N` of the names `unk__N` a graph already uses: the only names a fresh
+/// one can collide with.
+type NameSet = HashSet<u64, BuildHasherDefault<NameHasher>>;
+
+/// `N` when `name` is exactly what [`FreshName::of`] writes for `N` (no sign, no leading
+/// zero).
+fn fresh_number(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix("unk__")?;
+    let canonical = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'));
+    canonical.then(|| digits.parse().ok()).flatten()
+}
 
 /// The text of a fresh dimension name, written in place: `unk__` and a number.
 struct FreshName {
@@ -1429,9 +1443,8 @@ fn collect_params(t: &TypeProto<'_>, used: &mut NameSet) {
         _ => None,
     };
     for d in shape.map(|s| s.dim.as_slice()).unwrap_or_default() {
-        // Most names repeat (a batch dimension in every value): copied once.
-        if let Some(p) = d.as_param().filter(|p| !used.contains(*p)) {
-            used.insert(p.to_string());
+        if let Some(n) = d.as_param().and_then(fresh_number) {
+            used.insert(n);
         }
     }
 }

@@ -55,6 +55,45 @@ fn values_get_types_in_node_order_and_unknown_dimensions_fresh_names() {
 }
 
 #[test]
+fn fresh_names_skip_only_the_exact_names_the_model_uses() {
+    // `unk__0` and `unk__2` collide with fresh names; `unk__01`, `unk__` and `unk__1x`
+    // are other names that a fresh one can never equal.
+    let dims = ["unk__0", "unk__01", "unk__", "unk__1x", "unk__2"].map(Dimension::param);
+    let mut m = model(
+        vec![
+            NodeProto::new("Add", ["x", "y"], ["s"]),
+            NodeProto::new("Add", ["s", "y"], ["t"]),
+            NodeProto::new("Add", ["t", "y"], ["u"]),
+        ],
+        vec![
+            ValueInfoProto::tensor("x", DataType::Float, [Dimension::param("n")]),
+            ValueInfoProto::tensor("y", DataType::Float, [Dimension::param("m")]),
+        ],
+    );
+    m.graph
+        .as_mut()
+        .unwrap()
+        .value_info
+        .push(ValueInfoProto::tensor("taken", DataType::Float, dims));
+    infer_shapes(&mut m, &InferOptions::default()).unwrap();
+    assert_eq!(
+        types(&m),
+        [
+            "taken: float[unk__0,unk__01,unk__,unk__1x,unk__2]",
+            "s: float[unk__1]",
+            "t: float[unk__3]",
+            "u: float[unk__4]"
+        ]
+    );
+    assert_eq!(
+        super::fresh_number("unk__18446744073709551615"),
+        Some(u64::MAX)
+    );
+    assert_eq!(super::fresh_number("unk__18446744073709551616"), None);
+    assert_eq!(super::fresh_number("unk__+1"), None);
+}
+
+#[test]
 fn declared_types_are_merged_and_conflicts_refused_in_strict_mode() {
     let x = ValueInfoProto::tensor("x", DataType::Float, [2, 3]);
     let mut m = model(vec![NodeProto::new("Relu", ["x"], ["y"])], vec![x.clone()]);
