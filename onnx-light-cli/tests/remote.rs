@@ -200,3 +200,46 @@ fn show_reads_a_model_from_a_local_s3_server() {
     let local = stdout(tool().arg("show").arg(dir.path("split").join("model.onnx")));
     assert_eq!(remote, local);
 }
+
+/// `onnx-light` with no `AWS_*` variable in its environment.
+fn tool_without_aws_env() -> Command {
+    let mut cmd = tool();
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("AWS_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd
+}
+
+#[test]
+fn an_s3_url_without_credentials_says_which_variables_to_set() {
+    let url = "s3://models/m/model.onnx";
+    let out = tool_without_aws_env().args(["info", url]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(url), "{err}");
+    assert!(err.contains("no AWS credentials"), "{err}");
+    for var in [
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SKIP_SIGNATURE",
+    ] {
+        assert!(err.contains(var), "{var}: {err}");
+    }
+}
+
+#[test]
+fn a_url_whose_port_refuses_connections_fails_naming_the_url() {
+    // A port the system handed out and that nothing listens on any more.
+    let port = std::net::TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/model.onnx");
+    let out = tool().args(["info", &url]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&url), "{err}");
+    assert!(err.to_lowercase().contains("refused"), "{err}");
+}

@@ -228,6 +228,20 @@ fn a_missing_object_is_not_found_and_a_refused_one_permission_denied_naming_the_
     );
     assert_eq!(e.file(), Some(Path::new(&server.url("broken/weights.bin"))));
 
+    // Nothing listens on the port: a refused connection, named as one, naming the URL.
+    let port = std::net::TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/model.onnx");
+    let e = remote::load(&url).unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &ErrorKind::Io(std::io::ErrorKind::ConnectionRefused),
+        "{e}"
+    );
+    assert_eq!(e.file(), Some(Path::new(&url)));
+
     let e = remote::load("ftp://example/model.onnx").unwrap_err();
     assert!(
         matches!(e.kind(), ErrorKind::InvalidOption { name: "url", .. }),

@@ -27,6 +27,14 @@
 //! `AZURE_STORAGE_ACCOUNT_NAME`, `AZURE_STORAGE_ACCOUNT_KEY`, ... HTTP(S) URLs need a
 //! server that answers `HEAD` with the length and `GET` with `Range`.
 //!
+//! An `s3://` URL with no credentials in the environment is refused at once with
+//! `Io(PermissionDenied)` saying which variables to set: a key pair,
+//! `AWS_SKIP_SIGNATURE=true` (public buckets), a web identity
+//! (`AWS_WEB_IDENTITY_TOKEN_FILE` + `AWS_ROLE_ARN`) or a container's credentials.
+//! The cloud's instance-metadata endpoint is asked only when `AWS_METADATA_ENDPOINT`
+//! names it: off an instance, that fallback only fails, slowly and obscurely.
+//! `AWS_PROFILE` and `~/.aws` are not read.
+//!
 //! # What is read
 //!
 //! * An owned load ([`LoadMode::Owned`](crate::io::LoadMode)) fetches the model object
@@ -53,7 +61,10 @@
 //! # Errors
 //!
 //! A missing object is `Io(NotFound)` and a refused one `Io(PermissionDenied)`, each
-//! naming the URL as [`Error::file`](crate::Error::file). A server that answers a range
+//! naming the URL as [`Error::file`](crate::Error::file). A connection refused (nothing
+//! listens on the port) is `Io(ConnectionRefused)` at once, not retried; other transport
+//! errors, timeouts and `5xx` answers are retried as `object_store` does (with backoff,
+//! up to 10 times). A server that answers a range
 //! request with the whole object (no range support) is read once, whole, and every range
 //! is cut from that copy.
 

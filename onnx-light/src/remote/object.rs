@@ -117,27 +117,36 @@ impl Location {
         let path = StorePath::from_url_path(path.as_ref()).map_err(|e| bad_url(url, e))?;
         let built = |e: object_store::Error| bad_url(url, e);
         let store: Arc<dyn ObjectStore> = match scheme {
-            ObjectStoreScheme::AmazonS3 => Arc::new(
-                object_store::aws::AmazonS3Builder::from_env()
-                    .with_url(url)
-                    .build()
-                    .map_err(built)?,
-            ),
+            ObjectStoreScheme::AmazonS3 => {
+                let builder = object_store::aws::AmazonS3Builder::from_env().with_url(url);
+                if !aws_credentials_configured(&builder) {
+                    return Err(no_aws_credentials(url));
+                }
+                Arc::new(
+                    builder
+                        .with_http_connector(FailFastConnector)
+                        .build()
+                        .map_err(built)?,
+                )
+            }
             ObjectStoreScheme::GoogleCloudStorage => Arc::new(
                 object_store::gcp::GoogleCloudStorageBuilder::from_env()
                     .with_url(url)
+                    .with_http_connector(FailFastConnector)
                     .build()
                     .map_err(built)?,
             ),
             ObjectStoreScheme::MicrosoftAzure => Arc::new(
                 object_store::azure::MicrosoftAzureBuilder::from_env()
                     .with_url(url)
+                    .with_http_connector(FailFastConnector)
                     .build()
                     .map_err(built)?,
             ),
             ObjectStoreScheme::Http => Arc::new(
                 object_store::http::HttpBuilder::new()
                     .with_url(&parsed[..url::Position::BeforePath])
+                    .with_http_connector(FailFastConnector)
                     // A URL that says `http://` asks for plain HTTP.
                     .with_client_options(
                         object_store::ClientOptions::new()
@@ -200,6 +209,99 @@ impl Location {
     }
 }
 
+/// True when the environment gives the S3 store a way to authenticate other than the
+/// cloud's instance-metadata endpoint: a key pair, unsigned requests, a web identity, a
+/// container's credentials, or an explicit `AWS_METADATA_ENDPOINT`. Without one the
+/// store would ask `169.254.169.254`, which off a cloud instance fails slowly and
+/// obscurely.
+fn aws_credentials_configured(builder: &object_store::aws::AmazonS3Builder) -> bool {
+    use object_store::aws::AmazonS3ConfigKey as Key;
+    let set = |key: Key| {
+        builder
+            .get_config_value(&key)
+            .is_some_and(|v| !v.trim().is_empty())
+    };
+    let yes = |key: Key| {
+        builder
+            .get_config_value(&key)
+            .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1"))
+    };
+    set(Key::AccessKeyId)
+        || set(Key::SecretAccessKey)
+        || yes(Key::SkipSignature)
+        || (set(Key::WebIdentityTokenFile) && set(Key::RoleArn))
+        || set(Key::ContainerCredentialsRelativeUri)
+        || (set(Key::ContainerCredentialsFullUri) && set(Key::ContainerAuthorizationTokenFile))
+        || set(Key::MetadataEndpoint)
+}
+
+/// The error of an `s3://` URL read with no credentials in the environment: what to set.
+fn no_aws_credentials(url: &str) -> Error {
+    let message = "no AWS credentials found in the environment: set AWS_ACCESS_KEY_ID and \
+        AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary credentials; AWS_PROFILE \
+        and ~/.aws are not read, `aws configure export-credentials --format env` prints a \
+        profile's keys), or AWS_SKIP_SIGNATURE=true for a public bucket, or \
+        AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN; on a cloud instance with a role, \
+        set AWS_METADATA_ENDPOINT=http://169.254.169.254 to use its instance metadata";
+    Error::io(
+        std::io::Error::new(std::io::ErrorKind::PermissionDenied, message),
+        Some(Path::new(url)),
+    )
+}
+
+/// The HTTP client of every store, with one change to the store's retries: a connection
+/// the server's host refuses (nothing listens on the port) fails at once instead of
+/// being retried with backoff for seconds. Other transport errors, timeouts and `5xx`
+/// answers are retried as the store does.
+#[derive(Debug)]
+struct FailFastConnector;
+
+impl object_store::client::HttpConnector for FailFastConnector {
+    fn connect(
+        &self,
+        options: &object_store::ClientOptions,
+    ) -> object_store::Result<object_store::client::HttpClient> {
+        let inner = object_store::client::ReqwestConnector::default().connect(options)?;
+        Ok(object_store::client::HttpClient::new(FailFast(inner)))
+    }
+}
+
+#[derive(Debug)]
+struct FailFast(object_store::client::HttpClient);
+
+#[async_trait::async_trait]
+impl object_store::client::HttpService for FailFast {
+    async fn call(
+        &self,
+        req: object_store::client::HttpRequest,
+    ) -> std::result::Result<object_store::client::HttpResponse, object_store::client::HttpError>
+    {
+        use object_store::client::{HttpError, HttpErrorKind};
+        self.0.execute(req).await.map_err(|e| {
+            if e.kind() == HttpErrorKind::Connect && connection_refused(&e) {
+                // A kind the store does not retry.
+                HttpError::new(HttpErrorKind::Unknown, e)
+            } else {
+                e
+            }
+        })
+    }
+}
+
+/// True when `e` (or an error it wraps) is a refused connection.
+fn connection_refused(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                return true;
+            }
+        }
+        source = s.source();
+    }
+    false
+}
+
 /// A store's error as this crate's: a missing object is `Io(NotFound)` and a refusal
 /// `Io(PermissionDenied)`, both naming the URL (as the file).
 pub(crate) fn store_error(e: object_store::Error, url: &str) -> Error {
@@ -211,12 +313,15 @@ pub(crate) fn store_error(e: object_store::Error, url: &str) -> Error {
         object_store::Error::NotSupported { .. } | object_store::Error::NotImplemented { .. } => {
             Io::Unsupported
         }
+        _ if connection_refused(&e) => Io::ConnectionRefused,
         _ => Io::Other,
     };
-    Error::io(
-        std::io::Error::new(kind, e.to_string()),
-        Some(Path::new(url)),
-    )
+    let message = if kind == Io::ConnectionRefused {
+        format!("connection refused (is the server up, and the port right?): {e}")
+    } else {
+        e.to_string()
+    };
+    Error::io(std::io::Error::new(kind, message), Some(Path::new(url)))
 }
 
 /// True when the server answered a range request with the whole object: it does not
