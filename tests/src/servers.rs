@@ -182,6 +182,41 @@ impl S3Server {
                 .arg(dir),
         );
     }
+
+    /// Downloads every object of `bucket` under `prefix` into `dir` (keys relative to
+    /// the prefix become paths, directories created); returns the keys, sorted.
+    pub fn download(&self, bucket: &str, prefix: &str, dir: &Path) -> Vec<String> {
+        let script = "import boto3, os, sys\n\
+            endpoint, bucket, prefix, root = sys.argv[1:5]\n\
+            s3 = boto3.client('s3', endpoint_url=endpoint, aws_access_key_id='testing',\n\
+                aws_secret_access_key='testing', region_name='us-east-1')\n\
+            keys = []\n\
+            for page in s3.get_paginator('list_objects_v2').paginate(Bucket=bucket, Prefix=prefix):\n\
+            \x20   keys += [o['Key'] for o in page.get('Contents', [])]\n\
+            for key in sorted(keys):\n\
+            \x20   dst = os.path.join(root, key[len(prefix):].lstrip('/'))\n\
+            \x20   os.makedirs(os.path.dirname(dst), exist_ok=True)\n\
+            \x20   s3.download_file(bucket, key, dst)\n\
+            \x20   print(key)\n";
+        let out = Command::new(python())
+            .arg("-c")
+            .arg(script)
+            .arg(self.endpoint())
+            .arg(bucket)
+            .arg(prefix)
+            .arg(dir)
+            .output()
+            .expect("run python");
+        assert!(
+            out.status.success(),
+            "download: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
 }
 
 impl Drop for S3Server {

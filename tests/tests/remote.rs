@@ -406,6 +406,138 @@ fn models_in_a_local_s3_server_load_as_from_disk() {
         "{e}"
     );
     assert_eq!(e.file(), Some(Path::new("s3://models/a/missing.onnx")));
+    // Saves share the server: the store's settings are the process's environment.
+    saves_to_s3_equal_saves_to_disk(&server, &dir);
+}
+
+/// Every file under `root`, as (path relative to it, bytes), sorted.
+fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let name = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.push((name, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
+}
+
+/// Remote saves against the S3 server (its environment set): the objects are the files
+/// of the same save to disk, byte for byte, with data objects beside the model, large
+/// ones through multipart uploads; a location leaving the prefix writes nothing.
+fn saves_to_s3_equal_saves_to_disk(server: &S3Server, dir: &Scratch) {
+    // 20 MiB of weights: the single-file model and the data file are multipart uploads.
+    let m = model(4, 5 * MIB + 3);
+    let cases = [
+        ("single", SerializeOptions::default()),
+        (
+            "split",
+            SerializeOptions::default().external_data(
+                ExternalDataOptions::new("data/weights.bin")
+                    .max_file_size(12 * MIB as u64)
+                    .checksum(true),
+            ),
+        ),
+    ];
+    for (name, options) in cases {
+        let local = dir.path(&format!("save-local-{name}"));
+        std::fs::create_dir_all(&local).unwrap();
+        let saved_local = io::save(&m, local.join("model.onnx"), &options).unwrap();
+        let url = format!("s3://models/saved/{name}/model.onnx");
+        let saved = remote::save(&m, &url, &options).unwrap();
+        assert_eq!(saved.model.url, url);
+        assert_eq!(saved.model.len, saved_local.model_len);
+        let locations: Vec<_> = saved
+            .data_objects
+            .iter()
+            .map(|o| o.location.clone())
+            .collect();
+        let local_locations: Vec<_> = saved_local
+            .data_files
+            .iter()
+            .map(|f| f.location.clone())
+            .collect();
+        assert_eq!(locations, local_locations, "{name}");
+        let fetched = dir.path(&format!("save-fetched-{name}"));
+        std::fs::create_dir_all(&fetched).unwrap();
+        let keys = server.download("models", &format!("saved/{name}/"), &fetched);
+        assert_eq!(keys.len(), 1 + local_locations.len(), "{name}: {keys:?}");
+        assert!(
+            tree(&fetched) == tree(&local),
+            "{name}: the objects differ from the files"
+        );
+        let loaded = remote::load(&url).unwrap();
+        assert_eq!(
+            loaded,
+            io::load(local.join("model.onnx")).unwrap(),
+            "{name}"
+        );
+    }
+
+    // A location that leaves the model's prefix: refused, nothing written anywhere.
+    for bad in ["../escape.bin", "/tmp/escape.bin", "a/../../escape.bin"] {
+        let options = SerializeOptions::default().external_data(ExternalDataOptions::new(bad));
+        let e = remote::save(&m, "s3://models/esc/inner/model.onnx", &options).unwrap_err();
+        assert!(
+            matches!(
+                e.kind(),
+                ErrorKind::InvalidOption { .. }
+                    | ErrorKind::InvalidExternalData {
+                        rule: ExternalDataRule::Location,
+                        ..
+                    }
+            ),
+            "{bad}: {e}"
+        );
+    }
+    let fetched = dir.path("save-fetched-esc");
+    std::fs::create_dir_all(&fetched).unwrap();
+    assert_eq!(
+        server.download("models", "esc", &fetched),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn http_urls_are_read_only_and_file_urls_save_as_the_disk_does() {
+    let dir = Scratch::new("remote-save-file");
+    let m = model(2, 9 * MIB);
+    let options =
+        SerializeOptions::default().external_data(ExternalDataOptions::new("weights.bin"));
+    let server = HttpServer::start(dir.dir(), &[]);
+    let url = server.url("model.onnx");
+    let e = remote::save(&m, &url, &options).unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &ErrorKind::Io(std::io::ErrorKind::Unsupported),
+        "{e}"
+    );
+    assert_eq!(e.file(), Some(Path::new(&url)));
+    assert!(!dir.path("model.onnx").exists() && !dir.path("weights.bin").exists());
+
+    let local = dir.path("local");
+    let through_url = dir.path("url");
+    std::fs::create_dir_all(&local).unwrap();
+    std::fs::create_dir_all(&through_url).unwrap();
+    io::save(&m, local.join("model.onnx"), &options).unwrap();
+    let target = format!(
+        "file://{}/model.onnx",
+        std::fs::canonicalize(&through_url).unwrap().display()
+    );
+    let saved = remote::save(&m, &target, &options).unwrap();
+    assert_eq!(saved.data_objects.len(), 1);
+    assert!(tree(&through_url) == tree(&local), "the files differ");
 }
 
 #[test]

@@ -50,6 +50,18 @@
 //!   against its object's size and its tensor's dims. Owned loads fetch the payloads in
 //!   parallel into one buffer; structure-only loads leave them lazy.
 //!
+//! # Saving
+//!
+//! [`save`] / [`save_with`] write a model to `s3://`, `gs://`, `az://` or `file://` with
+//! the [`SerializeOptions`](crate::io::SerializeOptions) of [`io::save`](crate::io::save):
+//! the objects are the files a save to disk writes, byte for byte, data objects beside
+//! the model under its prefix (the save's location rules refuse any other place),
+//! checksums recorded on request. The save is staged in a private local directory,
+//! then uploaded: data objects first, the model object last (each object appears whole
+//! or not at all, so no reader finds a model whose data is missing); objects above
+//! 8 MiB go up as multipart uploads of 8 MiB parts, [`RemoteOptions::concurrency`] in
+//! flight, aborted on failure. `http(s)://` is read-only (`Io(Unsupported)`).
+//!
 //! # Integrity
 //!
 //! The ONNX `checksum` key of external data (the SHA-1 of the whole data file, hex) is
@@ -71,6 +83,7 @@
 mod external;
 mod object;
 mod options;
+mod save;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -78,6 +91,7 @@ use std::sync::Arc;
 pub use object::is_url;
 use object::{block_on, Location, RemoteObject};
 pub use options::{RemoteOptions, DEFAULT_CONCURRENCY};
+pub use save::{save, save_with, SavedObject, SavedObjects};
 
 use crate::error::{Error, Result};
 use crate::io::{consolidate_tensors_to_buffer, progress};
