@@ -308,6 +308,9 @@ pub fn run(
 ) -> Result<String, Failure> {
     // The arguments first: a usage error is said before anything is read.
     let ext = external_data_options(c)?;
+    if let Some(url) = crate::source::url(output) {
+        return run_to_url(input, url, ext, c, progress);
+    }
     crate::refuse_existing_output(output, c.force)?;
     let probe = crate::source::load_with(
         input,
@@ -401,4 +404,62 @@ pub fn run(
     ));
     io::save(&model, output, &save)?;
     Ok(said(inferred, report(output, in_place, &old_data)))
+}
+
+/// `convert` to a URL: the model (weights left where they are until the save copies
+/// them, unless `--inline` asks for every tensor in the model object) saved to the
+/// store with the options of a save to a file, data objects beside it.
+fn run_to_url(
+    input: &Path,
+    url: &str,
+    ext: Option<ExternalDataOptions>,
+    c: &Convert,
+    progress: &Progress,
+) -> Result<String, Failure> {
+    // Before anything is read: an HTTP URL is read-only.
+    onnx_light::remote::check_writable(url)?;
+    match onnx_light::remote::size(url) {
+        Ok(_) if !c.force => return Err(format!(
+            "{url} exists; pass --force to replace it (the model object is replaced last, whole)"
+        )
+        .into()),
+        Err(e)
+            if !matches!(
+                e.kind(),
+                onnx_light::ErrorKind::Io(std::io::ErrorKind::NotFound)
+            ) =>
+        {
+            return Err(e.into())
+        }
+        _ => {}
+    }
+    let load = ParseOptions::clone(&c.load).num_threads(c.threads);
+    let load = if c.inline && ext.is_none() {
+        load
+    } else {
+        load.structure_only(true)
+    };
+    progress.step(format!("reading {}", input.display()));
+    let mut model = crate::source::load_with(input, &progress.load(load))?;
+    let inferred = c.prepare(&mut model, progress)?;
+    let mut save = progress.save(SerializeOptions::default().num_threads(c.threads));
+    if let Some(ext) = ext {
+        save = save.external_data(ext);
+    }
+    progress.step(format!("writing {url}"));
+    let saved = onnx_light::remote::save(&model, url, &save)?;
+    let written = match saved.data_objects.len() {
+        0 => format!("wrote {url} as a single object"),
+        n => format!(
+            "wrote {url} and {n} data object{} beside it ({})",
+            if n == 1 { "" } else { "s" },
+            saved
+                .data_objects
+                .iter()
+                .map(|o| o.location.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Ok(said(inferred, written))
 }

@@ -94,9 +94,11 @@ enum Command {
     },
     /// Rewrite a model, moving weights into or out of external data files.
     Convert {
-        /// The ONNX model to read (not modified, unless it is also OUTPUT).
+        /// The ONNX model to read (not modified, unless it is also OUTPUT): a file or a
+        /// URL (s3://, gs://, az://, http(s)://, file://).
         input: PathBuf,
-        /// The model file to write (its data files go next to it).
+        /// The model file to write (its data files go next to it), or an s3://, gs://,
+        /// az:// or file:// URL (its data objects go beside it, the model object last).
         output: PathBuf,
         /// Write tensors to this external data file next to OUTPUT (a file name).
         #[arg(long, value_name = "NAME", conflicts_with = "inline", value_parser = data_file_name)]

@@ -243,3 +243,107 @@ fn a_url_whose_port_refuses_connections_fails_naming_the_url() {
     assert!(err.contains(&url), "{err}");
     assert!(err.to_lowercase().contains("refused"), "{err}");
 }
+
+#[test]
+fn convert_writes_to_a_local_s3_server_what_it_writes_to_disk() {
+    let dir = Scratch::new("cli-remote-s3-convert");
+    layout(dir.dir());
+    let s3 = S3Server::start();
+    // Creates the bucket and the input objects.
+    s3.upload("models", "in", &dir.path("split"));
+    let http = HttpServer::start(dir.dir(), &[]);
+    let with_env = || {
+        let mut cmd = tool();
+        for (k, v) in s3.env() {
+            cmd.env(k, v);
+        }
+        cmd
+    };
+    let local = io::load(dir.path("split").join("model.onnx")).unwrap();
+    let cases: [(&str, String, &[&str]); 3] = [
+        // A file to a URL, the external layout kept.
+        (
+            "kept",
+            dir.path("split").join("model.onnx").display().to_string(),
+            &[],
+        ),
+        // A URL to a URL, to new external data.
+        (
+            "split",
+            http.url("split/model.onnx"),
+            &["--external-data", "w/weights.bin"],
+        ),
+        // An S3 URL to another, every tensor inline.
+        (
+            "inline",
+            "s3://models/in/model.onnx".to_string(),
+            &["--inline"],
+        ),
+    ];
+    for (name, input, args) in cases {
+        let url = format!("s3://models/out/{name}/model.onnx");
+        let said = stdout(with_env().args(["convert"]).args(args).args([&input, &url]));
+        assert!(said.contains(&url), "{said}");
+        // The same conversion to disk writes the same files as the objects.
+        let on_disk = dir.path(&format!("disk-{name}"));
+        std::fs::create_dir_all(&on_disk).unwrap();
+        stdout(
+            with_env()
+                .args(["-q", "convert"])
+                .args(args)
+                .arg(&input)
+                .arg(on_disk.join("model.onnx")),
+        );
+        let fetched = dir.path(&format!("fetched-{name}"));
+        std::fs::create_dir_all(&fetched).unwrap();
+        let keys = s3.download("models", &format!("out/{name}/"), &fetched);
+        let mut files: Vec<String> = Vec::new();
+        for key in &keys {
+            let rel = key.strip_prefix(&format!("out/{name}/")).unwrap();
+            assert_eq!(
+                std::fs::read(fetched.join(rel)).unwrap(),
+                std::fs::read(on_disk.join(rel)).unwrap(),
+                "{name}: {rel}"
+            );
+            files.push(rel.to_string());
+        }
+        let expected: &[&str] = match name {
+            "kept" => &["model.onnx", "weights.bin"],
+            "split" => &["model.onnx", "w/weights.bin"],
+            _ => &["model.onnx"],
+        };
+        assert_eq!(files, expected, "{name}");
+        assert_eq!(
+            io::load(on_disk.join("model.onnx")).unwrap(),
+            local,
+            "{name}"
+        );
+    }
+    // An existing object needs --force; an HTTP URL is read-only.
+    let url = "s3://models/out/kept/model.onnx";
+    let input = dir.path("split").join("model.onnx");
+    let out = with_env()
+        .arg("convert")
+        .arg(&input)
+        .arg(url)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--force"));
+    stdout(
+        with_env()
+            .args(["-q", "convert", "--force"])
+            .arg(&input)
+            .arg(url),
+    );
+    let target = http.url("copy/model.onnx");
+    let out = tool()
+        .arg("convert")
+        .arg(&input)
+        .arg(&target)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&target) && err.contains("read-only"), "{err}");
+}

@@ -91,7 +91,7 @@ use std::sync::Arc;
 pub use object::is_url;
 use object::{block_on, Location, RemoteObject};
 pub use options::{RemoteOptions, DEFAULT_CONCURRENCY};
-pub use save::{save, save_with, SavedObject, SavedObjects};
+pub use save::{check_writable, save, save_with, SavedObject, SavedObjects};
 
 use crate::error::{Error, Result};
 use crate::io::{consolidate_tensors_to_buffer, progress};

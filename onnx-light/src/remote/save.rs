@@ -59,6 +59,34 @@ impl Drop for Staging {
     }
 }
 
+/// Checks that `url` names a place a save can write to (its store configured from the
+/// environment), without writing or asking the store anything.
+///
+/// # Errors
+/// `InvalidOption` (option `url`) for a URL that is not one of a store;
+/// `Io(Unsupported)` naming the URL for `http(s)://`, which is read-only; the errors of
+/// a store the environment cannot configure (missing AWS credentials, ...).
+pub fn check_writable(url: &str) -> Result<()> {
+    writable(url).map(|_| ())
+}
+
+fn writable(url: &str) -> Result<Location> {
+    let target = Location::parse(url)?;
+    if matches!(
+        ObjectStoreScheme::parse(&target.url).map(|(s, _)| s),
+        Ok(ObjectStoreScheme::Http)
+    ) {
+        return Err(Error::io(
+            std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "HTTP(S) URLs are read-only: save to s3://, gs://, az:// or file://",
+            ),
+            Some(Path::new(url)),
+        ));
+    }
+    Ok(target)
+}
+
 /// Saves `model` to the object at `url` as [`io::save`] saves it to a file, with the
 /// same `options` (external data beside the model under the same prefix, checksums on
 /// request, the same bytes); see [`save_with`].
@@ -98,19 +126,7 @@ pub fn save_with(
     remote: &RemoteOptions,
 ) -> Result<SavedObjects> {
     remote.validate()?;
-    let target = Location::parse(url)?;
-    if matches!(
-        ObjectStoreScheme::parse(&target.url).map(|(s, _)| s),
-        Ok(ObjectStoreScheme::Http)
-    ) {
-        return Err(Error::io(
-            std::io::Error::new(
-                std::io::ErrorKind::Unsupported,
-                "HTTP(S) URLs are read-only: save to s3://, gs://, az:// or file://",
-            ),
-            Some(Path::new(url)),
-        ));
-    }
+    let target = writable(url)?;
     let name = target
         .path
         .filename()
