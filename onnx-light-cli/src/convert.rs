@@ -419,10 +419,12 @@ fn run_to_url(
     // Before anything is read: an HTTP URL is read-only.
     onnx_light::remote::check_writable(url)?;
     match onnx_light::remote::size(url) {
-        Ok(_) if !c.force => return Err(format!(
+        Ok(_) if !c.force => {
+            return Err(format!(
             "{url} exists; pass --force to replace it (the model object is replaced last, whole)"
         )
-        .into()),
+            .into())
+        }
         Err(e)
             if !matches!(
                 e.kind(),

@@ -1,14 +1,16 @@
 //! Local servers for the remote-load tests, started on 127.0.0.1 from the test venv and
 //! stopped when dropped: `tests/python/range_server.py` (HTTP with ranges, counting the
-//! bytes it sends) and moto's standalone S3 server (from `requirements.txt`).
+//! bytes it sends), moto's standalone S3 server (from `requirements.txt`) and Azurite's
+//! blob service (the npm package, pinned in [`AZURITE_VERSION`], installed on first use
+//! under `target/`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::python::{python, python_dir, run_command};
+use crate::python::{lock_file, python, python_dir, run_command, workspace_root};
 
 /// `tests/python/range_server.py` serving a directory.
 #[derive(Debug)]
@@ -220,6 +222,134 @@ impl S3Server {
 }
 
 impl Drop for S3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The Azurite release the Azure tests run against.
+pub const AZURITE_VERSION: &str = "3.37.0";
+
+/// True when the environment says this is a CI run (`CI` set, not `false` or `0`).
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// `azurite-blob` of the pinned release under `target/azurite-VERSION`, installed with
+/// npm on first use (under a lock, a marker written last). `None`, with a message, when
+/// npm is absent outside CI; in CI a missing npm fails the test.
+///
+/// # Panics
+/// When npm is absent in CI, or the install fails (test support).
+fn azurite_blob() -> Option<PathBuf> {
+    let target = workspace_root().join("target");
+    std::fs::create_dir_all(&target).expect("create target/");
+    let dir = target.join(format!("azurite-{AZURITE_VERSION}"));
+    let bin = dir.join("node_modules").join(".bin").join("azurite-blob");
+    let marker = dir.join("installed");
+    let _lock = lock_file(&target.join("azurite.lock"));
+    if marker.exists() && bin.exists() {
+        return Some(bin);
+    }
+    if Command::new("npm").arg("--version").output().is_err() {
+        assert!(
+            !in_ci(),
+            "npm is needed to install Azurite for the Azure tests (CI is set)"
+        );
+        eprintln!("skipped: npm is not installed, so Azurite (the Azure test server) is not");
+        return None;
+    }
+    std::fs::create_dir_all(&dir).expect("create the Azurite directory");
+    run_command(
+        Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&dir)
+            .arg(format!("azurite@{AZURITE_VERSION}")),
+    );
+    std::fs::write(&marker, AZURITE_VERSION).expect("write the Azurite marker");
+    Some(bin)
+}
+
+/// Azurite's blob service on a free port of 127.0.0.1, its data in memory.
+#[derive(Debug)]
+pub struct AzuriteServer {
+    child: Child,
+    port: u16,
+}
+
+impl AzuriteServer {
+    /// Starts the server (installing it first if needed) and waits until it accepts
+    /// connections; `None` when it cannot be installed here (see [`azurite_blob`]),
+    /// `workdir` is its working directory.
+    ///
+    /// # Panics
+    /// When it does not start within a minute (test support).
+    pub fn start(workdir: &Path) -> Option<AzuriteServer> {
+        let bin = azurite_blob()?;
+        let port = free_port();
+        let child = Command::new(bin)
+            .args(["--blobHost", "127.0.0.1", "--blobPort"])
+            .arg(port.to_string())
+            .args(["--inMemoryPersistence", "--silent", "--skipApiVersionCheck"])
+            .current_dir(workdir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start azurite-blob");
+        let server = AzuriteServer { child, port };
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "azurite-blob did not start"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(server)
+    }
+
+    /// The blob endpoint, as `AZURITE_BLOB_STORAGE_URL` takes it.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The environment a client of this server needs.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AZURE_STORAGE_USE_EMULATOR", "true".to_string()),
+            ("AZURITE_BLOB_STORAGE_URL", self.endpoint()),
+        ]
+    }
+
+    fn client(&self, args: &[&std::ffi::OsStr]) {
+        run_command(
+            Command::new(python())
+                .arg(python_dir().join("azurite_client.py"))
+                .arg(self.endpoint())
+                .args(args),
+        );
+    }
+
+    /// Creates `container` (if needed).
+    pub fn create_container(&self, container: &str) {
+        self.client(&["create".as_ref(), container.as_ref()]);
+    }
+
+    /// The bytes of the blob `name` of `container`, downloaded into `scratch`.
+    pub fn get(&self, container: &str, name: &str, scratch: &Path) -> Vec<u8> {
+        let out = scratch.join(name.replace('/', "_"));
+        self.client(&[
+            "get".as_ref(),
+            container.as_ref(),
+            name.as_ref(),
+            out.as_os_str(),
+        ]);
+        std::fs::read(out).expect("read the downloaded blob")
+    }
+}
+
+impl Drop for AzuriteServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

@@ -13,7 +13,7 @@ use onnx_light::prelude::*;
 use onnx_light::remote::{self, RemoteOptions};
 use onnx_light::{ErrorKind, ExternalDataRule};
 use onnx_light_tests::scratch::Scratch;
-use onnx_light_tests::servers::{HttpServer, S3Server};
+use onnx_light_tests::servers::{AzuriteServer, HttpServer, S3Server};
 
 const MIB: usize = 1 << 20;
 
@@ -602,4 +602,74 @@ fn a_save_records_each_data_files_checksum_and_loads_verify_it() {
         "{e}"
     );
     assert_eq!(e.file(), Some(Path::new(&server.url("weights.bin.1"))));
+}
+
+#[test]
+fn models_in_azurite_save_and_load_as_on_disk() {
+    let dir = Scratch::new("remote-azure");
+    std::fs::create_dir_all(dir.path("azurite")).unwrap();
+    let Some(server) = AzuriteServer::start(&dir.path("azurite")) else {
+        return;
+    };
+    server.create_container("models");
+    // The store reads the emulator's settings from the environment; no other test of
+    // this binary uses these variables.
+    for (k, v) in server.env() {
+        std::env::set_var(k, v);
+    }
+    // 20 MiB: the single model object and the data file go up in parts.
+    let m = model(4, 5 * MIB + 3);
+    let cases = [
+        ("single", SerializeOptions::default()),
+        (
+            "split",
+            SerializeOptions::default()
+                .external_data(ExternalDataOptions::new("data/weights.bin").checksum(true)),
+        ),
+    ];
+    for (name, options) in cases {
+        let local = dir.path(&format!("local-{name}"));
+        std::fs::create_dir_all(&local).unwrap();
+        let saved_local = io::save(&m, local.join("model.onnx"), &options).unwrap();
+        let url = format!("az://models/{name}/model.onnx");
+        let saved = remote::save(&m, &url, &options).unwrap();
+        // The objects are the files, byte for byte.
+        let scratch = dir.path(&format!("fetched-{name}"));
+        std::fs::create_dir_all(&scratch).unwrap();
+        assert!(
+            server.get("models", &format!("{name}/model.onnx"), &scratch)
+                == std::fs::read(local.join("model.onnx")).unwrap(),
+            "{name}: the model object differs from the file"
+        );
+        assert_eq!(saved.data_objects.len(), saved_local.data_files.len());
+        for file in &saved_local.data_files {
+            let key = format!("{name}/{}", file.location);
+            assert!(
+                server.get("models", &key, &scratch) == std::fs::read(&file.path).unwrap(),
+                "{key} differs from its file"
+            );
+        }
+        // Loaded whole, and structure first with one tensor fetched lazily.
+        let from_disk = io::load(local.join("model.onnx")).unwrap();
+        assert_eq!(remote::load(&url).unwrap(), from_disk, "{name}");
+        let lazy = remote::load_with(&url, &structure_only()).unwrap();
+        let w2 = &lazy.graph.as_ref().unwrap().initializer[2];
+        assert!(w2.raw_data.is_none(), "{name}");
+        let bytes = w2.lazy_data.as_ref().unwrap().fetch().unwrap();
+        assert_eq!(
+            &bytes[..],
+            from_disk.graph.as_ref().unwrap().initializer[2]
+                .raw_data
+                .as_deref()
+                .unwrap(),
+            "{name}"
+        );
+    }
+    let e = remote::load("az://models/missing/model.onnx").unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &ErrorKind::Io(std::io::ErrorKind::NotFound),
+        "{e}"
+    );
+    assert_eq!(e.file(), Some(Path::new("az://models/missing/model.onnx")));
 }
