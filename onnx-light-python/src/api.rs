@@ -395,6 +395,20 @@ pub fn save_path(
     with_model(py, model, |m| io::save(m, &path, &o).map(drop))
 }
 
+/// Saves the model to `url` through the library's `remote` module, with the options of
+/// `save_path`: the objects are the files a save to disk writes.
+#[pyfunction]
+pub fn save_url(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    url: String,
+    options: &Bound<'_, PyAny>,
+    external_location: Option<String>,
+) -> PyResult<()> {
+    let o = serialize_options(options, external_location)?;
+    with_model(py, model, |m| remote::save(m, &url, &o).map(drop))
+}
+
 #[pyfunction]
 #[pyo3(signature = (model, num_threads))]
 pub fn save_bytes<'py>(

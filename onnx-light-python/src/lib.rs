@@ -78,6 +78,7 @@ fn _onnx_light(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::load_path, m)?)?;
     m.add_function(wrap_pyfunction!(api::load_url, m)?)?;
     m.add_function(wrap_pyfunction!(api::is_url, m)?)?;
+    m.add_function(wrap_pyfunction!(api::save_url, m)?)?;
     m.add_function(wrap_pyfunction!(api::load_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(api::save_path, m)?)?;
     m.add_function(wrap_pyfunction!(api::mark_external_data, m)?)?;

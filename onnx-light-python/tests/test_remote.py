@@ -215,3 +215,89 @@ def test_a_model_in_a_local_s3_server_loads_as_the_file(tmp_path, s3):
     with pytest.raises(FileNotFoundError) as e:
         olx.load("s3://models/v1/missing.onnx")
     assert e.value.filename == "s3://models/v1/missing.onnx"
+
+
+def _files(root):
+    """Every file under ``root``: {relative path: bytes}."""
+    out = {}
+    for d, _, names in os.walk(root):
+        for n in names:
+            p = os.path.join(d, n)
+            with open(p, "rb") as f:
+                out[os.path.relpath(p, root)] = f.read()
+    return out
+
+
+def _objects(client, prefix):
+    """Every object under ``prefix``: {key relative to it: bytes}."""
+    out = {}
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket="models", Prefix=prefix):
+        for o in page.get("Contents", []):
+            body = client.get_object(Bucket="models", Key=o["Key"])["Body"].read()
+            out[o["Key"][len(prefix):]] = body
+    return out
+
+
+@pytest.mark.parametrize(
+    "name, keywords",
+    [
+        ("single", {}),
+        (
+            "split",
+            dict(
+                save_as_external_data=True,
+                location="data/weights.bin",
+                size_threshold=1024,
+                max_external_file_size=6 * MIB,
+            ),
+        ),
+        ("default-location", dict(save_as_external_data=True, size_threshold=1024)),
+    ],
+)
+def test_a_save_to_s3_writes_the_files_of_a_save_to_disk(tmp_path, s3, name, keywords):
+    # 12 MiB of weights: the single model object goes up as a multipart upload.
+    m = _model(4, 3 * MIB)
+    url = f"s3://models/saved/{name}/model.onnx"
+    olx.save(m, url, **keywords)
+    olx.save_model(m, str(tmp_path / "model.onnx"), **keywords)
+    objects = _objects(s3, f"saved/{name}/")
+    assert objects.keys() == _files(tmp_path).keys()
+    assert objects == _files(tmp_path)
+    assert olx.load(url).SerializeToString() == olx.load(str(tmp_path / "model.onnx")).SerializeToString()
+
+
+def test_a_save_to_s3_refuses_a_location_outside_the_prefix_and_writes_nothing(s3):
+    m = _model(1, 4096)
+    for bad in ("../escape.bin", "/tmp/escape.bin"):
+        with pytest.raises(olx.OptionError):
+            olx.save(m, "s3://models/esc/model.onnx", save_as_external_data=True, location=bad)
+    assert s3.list_objects_v2(Bucket="models").get("KeyCount", 0) == 0
+
+
+def test_http_urls_are_read_only(served):
+    root, server = served
+    url = server.url("copy/model.onnx")
+    with pytest.raises(olx.FileError) as e:
+        olx.save(_model(1, 4096), url)
+    assert e.value.filename == url
+    assert not (root / "copy").exists()
+
+
+def test_no_aws_credentials_is_a_permission_error_naming_the_variables(monkeypatch):
+    for k in list(os.environ):
+        if k.startswith("AWS_"):
+            monkeypatch.delenv(k)
+    url = "s3://models/m/model.onnx"
+    with pytest.raises(PermissionError) as e:
+        olx.load(url)
+    assert e.value.filename == url
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SKIP_SIGNATURE"):
+        assert var in str(e.value)
+
+
+def test_a_refused_connection_is_connection_refused_error_naming_the_url():
+    url = f"http://127.0.0.1:{_free_port()}/model.onnx"
+    with pytest.raises(ConnectionRefusedError) as e:
+        olx.load(url)
+    assert e.value.filename == url
+    assert isinstance(e.value, olx.RefusedConnectionError)

@@ -33,6 +33,7 @@ from ._errors import (
     NoSuchFileError,
     NotDirectoryError,
     OptionError,
+    RefusedConnectionError,
     TensorDataError,
 )
 
@@ -577,6 +578,14 @@ def save_model(
     ``proto`` given as ``bytes`` is always read as binary protobuf). In a text format,
     external data works as in the binary one: the data files are written with the
     options above and the text refers to them.
+
+    ``f`` may be an ``s3://``, ``gs://``, ``az://`` or ``file://`` URL (binary protobuf):
+    the model is saved with the same keywords to a private temporary directory, then
+    uploaded, data objects first, beside the model under its prefix, and the model
+    object last, so no reader finds a model whose data is missing. The objects are the
+    files of the same save to disk, byte for byte. Objects at the data objects' names
+    are replaced. An ``http(s)://`` URL is read-only (``FileError``); credentials and
+    endpoints come from the environment as for ``load``.
     """
     model = _as_model(proto)
     serializer = _serializer(format, f)
@@ -602,6 +611,14 @@ def save_model(
             f.write(serializer.serialize_proto(model))
         return
     path = os.fspath(f)
+    if _native.is_url(path):
+        if serializer is not serialization._PROTOBUF:
+            raise ValueError("a save to a URL writes binary protobuf only")
+        external = None
+        if o.save_as_external_data:
+            external = o.location or path.rstrip("/").rsplit("/", 1)[-1] + ".data"
+        _native.save_url(model, path, o, external)
+        return
     if serializer is not serialization._PROTOBUF:
         _save_in_format(model, path, serializer, o)
         return
@@ -858,6 +875,7 @@ __all__ = [
     "NotDirectoryError",
     "OptionError",
     "ParseOptions",
+    "RefusedConnectionError",
     "RepeatedField",
     "SerializeOptions",
     "TensorBufferOptions",

@@ -34,6 +34,7 @@ from .external_data_helper import convert_model_to_external_data as convert_mode
 from .external_data_helper import load_external_data_for_model as load_external_data_for_model
 from .external_data_helper import write_external_data_tensors as write_external_data_tensors
 from ._errors import DataFileExistsError as DataFileExistsError
+from ._errors import RefusedConnectionError as RefusedConnectionError
 from ._errors import DecodeError as DecodeError
 from ._errors import EncryptionError as EncryptionError
 from ._errors import Error as Error

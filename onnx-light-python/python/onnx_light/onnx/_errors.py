@@ -112,6 +112,11 @@ class DataFileExistsError(FileError, FileExistsError):
     ``replace_data_files=True`` to replace it."""
 
 
+class RefusedConnectionError(FileError, ConnectionRefusedError):
+    """The server at a URL refused the connection (``ECONNREFUSED``): nothing listens
+    on its port. Not retried; ``filename`` is the URL."""
+
+
 class InferenceError(Error):
     """Shape inference refused a node (``shape_inference``): its types conflict with the
     declared ones, break its operator's rules, or (``check_type``) its schema. The
@@ -149,6 +154,7 @@ _FILE_ERRORS = {
     IsADirectoryError: IsDirectoryError,
     NotADirectoryError: NotDirectoryError,
     FileExistsError: DataFileExistsError,
+    ConnectionRefusedError: RefusedConnectionError,
 }
 
 
@@ -160,6 +166,7 @@ _ERRNO_OF_KIND = {
     "AlreadyExists": _errno.EEXIST,
     "IsADirectory": _errno.EISDIR,
     "NotADirectory": _errno.ENOTDIR,
+    "ConnectionRefused": _errno.ECONNREFUSED,
 }
 
 
