@@ -31,8 +31,11 @@
 //! `Io(PermissionDenied)` saying which variables to set: a key pair,
 //! `AWS_SKIP_SIGNATURE=true` (public buckets), a web identity
 //! (`AWS_WEB_IDENTITY_TOKEN_FILE` + `AWS_ROLE_ARN`) or a container's credentials.
-//! The cloud's instance-metadata endpoint is asked only when `AWS_METADATA_ENDPOINT`
-//! names it: off an instance, that fallback only fails, slowly and obscurely.
+//! The instance-metadata endpoint (an instance's role) is asked on an EC2 instance,
+//! which the machine's firmware tables say it is (`/sys/class/dmi/id/sys_vendor`,
+//! `/sys/hypervisor/uuid`; no request is made to find out), and elsewhere only when
+//! `AWS_METADATA_ENDPOINT` names it: off an instance, that fallback only fails, slowly
+//! and obscurely.
 //! `AWS_PROFILE` and `~/.aws` are not read.
 //!
 //! # What is read

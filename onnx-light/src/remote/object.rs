@@ -233,6 +233,24 @@ fn aws_credentials_configured(builder: &object_store::aws::AmazonS3Builder) -> b
         || set(Key::ContainerCredentialsRelativeUri)
         || (set(Key::ContainerCredentialsFullUri) && set(Key::ContainerAuthorizationTokenFile))
         || set(Key::MetadataEndpoint)
+        || on_ec2(Path::new("/"))
+}
+
+/// Whether the machine under `root` says it is an EC2 instance, from what its firmware
+/// and hypervisor tell the kernel (no request is made): there the instance's role is the
+/// usual credential, so the metadata endpoint is asked as on any EC2 tool.
+fn on_ec2(root: &Path) -> bool {
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap_or_default();
+    [
+        "sys/class/dmi/id/sys_vendor",
+        "sys/class/dmi/id/board_vendor",
+    ]
+    .iter()
+    .any(|p| read(p).trim() == "Amazon EC2")
+        || read("sys/hypervisor/uuid")
+            .trim()
+            .get(..3)
+            .is_some_and(|head| head.eq_ignore_ascii_case("ec2"))
 }
 
 /// The error of an `s3://` URL read with no credentials in the environment: what to set.
@@ -241,8 +259,9 @@ fn no_aws_credentials(url: &str) -> Error {
         AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary credentials; AWS_PROFILE \
         and ~/.aws are not read, `aws configure export-credentials --format env` prints a \
         profile's keys), or AWS_SKIP_SIGNATURE=true for a public bucket, or \
-        AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN; on a cloud instance with a role, \
-        set AWS_METADATA_ENDPOINT=http://169.254.169.254 to use its instance metadata";
+        AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN; an EC2 instance's role is used on \
+        the instance itself, and elsewhere an instance-metadata endpoint only when \
+        AWS_METADATA_ENDPOINT names it";
     Error::io(
         std::io::Error::new(std::io::ErrorKind::PermissionDenied, message),
         Some(Path::new(url)),
@@ -507,5 +526,78 @@ impl PayloadSource for RemoteObject {
 
     fn describe(&self) -> String {
         self.url().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::on_ec2;
+    use std::path::Path;
+
+    /// A fresh root named `name` holding `files` (path under the root, contents); removed
+    /// on drop.
+    struct Root(std::path::PathBuf);
+
+    impl Root {
+        fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Root {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn root_with(name: &str, files: &[(&str, &str)]) -> Root {
+        let dir = std::env::temp_dir().join(format!("ec2-root-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (path, text) in files {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        Root(dir)
+    }
+
+    #[test]
+    fn an_ec2_instance_is_recognised_from_its_firmware_tables() {
+        let nitro = root_with("nitro", &[("sys/class/dmi/id/sys_vendor", "Amazon EC2\n")]);
+        assert!(on_ec2(nitro.path()));
+        let board = root_with(
+            "board",
+            &[("sys/class/dmi/id/board_vendor", "Amazon EC2\n")],
+        );
+        assert!(on_ec2(board.path()));
+        let xen = root_with(
+            "xen",
+            &[(
+                "sys/hypervisor/uuid",
+                "ec2e1916-9099-7caf-fd21-012345abcdef\n",
+            )],
+        );
+        assert!(on_ec2(xen.path()));
+        let upper = root_with("upper", &[("sys/hypervisor/uuid", "EC2E1916-9099-7CAF\n")]);
+        assert!(on_ec2(upper.path()));
+    }
+
+    #[test]
+    fn other_machines_are_not_taken_for_ec2() {
+        let other = root_with(
+            "other",
+            &[
+                ("sys/class/dmi/id/sys_vendor", "QEMU\n"),
+                ("sys/class/dmi/id/board_vendor", "Amazon EC2 lookalike\n"),
+                (
+                    "sys/hypervisor/uuid",
+                    "4f3c2a1b-0000-1111-2222-333344445555\n",
+                ),
+            ],
+        );
+        assert!(!on_ec2(other.path()));
+        let short = root_with("short", &[("sys/hypervisor/uuid", "ec")]);
+        assert!(!on_ec2(short.path()));
+        assert!(!on_ec2(Path::new("/nonexistent-root-for-this-test")));
     }
 }
