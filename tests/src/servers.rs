@@ -281,7 +281,7 @@ pub struct AzuriteServer {
 
 impl AzuriteServer {
     /// Starts the server (installing it first if needed) and waits until it accepts
-    /// connections; `None` when it cannot be installed here (see [`azurite_blob`]),
+    /// connections; `None` when it cannot be installed here (see `azurite_blob`),
     /// `workdir` is its working directory.
     ///
     /// # Panics
