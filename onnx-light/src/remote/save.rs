@@ -41,15 +41,26 @@ pub struct SavedObjects {
 struct Staging(PathBuf);
 
 impl Staging {
+    /// A new directory, created here (never one that was already there, which another
+    /// user of a shared temporary directory could have placed or linked elsewhere) and
+    /// readable only by its owner.
     fn new() -> Result<Staging> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "onnx-light-upload-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(e, Some(&dir)))?;
-        Ok(Staging(dir))
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        loop {
+            let dir = std::env::temp_dir().join(format!(
+                "onnx-light-upload-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            ));
+            match builder.create(&dir) {
+                Ok(()) => return Ok(Staging(dir)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(Error::io(e, Some(&dir))),
+            }
+        }
     }
 }
 
@@ -208,4 +219,24 @@ fn upload(object: &Location, path: &Path, len: u64, concurrency: usize) -> Resul
             }
         }
     })?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Staging;
+
+    #[test]
+    fn staging_directories_are_new_private_and_removed() {
+        let (a, b) = (Staging::new().unwrap(), Staging::new().unwrap());
+        assert_ne!(a.0, b.0);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&a.0).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "mode {mode:o}");
+        }
+        let path = a.0.clone();
+        drop(a);
+        assert!(!path.exists());
+    }
 }
