@@ -116,6 +116,21 @@ pub struct S3Server {
 }
 
 /// A free port of 127.0.0.1, as the system hands one out.
+/// Waits until something listens on `port` of 127.0.0.1.
+///
+/// # Panics
+/// When nothing does within a minute: `what` did not start (test support).
+fn wait_for_port(port: u16, what: &str) {
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{what} did not start"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn free_port() -> u16 {
     TcpListener::bind(("127.0.0.1", 0))
         .and_then(|l| l.local_addr())
@@ -138,14 +153,7 @@ impl S3Server {
             .spawn()
             .expect("start moto.server");
         let server = S3Server { child, port };
-        let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "moto.server did not start"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_for_port(port, "moto.server");
         server
     }
 
@@ -299,14 +307,7 @@ impl AzuriteServer {
             .spawn()
             .expect("start azurite-blob");
         let server = AzuriteServer { child, port };
-        let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "azurite-blob did not start"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_for_port(port, "azurite-blob");
         Some(server)
     }
 
@@ -396,14 +397,7 @@ impl GcsServer {
             .spawn()
             .expect("start fake-gcs-server");
         let server = GcsServer { child, port };
-        let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "fake-gcs-server did not start"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_for_port(port, "fake-gcs-server");
         server
     }
 
