@@ -274,6 +274,22 @@ def test_a_save_to_s3_refuses_a_location_outside_the_prefix_and_writes_nothing(s
     assert s3.list_objects_v2(Bucket="models").get("KeyCount", 0) == 0
 
 
+def test_a_save_to_a_directory_or_a_bare_scheme_is_refused_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    m = _model(1, 4096)
+    for url in ("s3://", "gs://", f"file://{tmp_path}/sub/", f"file://{tmp_path}/new/"):
+        with pytest.raises(olx.OptionError) as e:
+            olx.save(m, url, save_as_external_data=True)
+        assert url in str(e.value)
+    for path in ("sub/", "new/", f"{tmp_path}/sub/.", "new/."):
+        with pytest.raises(olx.FileError) as e:
+            olx.save(m, path)
+        assert "ends with a separator" in str(e.value)
+    assert [p.name for p in tmp_path.iterdir()] == ["sub"]
+    assert not any((tmp_path / "sub").iterdir())
+
+
 def test_http_urls_are_read_only(served):
     root, server = served
     url = server.url("copy/model.onnx")

@@ -6,7 +6,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use onnx_light::io::{self, ParseOptions, SaveHook, SaveStep, SerializeOptions};
+use onnx_light::io::{
+    self, ExternalDataOptions, ParseOptions, SaveHook, SaveStep, SerializeOptions,
+};
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::{ByteOwner, ErrorKind, Limit};
@@ -530,6 +532,26 @@ fn structure_only_loads_leave_weights_on_disk_until_fetched() {
     assert_eq!(err.tensor(), Some("t6"));
     io::materialize_lazy_data(&mut m).unwrap();
     assert_eq!(m, original);
+}
+
+#[test]
+fn a_path_ending_in_a_separator_is_refused_before_anything_is_written() {
+    let dir = Scratch::new("trailing-separator");
+    std::fs::create_dir(dir.path("sub")).unwrap();
+    let external = SerializeOptions::default().external_data(ExternalDataOptions::new("m.data"));
+    for options in [SerializeOptions::default(), external] {
+        for spelled in ["out/", "out/.", "sub/", "sub/."] {
+            let path = format!("{}/{spelled}", dir.dir().display());
+            let err = io::save(&model(15), &path, &options).unwrap_err();
+            let text = err.to_string();
+            assert!(
+                text.contains("ends with a separator") && text.contains(spelled),
+                "{spelled}: {text}"
+            );
+            assert_eq!(dir.entries(), ["sub"], "{spelled}");
+            assert!(std::fs::read_dir(dir.path("sub")).unwrap().next().is_none());
+        }
+    }
 }
 
 #[test]

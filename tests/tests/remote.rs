@@ -551,6 +551,42 @@ fn file_urls_are_read_through_the_same_path() {
     assert!(remote::is_url(&url) && remote::is_url("s3://b/k") && !remote::is_url("m.onnx"));
 }
 
+#[test]
+fn a_url_that_names_no_object_is_refused_before_anything_is_written() {
+    let dir = Scratch::new("remote-no-object");
+    let m = model(1, MIB);
+    let options = SerializeOptions::default().external_data(ExternalDataOptions::new("w.bin"));
+    let base = std::fs::canonicalize(dir.dir()).unwrap();
+    std::fs::create_dir(base.join("sub")).unwrap();
+    // A directory, a store's root, a scheme alone: none is an object to write.
+    for url in [
+        format!("file://{}/sub/", base.display()),
+        format!("file://{}/new/", base.display()),
+        "s3://".to_string(),
+        "gs://".to_string(),
+        "az://".to_string(),
+    ] {
+        assert!(remote::is_url(&url), "{url}");
+        for err in [
+            remote::save(&m, &url, &options).unwrap_err(),
+            remote::check_writable(&url).unwrap_err(),
+        ] {
+            assert!(
+                matches!(err.kind(), ErrorKind::InvalidOption { name: "url", .. }),
+                "{url}: {err}"
+            );
+            assert!(err.to_string().contains(&url), "{url}: {err}");
+        }
+    }
+    assert_eq!(dir.entries(), ["sub"]);
+    assert!(std::fs::read_dir(base.join("sub"))
+        .unwrap()
+        .next()
+        .is_none());
+    let err = remote::load("s3://").unwrap_err();
+    assert!(err.to_string().contains("names no bucket"), "{err}");
+}
+
 /// SHA-1 of `bytes`, hex, computed here without the library.
 fn sha1_hex(bytes: &[u8]) -> String {
     use sha1::{Digest, Sha1};

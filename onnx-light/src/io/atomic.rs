@@ -53,9 +53,21 @@ impl TargetDir {
     /// refuses to follow it.
     ///
     /// # Errors
-    /// An I/O error naming `path` when it has no file name, is a loop of links or a link
-    /// refused as above, or when the directory cannot be opened.
+    /// An I/O error naming `path` when it has no file name or ends with a separator, is a
+    /// loop of links or a link refused as above, or when the directory cannot be opened.
     pub(crate) fn of(path: &Path) -> Result<(Arc<TargetDir>, OsString)> {
+        // `out/` and `out/.` name a directory, though `Path::file_name` reads both as `out`:
+        // a save there would write a file named `out`.
+        let spelled = path.as_os_str().as_encoded_bytes();
+        if spelled.ends_with(b"/") || spelled.ends_with(b"/.") || spelled == b"." {
+            return Err(Error::io(
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "the path ends with a separator: it names a directory, not a file",
+                ),
+                Some(path),
+            ));
+        }
         let target = super::open::follow_links(path, refuse_unprotected_link)
             .map_err(|e| Error::io(e, Some(path)))?;
         let linked = target != path;

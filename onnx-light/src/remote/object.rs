@@ -75,25 +75,16 @@ pub(crate) struct Location {
 
 /// True when `text` is a URL this module reads (`s3://`, `s3a://`, `gs://`, `az://`,
 /// `azure://`, `abfs://`, `abfss://`, `adl://`, `http://`, `https://`, `file://`), not a
-/// local path.
+/// local path. A URL with nothing after the scheme (`s3://`) is a URL too, one that names
+/// no object: taking it for a local path would write a file named `s3:`.
 pub fn is_url(text: &str) -> bool {
-    let Some((scheme, rest)) = text.split_once("://") else {
+    let Some((scheme, _)) = text.split_once("://") else {
         return false;
     };
-    !rest.is_empty()
-        && matches!(
-            scheme.to_ascii_lowercase().as_str(),
-            "s3" | "s3a"
-                | "gs"
-                | "az"
-                | "azure"
-                | "abfs"
-                | "abfss"
-                | "adl"
-                | "http"
-                | "https"
-                | "file"
-        )
+    matches!(
+        scheme.to_ascii_lowercase().as_str(),
+        "s3" | "s3a" | "gs" | "az" | "azure" | "abfs" | "abfss" | "adl" | "http" | "https" | "file"
+    )
 }
 
 fn bad_url(url: &str, why: impl std::fmt::Display) -> Error {
@@ -112,6 +103,10 @@ impl Location {
         let parsed = Url::parse(url).map_err(|e| bad_url(url, e))?;
         if !is_url(url) {
             return Err(bad_url(url, "not an s3, gs, az, abfs, http(s) or file URL"));
+        }
+        // Caught here, before a store's builder asks for credentials it does not need.
+        if parsed.scheme() != "file" && parsed.host_str().is_none_or(str::is_empty) {
+            return Err(bad_url(url, "names no bucket, container or host"));
         }
         let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|e| bad_url(url, e))?;
         let path = StorePath::from_url_path(path.as_ref()).map_err(|e| bad_url(url, e))?;

@@ -83,6 +83,13 @@ pub fn check_writable(url: &str) -> Result<()> {
 
 fn writable(url: &str) -> Result<Location> {
     let target = Location::parse(url)?;
+    // The store would read `dir/` as the object `dir` and fail only after the staging.
+    if target.url.path().ends_with('/') {
+        return Err(Error::invalid_option(
+            "url",
+            format!("{url}: names no object (it ends with '/')"),
+        ));
+    }
     if matches!(
         ObjectStoreScheme::parse(&target.url).map(|(s, _)| s),
         Ok(ObjectStoreScheme::Http)
