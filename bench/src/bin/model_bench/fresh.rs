@@ -29,7 +29,8 @@ use crate::python::PythonEnv;
 /// the clock stops.
 ///
 /// The in-memory modes prepare their input off the clock: `decode1` / `decode` read the
-/// file and time `io::load_from_bytes` on one thread / all cores; `encode` loads the
+/// file and time `io::load_from_bytes` on one thread / all cores, `borrow1`
+/// `io::load_from_slice` on one thread; `encode` loads the
 /// model and times `io::save_to_vec`. A mode ending in `-prewarmed` first faults in and
 /// frees [`PREWARM_BYTES`] of heap, so that the call finds its memory already provided
 /// (see [`PREWARM_TUNABLES`]).
@@ -42,7 +43,7 @@ pub fn child(mode: &str, path: &Path) {
         None => mode,
     };
     let bytes = match mode {
-        "decode1" | "decode" => std::fs::read(path).expect("read"),
+        "decode1" | "decode" | "borrow1" => std::fs::read(path).expect("read"),
         _ => Vec::new(),
     };
     let model = (mode == "encode").then(|| io::load(path).expect("load"));
@@ -50,6 +51,14 @@ pub fn child(mode: &str, path: &Path) {
     let once = || -> (Duration, u64) {
         let faults = minor_faults();
         let start = Instant::now();
+        if mode == "borrow1" {
+            // The decoded model borrows `bytes`: timed and dropped here.
+            let view = io::load_from_slice(&bytes, &one).expect("borrow decode");
+            let t = start.elapsed();
+            let faults = minor_faults() - faults;
+            drop(std::hint::black_box(view));
+            return (t, faults);
+        }
         let keep: Box<dyn std::any::Any> = match mode {
             "load" => Box::new(io::load(path).expect("load")),
             "nocopy" => Box::new(load_mapped(path, &ParseOptions::default()).expect("no-copy")),
@@ -381,6 +390,7 @@ pub fn section(inp: &FreshInputs<'_>, sampling: Sampling, card: &mut Scorecard) 
         };
         ops.push(load_op("fs.dec1", &extra, rust_fresh("decode1"), false));
         ops.push(load_op("fs.dec", &extra, rust_fresh("decode"), false));
+        ops.push(load_op("fs.bor1", &extra, rust_fresh("borrow1"), false));
         ops.push(load_op(
             "fs.dec_onnx",
             &extra,
@@ -491,6 +501,7 @@ pub fn section(inp: &FreshInputs<'_>, sampling: Sampling, card: &mut Scorecard) 
         intro: "Each sample a new process that prepares its input off the clock (the file \
             read into memory; for the encodes, the model loaded), then times the call twice, \
             as above. Ours: `io::load_from_bytes` on one thread and on all cores, \
+            `io::load_from_slice` (strings and payloads borrowed from the input) on one thread, \
             `io::save_to_vec` of the loaded model; onnx (upb): `onnx.load_from_string` and \
             `SerializeToString` of the model `onnx.load` gave. \"page faults\": minor faults \
             during the first call, each a 4 KiB page of fresh memory (a huge page counts \
@@ -504,6 +515,8 @@ pub fn section(inp: &FreshInputs<'_>, sampling: Sampling, card: &mut Scorecard) 
             Row::new("ours: decode, all cores (default)", "fs.dec")
                 .bytes(s_len)
                 .target(Target::Faster("fs.dec_onnx", 1.0)),
+            Row::new("ours: borrowing decode (`load_from_slice`), 1 thread", "fs.bor1")
+                .bytes(s_len),
             Row::new("onnx: `load_from_string`", "fs.dec_onnx").bytes(s_len),
         ],
     };
