@@ -27,28 +27,35 @@ struct CompareSink {
 
 impl Sink for CompareSink {
     fn put(&mut self, bytes: &[u8]) -> onnx_light::Result<()> {
-        if self.first_difference.is_some() {
-            self.pos += bytes.len() as u64;
-            return Ok(());
-        }
-        self.buf.resize(bytes.len(), 0);
-        let mut got = 0;
-        while got < bytes.len() {
-            let n = self.file.read(&mut self.buf[got..])?;
-            if n == 0 {
+        // In pieces of the buffer's size: a large payload is neither copied whole nor
+        // compared byte by byte (slice equality is a `memcmp`).
+        for piece in bytes.chunks(COMPARE_CHUNK) {
+            if self.first_difference.is_some() {
                 break;
             }
-            got += n;
+            self.buf.resize(piece.len(), 0);
+            let mut got = 0;
+            while got < piece.len() {
+                let n = self.file.read(&mut self.buf[got..])?;
+                if n == 0 {
+                    break;
+                }
+                got += n;
+            }
+            if self.buf[..got] != piece[..got] {
+                let i = self.buf[..got].iter().zip(piece).position(|(a, b)| a != b);
+                self.first_difference = Some(self.pos + i.unwrap_or(0) as u64);
+            } else if got < piece.len() {
+                self.first_difference = Some(self.pos + got as u64);
+            }
+            self.pos += piece.len() as u64;
         }
-        if let Some(i) = self.buf[..got].iter().zip(bytes).position(|(a, b)| a != b) {
-            self.first_difference = Some(self.pos + i as u64);
-        } else if got < bytes.len() {
-            self.first_difference = Some(self.pos + got as u64);
-        }
-        self.pos += bytes.len() as u64;
         Ok(())
     }
 }
+
+/// The most bytes [`CompareSink`] reads from the file at once.
+const COMPARE_CHUNK: usize = 1 << 20;
 
 /// How many places a line names; the rest are counted.
 const PLACES_SHOWN: usize = 3;

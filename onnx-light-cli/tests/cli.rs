@@ -541,6 +541,49 @@ fn check_accepts_a_valid_model_in_non_canonical_encoding_with_a_note() {
 }
 
 #[test]
+fn check_compares_a_large_model_with_its_file_through_the_end() {
+    let dir = Scratch::new("check-large-round-trip");
+    let mut m = model();
+    let big: Vec<u8> = (0..3 << 20).map(|i| (i % 253) as u8).collect();
+    m.graph
+        .as_mut()
+        .unwrap()
+        .initializer
+        .push(TensorProto::from_raw(
+            "big",
+            DataType::Uint8,
+            [3 << 20],
+            big,
+        ));
+    let canonical = m.encode_to_vec().unwrap();
+    let p = dir.path("m.onnx");
+    std::fs::write(&p, &canonical).unwrap();
+    cli()
+        .arg("check")
+        .arg(&p)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("round trip: byte-identical"));
+    // The same bytes and then ir_version again, as an over-long varint of the same value:
+    // the model loads the same; the files agree up to where ours ends.
+    let ir = m.ir_version.unwrap();
+    assert!(ir < 0x80);
+    let mut longer = canonical.clone();
+    longer.extend_from_slice(&[0x08, 0x80 | ir as u8, 0x00]);
+    std::fs::write(&p, &longer).unwrap();
+    assert_eq!(io::load(&p).unwrap(), m);
+    cli()
+        .arg("check")
+        .arg(&p)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!(
+            "not in canonical encoding (first difference at byte {})",
+            canonical.len()
+        )));
+}
+
+#[test]
 fn check_verifies_checksums_on_request() {
     let dir = Scratch::new("checksums");
     let p = write_model(&dir, "m.onnx");

@@ -515,8 +515,11 @@ pub fn section(inp: &FreshInputs<'_>, sampling: Sampling, card: &mut Scorecard) 
             Row::new("ours: decode, all cores (default)", "fs.dec")
                 .bytes(s_len)
                 .target(Target::Faster("fs.dec_onnx", 1.0)),
-            Row::new("ours: borrowing decode (`load_from_slice`), 1 thread", "fs.bor1")
-                .bytes(s_len),
+            Row::new(
+                "ours: borrowing decode (`load_from_slice`), 1 thread",
+                "fs.bor1",
+            )
+            .bytes(s_len),
             Row::new("onnx: `load_from_string`", "fs.dec_onnx").bytes(s_len),
         ],
     };
