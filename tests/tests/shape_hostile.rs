@@ -1,0 +1,210 @@
+//! Shape inference, the full checker and the version converter on hostile variants of
+//! the backend node-test models: every integer attribute, every dimension of the
+//! inputs, and every integer constant replaced by extreme values (`i64::MAX`,
+//! `i64::MIN`, `-1`, `0`, a huge positive), float attributes by NaN and infinities.
+//! Each must return (a result or an error), never panic, in every mode.
+
+mod onnx_support;
+
+use std::fs;
+
+use onnx_light::checker::{check_model_with, CheckOptions};
+use onnx_light::onnx::*;
+use onnx_light::prelude::*;
+use onnx_light::shape::{infer_shapes, InferOptions};
+use onnx_light::version_converter::convert_version;
+
+use onnx_support::corpus::corpus_dir;
+
+const INTS: [i64; 5] = [i64::MAX, i64::MIN, -1, 0, 1 << 40];
+const FLOATS: [f32; 3] = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY];
+
+fn each_graph(g: &mut GraphProto<'_>, f: &mut dyn FnMut(&mut GraphProto<'_>)) {
+    f(g);
+    for n in &mut g.node {
+        for a in &mut n.attribute {
+            if let Some(sub) = a.g.as_deref_mut() {
+                each_graph(sub, f);
+            }
+            for sub in &mut a.graphs {
+                each_graph(sub, f);
+            }
+        }
+    }
+}
+
+/// The model with `v` in every integer attribute (and list element), every input
+/// dimension and every integer constant's values.
+fn with_ints(m: &Model, v: i64) -> Model {
+    let mut out = m.clone();
+    if let Some(g) = out.graph.as_mut() {
+        each_graph(g, &mut |g| {
+            for n in &mut g.node {
+                for a in &mut n.attribute {
+                    if a.i.is_some() {
+                        a.i = Some(v);
+                    }
+                    for x in &mut a.ints {
+                        *x = v;
+                    }
+                    if let Some(t) = a.t.as_mut() {
+                        set_int_tensor(t, v);
+                    }
+                }
+            }
+            for t in &mut g.initializer {
+                set_int_tensor(t, v);
+            }
+            for vi in &mut g.input {
+                let shape = match vi.r#type.as_mut().and_then(|t| t.value.as_mut()) {
+                    Some(TypeValue::TensorType(t)) => t.shape.as_mut(),
+                    _ => None,
+                };
+                if let Some(shape) = shape {
+                    for d in &mut shape.dim {
+                        if d.as_value().is_some() {
+                            *d = Dimension::value(v);
+                        }
+                    }
+                }
+            }
+        });
+    }
+    out
+}
+
+fn set_int_tensor(t: &mut TensorProto<'_>, v: i64) {
+    match t.elem_type() {
+        Some(DataType::Int64) => {
+            let n = t.element_count().unwrap_or(0).min(1 << 16) as usize;
+            let values = vec![v; n];
+            *t = TensorProto::from_raw(
+                t.name().to_string(),
+                DataType::Int64,
+                t.dims.clone(),
+                values
+                    .iter()
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect::<Vec<u8>>(),
+            );
+        }
+        Some(DataType::Int32) => {
+            let n = t.element_count().unwrap_or(0).min(1 << 16) as usize;
+            let x = v.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+            *t = TensorProto::from_raw(
+                t.name().to_string(),
+                DataType::Int32,
+                t.dims.clone(),
+                vec![x; n]
+                    .iter()
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect::<Vec<u8>>(),
+            );
+        }
+        _ => {}
+    }
+}
+
+fn with_floats(m: &Model, v: f32) -> Model {
+    let mut out = m.clone();
+    if let Some(g) = out.graph.as_mut() {
+        each_graph(g, &mut |g| {
+            for n in &mut g.node {
+                for a in &mut n.attribute {
+                    if a.f.is_some() {
+                        a.f = Some(v);
+                    }
+                    for x in &mut a.floats {
+                        *x = v;
+                    }
+                }
+            }
+        });
+    }
+    out
+}
+
+#[test]
+fn hostile_values_never_panic_inference_the_checker_or_the_converter() {
+    let corpus = corpus_dir();
+    let mut panics = Vec::new();
+    let mut runs = 0usize;
+    for entry in fs::read_dir(&corpus).unwrap() {
+        let test = entry.unwrap().path();
+        let Ok(bytes) = fs::read(test.join("model.onnx")) else {
+            continue;
+        };
+        let model = Model::decode_owned(&bytes).unwrap();
+        let name = test.file_name().unwrap().to_string_lossy().into_owned();
+        let mut variants: Vec<(String, Model)> = INTS
+            .iter()
+            .map(|&v| (format!("ints={v}"), with_ints(&model, v)))
+            .collect();
+        variants.extend(
+            FLOATS
+                .iter()
+                .map(|&v| (format!("floats={v}"), with_floats(&model, v))),
+        );
+        for (what, m) in variants {
+            for (strict, check_type, data_prop) in [
+                (false, false, false),
+                (true, true, false),
+                (false, false, true),
+                (true, true, true),
+            ] {
+                let options = InferOptions::default()
+                    .strict_mode(strict)
+                    .check_type(check_type)
+                    .data_prop(data_prop);
+                let mut ours = m.clone();
+                runs += 1;
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let _ = infer_shapes(&mut ours, &options);
+                }));
+                if let Err(p) = run {
+                    panics.push(format!(
+                        "{name} {what} infer {strict}/{data_prop}: {}",
+                        why(&p)
+                    ));
+                }
+            }
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _ = check_model_with(&m, &CheckOptions::default());
+            }));
+            if let Err(p) = run {
+                panics.push(format!("{name} {what} check: {}", why(&p)));
+            }
+            for target in [1, 7, 13, 18, 21, 25] {
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let _ = convert_version(&m, target);
+                }));
+                if let Err(p) = run {
+                    panics.push(format!("{name} {what} convert to {target}: {}", why(&p)));
+                }
+            }
+        }
+    }
+    println!("{runs} inference runs; {} panics", panics.len());
+    for p in &panics {
+        println!("PANIC {p}");
+    }
+    assert!(runs > 10_000, "only {runs} runs");
+    assert!(
+        panics.is_empty(),
+        "{} panics:\n{}",
+        panics.len(),
+        panics
+            .iter()
+            .take(30)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+fn why(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
+}
