@@ -1,7 +1,8 @@
 //! Shape inference, the full checker and the version converter on hostile variants of
 //! the backend node-test models: every integer attribute, every dimension of the
 //! inputs, and every integer constant replaced by extreme values (`i64::MAX`,
-//! `i64::MIN`, `-1`, `0`, a huge positive), float attributes by NaN and infinities.
+//! `i64::MIN`, `-1`, `0`, a huge positive), float attributes by NaN and infinities;
+//! nodes with missing, empty or extra inputs; inputs of another element type or rank.
 //! Each must return (a result or an error), never panic, in every mode.
 
 mod onnx_support;
@@ -124,6 +125,30 @@ fn with_floats(m: &Model, v: f32) -> Model {
     out
 }
 
+/// The model with `f` applied to every node (subgraphs included).
+fn with_nodes(m: &Model, f: &dyn Fn(&mut NodeProto<'_>)) -> Model {
+    let mut out = m.clone();
+    if let Some(g) = out.graph.as_mut() {
+        each_graph(g, &mut |g| g.node.iter_mut().for_each(f));
+    }
+    out
+}
+
+/// The model with `f` applied to the tensor type of every graph input.
+fn with_input_types(m: &Model, f: &dyn Fn(&mut TypeProtoTensor<'_>)) -> Model {
+    let mut out = m.clone();
+    if let Some(g) = out.graph.as_mut() {
+        for vi in &mut g.input {
+            if let Some(TypeValue::TensorType(t)) =
+                vi.r#type.as_mut().and_then(|t| t.value.as_mut())
+            {
+                f(t);
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn hostile_values_never_panic_inference_the_checker_or_the_converter() {
     let corpus = corpus_dir();
@@ -145,6 +170,34 @@ fn hostile_values_never_panic_inference_the_checker_or_the_converter() {
                 .iter()
                 .map(|&v| (format!("floats={v}"), with_floats(&model, v))),
         );
+        // Structure an exporter would not write: missing, empty and extra inputs,
+        // inputs of another element type or rank.
+        variants.push((
+            "first input only".into(),
+            with_nodes(&model, &|n| n.input.truncate(1)),
+        ));
+        variants.push(("no inputs".into(), with_nodes(&model, &|n| n.input.clear())));
+        variants.push((
+            "inputs named empty".into(),
+            with_nodes(&model, &|n| n.input.iter_mut().for_each(|i| *i = "".into())),
+        ));
+        variants.push((
+            "an extra input".into(),
+            with_nodes(&model, &|n| {
+                let first = n.input.first().cloned().unwrap_or_default();
+                n.input.push(first);
+            }),
+        ));
+        variants.push((
+            "string inputs".into(),
+            with_input_types(&model, &|t| {
+                t.elem_type_raw = Some(DataType::String.to_i32())
+            }),
+        ));
+        variants.push((
+            "scalar inputs".into(),
+            with_input_types(&model, &|t| t.shape = Some(TensorShapeProto::default())),
+        ));
         for (what, m) in variants {
             for (strict, check_type, data_prop) in [
                 (false, false, false),
