@@ -1,6 +1,7 @@
-//! Shape inference, the full checker and the version converter on hostile variants of
-//! the backend node-test models: every integer attribute, every dimension of the
-//! inputs, and every integer constant replaced by extreme values (`i64::MAX`,
+//! Shape inference, the checker, the version converter, the inliner and
+//! `expand_out_dim` on hostile variants of the backend node-test models: every integer
+//! attribute, every dimension of the inputs, and every integer constant replaced by
+//! extreme values (`i64::MAX`,
 //! `i64::MIN`, `-1`, `0`, a huge positive), float attributes by NaN and infinities;
 //! nodes with missing, empty or extra inputs; inputs of another element type or rank.
 //! Each must return (a result or an error), never panic, in every mode.
@@ -10,6 +11,8 @@ mod onnx_support;
 use std::fs;
 
 use onnx_light::checker::{check_model_with, CheckOptions};
+use onnx_light::compose::expand_out_dim;
+use onnx_light::inline::inline_local_functions;
 use onnx_light::onnx::*;
 use onnx_light::prelude::*;
 use onnx_light::shape::{infer_shapes, InferOptions};
@@ -198,6 +201,15 @@ fn hostile_values_never_panic_inference_the_checker_or_the_converter() {
             "scalar inputs".into(),
             with_input_types(&model, &|t| t.shape = Some(TensorShapeProto::default())),
         ));
+        for &at in &INTS {
+            let mut expanded = model.clone();
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                expand_out_dim(&mut expanded, at);
+            }));
+            if let Err(p) = run {
+                panics.push(format!("{name} expand_out_dim({at}): {}", why(&p)));
+            }
+        }
         for (what, m) in variants {
             for (strict, check_type, data_prop) in [
                 (false, false, false),
@@ -226,6 +238,15 @@ fn hostile_values_never_panic_inference_the_checker_or_the_converter() {
             }));
             if let Err(p) = run {
                 panics.push(format!("{name} {what} check: {}", why(&p)));
+            }
+            for convert in [false, true] {
+                let mut inlined = m.clone();
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let _ = inline_local_functions(&mut inlined, convert);
+                }));
+                if let Err(p) = run {
+                    panics.push(format!("{name} {what} inline ({convert}): {}", why(&p)));
+                }
             }
             for target in [1, 7, 13, 18, 21, 25] {
                 let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
