@@ -8,8 +8,6 @@
 
 mod onnx_support;
 
-use std::fs;
-
 use onnx_light::checker::{check_model_with, CheckOptions};
 use onnx_light::compose::expand_out_dim;
 use onnx_light::inline::inline_local_functions;
@@ -18,7 +16,7 @@ use onnx_light::prelude::*;
 use onnx_light::shape::{infer_shapes, InferOptions};
 use onnx_light::version_converter::convert_version;
 
-use onnx_support::corpus::corpus_dir;
+use onnx_support::corpus::corpus_models;
 
 const INTS: [i64; 5] = [i64::MAX, i64::MIN, -1, 0, 1 << 40];
 const FLOATS: [f32; 3] = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY];
@@ -109,25 +107,6 @@ fn set_int_tensor(t: &mut TensorProto<'_>, v: i64) {
     }
 }
 
-fn with_floats(m: &Model, v: f32) -> Model {
-    let mut out = m.clone();
-    if let Some(g) = out.graph.as_mut() {
-        each_graph(g, &mut |g| {
-            for n in &mut g.node {
-                for a in &mut n.attribute {
-                    if a.f.is_some() {
-                        a.f = Some(v);
-                    }
-                    for x in &mut a.floats {
-                        *x = v;
-                    }
-                }
-            }
-        });
-    }
-    out
-}
-
 /// The model with `f` applied to every node (subgraphs included).
 fn with_nodes(m: &Model, f: &dyn Fn(&mut NodeProto<'_>)) -> Model {
     let mut out = m.clone();
@@ -135,6 +114,16 @@ fn with_nodes(m: &Model, f: &dyn Fn(&mut NodeProto<'_>)) -> Model {
         each_graph(g, &mut |g| g.node.iter_mut().for_each(f));
     }
     out
+}
+
+/// The model with `v` in every float attribute (and list element).
+fn with_floats(m: &Model, v: f32) -> Model {
+    with_nodes(m, &|n| {
+        for a in &mut n.attribute {
+            a.f = a.f.map(|_| v);
+            a.floats.iter_mut().for_each(|x| *x = v);
+        }
+    })
 }
 
 /// The model with `f` applied to the tensor type of every graph input.
@@ -154,16 +143,9 @@ fn with_input_types(m: &Model, f: &dyn Fn(&mut TypeProtoTensor<'_>)) -> Model {
 
 #[test]
 fn hostile_values_never_panic_inference_the_checker_or_the_converter() {
-    let corpus = corpus_dir();
     let mut panics = Vec::new();
     let mut runs = 0usize;
-    for entry in fs::read_dir(&corpus).unwrap() {
-        let test = entry.unwrap().path();
-        let Ok(bytes) = fs::read(test.join("model.onnx")) else {
-            continue;
-        };
-        let model = Model::decode_owned(&bytes).unwrap();
-        let name = test.file_name().unwrap().to_string_lossy().into_owned();
+    for (_, name, model) in corpus_models() {
         let mut variants: Vec<(String, Model)> = INTS
             .iter()
             .map(|&v| (format!("ints={v}"), with_ints(&model, v)))

@@ -24,7 +24,7 @@ use onnx_light::shape::{infer_shapes, InferOptions};
 use onnx_light_tests::python::{python_dir, run_python};
 use onnx_light_tests::scratch::Scratch;
 
-use onnx_support::corpus::corpus_dir;
+use onnx_support::corpus::corpus_models;
 use onnx_support::first_diff;
 
 /// The operators onnx-light has a rule for, by family: `Op` for `ai.onnx`, `domain:Op`
@@ -467,17 +467,10 @@ const MODES: [(&str, bool, bool, bool); 5] = [
 
 #[test]
 fn inference_agrees_with_onnx_on_the_backend_models_it_covers() {
-    let corpus = corpus_dir();
     let dir = Scratch::new("shape-inference");
     let mut skipped = Vec::new();
     let mut cases = Vec::new();
-    for entry in fs::read_dir(&corpus).unwrap() {
-        let test = entry.unwrap().path();
-        let Ok(bytes) = fs::read(test.join("model.onnx")) else {
-            continue;
-        };
-        let model = Model::decode_owned(&bytes).unwrap();
-        let name = test.file_name().unwrap().to_string_lossy().into_owned();
+    for (test, name, model) in corpus_models() {
         if !covered(&model) {
             skipped.push(name);
             continue;

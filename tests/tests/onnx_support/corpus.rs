@@ -14,6 +14,21 @@ pub const ONNX_VERSION: &str = "1.22.0";
 /// Environment variable naming an existing corpus `node` directory.
 pub const CORPUS_ENV: &str = "ONNX_LIGHT_ONNX_CORPUS";
 
+/// Every test of the corpus that has a model: its directory, its name and the model.
+pub fn corpus_models() -> impl Iterator<Item = (PathBuf, String, onnx_light::onnx::Model)> {
+    use onnx_light::prelude::*;
+    fs::read_dir(corpus_dir())
+        .expect("list the corpus")
+        .filter_map(|entry| {
+            let test = entry.expect("a corpus entry").path();
+            let bytes = fs::read(test.join("model.onnx")).ok()?;
+            let model = onnx_light::onnx::Model::decode_owned(&bytes)
+                .unwrap_or_else(|e| panic!("{}: {e}", test.display()));
+            let name = test.file_name()?.to_string_lossy().into_owned();
+            Some((test, name, model))
+        })
+}
+
 // ---------------------------------------------------------------------------------------
 // Fetching the corpus.
 
