@@ -115,7 +115,6 @@ pub struct S3Server {
     port: u16,
 }
 
-/// A free port of 127.0.0.1, as the system hands one out.
 /// Waits until something listens on `port` of 127.0.0.1.
 ///
 /// # Panics
@@ -131,6 +130,7 @@ fn wait_for_port(port: u16, what: &str) {
     }
 }
 
+/// A free port of 127.0.0.1, as the system hands one out.
 fn free_port() -> u16 {
     TcpListener::bind(("127.0.0.1", 0))
         .and_then(|l| l.local_addr())

@@ -552,6 +552,11 @@ fn a_path_ending_in_a_separator_is_refused_before_anything_is_written() {
             assert!(std::fs::read_dir(dir.path("sub")).unwrap().next().is_none());
         }
     }
+    // A symbolic link whose target ends with a separator names a directory too.
+    std::os::unix::fs::symlink("new/", dir.path("link")).unwrap();
+    let err = io::save(&model(15), dir.path("link"), &SerializeOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("ends with a separator"), "{err}");
+    assert_eq!(dir.entries(), ["link", "sub"]);
 }
 
 #[test]

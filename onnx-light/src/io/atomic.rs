@@ -43,6 +43,13 @@ pub(crate) struct TargetDir {
     via_link: Option<(OsString, PathBuf)>,
 }
 
+/// `out/` and `out/.` name a directory, though `Path::file_name` reads both as `out`: a
+/// save there would write a file named `out`.
+fn names_a_directory(path: &Path) -> bool {
+    let spelled = path.as_os_str().as_encoded_bytes();
+    spelled.ends_with(b"/") || spelled.ends_with(b"/.") || spelled == b"."
+}
+
 impl TargetDir {
     /// Opens the directory of the file a save to `path` replaces, and returns it with that
     /// file's name. That file is `path` itself, or, when `path` is a symbolic link (or a
@@ -56,10 +63,14 @@ impl TargetDir {
     /// An I/O error naming `path` when it has no file name or ends with a separator, is a
     /// loop of links or a link refused as above, or when the directory cannot be opened.
     pub(crate) fn of(path: &Path) -> Result<(Arc<TargetDir>, OsString)> {
-        // `out/` and `out/.` name a directory, though `Path::file_name` reads both as `out`:
-        // a save there would write a file named `out`.
-        let spelled = path.as_os_str().as_encoded_bytes();
-        if spelled.ends_with(b"/") || spelled.ends_with(b"/.") || spelled == b"." {
+        let target = if names_a_directory(path) {
+            path.to_path_buf()
+        } else {
+            super::open::follow_links(path, refuse_unprotected_link)
+                .map_err(|e| Error::io(e, Some(path)))?
+        };
+        // Checked on what the links lead to as well: a link to `new/` names a directory.
+        if names_a_directory(&target) {
             return Err(Error::io(
                 std::io::Error::new(
                     std::io::ErrorKind::InvalidInput,
@@ -68,8 +79,6 @@ impl TargetDir {
                 Some(path),
             ));
         }
-        let target = super::open::follow_links(path, refuse_unprotected_link)
-            .map_err(|e| Error::io(e, Some(path)))?;
         let linked = target != path;
         let name = target.file_name().ok_or_else(|| {
             Error::io(
